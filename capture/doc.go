@@ -1,0 +1,21 @@
+// Package capture reads packet capture files and writes pcap and pcapng.
+//
+// The readers are our own, not pcapgo's: every length field in the file is
+// checked before it is used, no allocation is sized from a length field
+// alone, a file that is cut off mid-record delivers every whole record before
+// it reports ErrCutOff, and reading a record allocates nothing.
+//
+// Supported input:
+//
+//   - pcap (LINKTYPE in the file header), microsecond (magic a1b2c3d4) and
+//     nanosecond (a1b23c4d) resolution, either byte order, any snap length
+//     including 0;
+//   - pcapng: several sections in either byte order, several interfaces with
+//     different link types, if_tsresol (powers of 10 and of 2), if_tsoffset,
+//     if_fcslen, Enhanced, Simple and obsolete Packet Blocks; every other
+//     block type is skipped by its length;
+//   - either of them gzip-compressed (also multistream), detected from the
+//     magic bytes, never from the file name.
+//
+// A Reader is not safe for concurrent use.
+package capture

@@ -1,0 +1,95 @@
+package capture
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// pcap layout (draft-ietf-opsawg-pcap).
+const (
+	pcapFileHeaderLen   = 24
+	pcapRecordHeaderLen = 16
+
+	// The LinkType field of the file header: the link type in the low 16
+	// bits; when bit 0x04000000 is set, the top 4 bits give the FCS length
+	// in 16-bit words (libpcap's LT_LINKTYPE, LT_FCS_LENGTH_PRESENT,
+	// LT_FCS_LENGTH).
+	pcapLinkTypeMask   = 0x0000ffff
+	pcapFCSPresentFlag = 0x04000000
+	pcapFCSShift       = 28
+)
+
+// readPcapHeader reads the 24-byte pcap file header.
+func (r *Reader) readPcapHeader(m magic) error {
+	h, err := r.br.Peek(pcapFileHeaderLen)
+	if len(h) < pcapFileHeaderLen {
+		return r.readErr(err, 0, len(h), pcapFileHeaderLen)
+	}
+	o := m.order
+	major, minor := o.Uint16(h[4:]), o.Uint16(h[6:])
+	if major != 2 {
+		return &FileError{Name: r.name, Reason: fmt.Sprintf("unsupported pcap version %d.%d", major, minor), Err: ErrUnsupported}
+	}
+	snap := o.Uint32(h[16:])
+	ltField := o.Uint32(h[20:])
+	r.br.Discard(pcapFileHeaderLen)
+	r.off = pcapFileHeaderLen
+
+	r.order = o
+	r.format = Format{Kind: KindPcap, Nanosecond: m.nano, ByteOrder: o, Gzip: r.format.Gzip, Major: int(major), Minor: int(minor)}
+	ifc := Interface{
+		LinkType:       LinkType(ltField & pcapLinkTypeMask),
+		SnapLen:        int(snap),
+		FCSLen:         -1,
+		TicksPerSecond: 1e6,
+	}
+	if m.nano {
+		ifc.TicksPerSecond = 1e9
+	}
+	if ltField&pcapFCSPresentFlag != 0 {
+		ifc.FCSLen = int(ltField>>pcapFCSShift) * 2
+	}
+	r.maxCapLen = min(max(ifc.SnapLen, defaultMaxCapLen), maxRecordLen)
+	r.addInterface(ifc)
+	return nil
+}
+
+// nextPcap reads one pcap record: ts_sec, ts_frac, incl_len, orig_len, data.
+func (r *Reader) nextPcap(rec *Record) error {
+	num := r.n + 1
+	r.recOff = r.off
+	h, err := r.br.Peek(pcapRecordHeaderLen)
+	if len(h) < pcapRecordHeaderLen {
+		if len(h) == 0 && err == io.EOF {
+			return io.EOF
+		}
+		return r.readErr(err, num, len(h), pcapRecordHeaderLen)
+	}
+	o := r.order
+	sec, frac := o.Uint32(h[0:]), o.Uint32(h[4:])
+	incl, orig := o.Uint32(h[8:]), o.Uint32(h[12:])
+	if uint64(incl) > uint64(r.maxCapLen) {
+		return r.badRecord(num, "captured length %d is implausible", incl)
+	}
+	capLen := int(incl)
+	p, err := r.read(pcapRecordHeaderLen+capLen, num)
+	if err != nil {
+		return err
+	}
+	ifc := &r.ifaces[0]
+	nsec := uint64(frac)
+	if !r.format.Nanosecond {
+		nsec *= 1e3
+	}
+	r.n = num
+	*rec = Record{
+		Timestamp: time.Unix(int64(sec), int64(nsec)).UTC(),
+		CapLen:    capLen,
+		OrigLen:   max(int(orig), capLen),
+		LinkType:  ifc.LinkType,
+		Number:    num,
+		Data:      p[pcapRecordHeaderLen:],
+	}
+	return nil
+}

@@ -1,0 +1,210 @@
+package capture
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+)
+
+// samplePkts are three frames with distinct timestamps and lengths; frac is
+// interpreted as µs or ns by the file's magic.
+func samplePkts() []pkt {
+	return []pkt{
+		{sec: 1700000000, frac: 123456, data: frame(1, 60)},
+		{sec: 1700000001, frac: 999999, data: frame(2, 98), orig: 1500},
+		{sec: 1700000002, frac: 0, data: nil, orig: 64},
+		{sec: 1700000003, frac: 7, data: frame(4, 1)},
+	}
+}
+
+func TestPcapVariants(t *testing.T) {
+	tests := []struct {
+		name    string
+		spec    pcapSpec
+		wrap    func([]byte) []byte
+		format  string
+		snaplen int
+	}{
+		{"us-le", pcapSpec{order: binary.LittleEndian, snaplen: 65535, linkType: 1}, nil, "pcap", 65535},
+		{"us-be", pcapSpec{order: binary.BigEndian, snaplen: 65535, linkType: 1}, nil, "pcap", 65535},
+		{"ns-le", pcapSpec{order: binary.LittleEndian, nano: true, snaplen: 262144, linkType: 276}, nil, "pcap (ns)", 262144},
+		{"ns-be", pcapSpec{order: binary.BigEndian, nano: true, snaplen: 262144, linkType: 101}, nil, "pcap (ns)", 262144},
+		{"snaplen0", pcapSpec{order: binary.LittleEndian, snaplen: 0, linkType: 1}, nil, "pcap", 0},
+		{"us-le-gzip", pcapSpec{order: binary.LittleEndian, snaplen: 65535, linkType: 1}, gz, "pcap (gzip)", 65535},
+		{"us-be-gzip", pcapSpec{order: binary.BigEndian, snaplen: 65535, linkType: 1}, gz, "pcap (gzip)", 65535},
+		{"ns-le-gzip", pcapSpec{order: binary.LittleEndian, nano: true, snaplen: 262144, linkType: 276}, gz, "pcap (ns) (gzip)", 262144},
+		{"ns-be-gzip-multistream", pcapSpec{order: binary.BigEndian, nano: true, snaplen: 262144, linkType: 101}, gzMulti, "pcap (ns) (gzip)", 262144},
+		{"snaplen0-gzip", pcapSpec{order: binary.LittleEndian, snaplen: 0, linkType: 1}, gz, "pcap (gzip)", 0},
+	}
+	for _, tt := range tests {
+		for _, small := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/smallbuf=%v", tt.name, small), func(t *testing.T) {
+				pkts := samplePkts()
+				file, _ := encodePcap(tt.spec, pkts)
+				if tt.wrap != nil {
+					file = tt.wrap(file)
+				}
+				r, recs, err := readBytes(t, file, "t.pcap", small)
+				if err != io.EOF {
+					t.Fatalf("reading ended with %v, want io.EOF", err)
+				}
+				if got := r.Format().String(); got != tt.format {
+					t.Errorf("Format() = %q, want %q", got, tt.format)
+				}
+				if got := r.Format().ByteOrder; got != tt.spec.order {
+					t.Errorf("Format().ByteOrder = %v, want %v", got, tt.spec.order)
+				}
+				if got := r.SnapLen(); got != tt.snaplen {
+					t.Errorf("SnapLen() = %d, want %d", got, tt.snaplen)
+				}
+				lt := LinkType(tt.spec.linkType)
+				if got := r.LinkTypes(); len(got) != 1 || got[0] != lt {
+					t.Errorf("LinkTypes() = %v, want [%v]", got, lt)
+				}
+				if len(recs) != len(pkts) {
+					t.Fatalf("got %d records, want %d", len(recs), len(pkts))
+				}
+				for i, p := range pkts {
+					nsec := int64(p.frac)
+					if !tt.spec.nano {
+						nsec *= 1000
+					}
+					orig := int(p.orig)
+					if orig == 0 {
+						orig = len(p.data)
+					}
+					want := Record{Timestamp: utc(int64(p.sec), nsec), CapLen: len(p.data), OrigLen: orig,
+						LinkType: lt, Number: i + 1, Data: p.data}
+					checkRecord(t, recs[i], want)
+				}
+			})
+		}
+	}
+}
+
+// checkRecord compares every field of a record.
+func checkRecord(t *testing.T, got, want Record) {
+	t.Helper()
+	if !got.Timestamp.Equal(want.Timestamp) || got.Timestamp.Location() != want.Timestamp.Location() {
+		t.Errorf("record %d: Timestamp %v, want %v", want.Number, got.Timestamp, want.Timestamp)
+	}
+	if got.CapLen != want.CapLen || got.OrigLen != want.OrigLen {
+		t.Errorf("record %d: CapLen/OrigLen %d/%d, want %d/%d", want.Number, got.CapLen, got.OrigLen, want.CapLen, want.OrigLen)
+	}
+	if got.LinkType != want.LinkType || got.Interface != want.Interface || got.Number != want.Number {
+		t.Errorf("record %d: LinkType/Interface/Number %v/%d/%d, want %v/%d/%d", want.Number,
+			got.LinkType, got.Interface, got.Number, want.LinkType, want.Interface, want.Number)
+	}
+	if string(got.Data) != string(want.Data) {
+		t.Errorf("record %d: Data % x, want % x", want.Number, got.Data, want.Data)
+	}
+}
+
+func TestPcapLinkTypeFCS(t *testing.T) {
+	tests := []struct {
+		name   string
+		field  uint32
+		lt     LinkType
+		fcsLen int
+	}{
+		{"plain", 1, LinkTypeEthernet, -1},
+		{"fcs 4 bytes", 2<<28 | 0x04000000 | 1, LinkTypeEthernet, 4},
+		{"fcs 0 bytes", 0x04000000 | 1, LinkTypeEthernet, 0},
+		{"fcs bits without P flag", 2<<28 | 1, LinkTypeEthernet, -1},
+		{"reserved bits ignored", 0x03ff0000 | 276, LinkTypeLinuxSLL2, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file, _ := encodePcap(pcapSpec{order: binary.LittleEndian, linkType: tt.field}, samplePkts()[:1])
+			r, recs, err := readBytes(t, file, "fcs.pcap", false)
+			if err != io.EOF || len(recs) != 1 {
+				t.Fatalf("got %d records and %v, want 1 and io.EOF", len(recs), err)
+			}
+			if recs[0].LinkType != tt.lt {
+				t.Errorf("LinkType %v, want %v", recs[0].LinkType, tt.lt)
+			}
+			if got := r.Interfaces()[0].FCSLen; got != tt.fcsLen {
+				t.Errorf("FCSLen %d, want %d", got, tt.fcsLen)
+			}
+		})
+	}
+}
+
+func TestPcapOrigLenShorterThanCapLen(t *testing.T) {
+	file, _ := encodePcap(pcapSpec{order: binary.LittleEndian, linkType: 1}, []pkt{{data: frame(1, 100), orig: 40}})
+	_, recs, err := readBytes(t, file, "short.pcap", false)
+	if err != io.EOF || len(recs) != 1 {
+		t.Fatalf("got %d records and %v", len(recs), err)
+	}
+	if recs[0].OrigLen != 100 || recs[0].CapLen != 100 {
+		t.Errorf("CapLen/OrigLen %d/%d, want 100/100", recs[0].CapLen, recs[0].OrigLen)
+	}
+}
+
+func TestPcapImplausibleCapLen(t *testing.T) {
+	var pkts []pkt
+	for i := range 16 {
+		pkts = append(pkts, pkt{sec: uint32(i), data: frame(i, 60+i)})
+	}
+	file, _ := encodePcap(pcapSpec{order: binary.LittleEndian, snaplen: 65535, linkType: 1}, pkts)
+	o := binary.LittleEndian
+	file = o.AppendUint32(file, 99)
+	file = o.AppendUint32(file, 0)
+	file = o.AppendUint32(file, 0xffffffff)
+	file = o.AppendUint32(file, 0xffffffff)
+	file = append(file, frame(0, 100)...) // whatever follows is not read
+	for _, small := range []bool{false, true} {
+		_, recs, err := readBytes(t, file, "huge.pcap", small)
+		if len(recs) != 16 {
+			t.Errorf("got %d records, want 16", len(recs))
+		}
+		const want = "huge.pcap: record 17: captured length 4294967295 is implausible"
+		if err == nil || err.Error() != want {
+			t.Fatalf("error %v, want %q", err, want)
+		}
+		var re *RecordError
+		if !errors.Is(err, ErrBadRecord) || !errors.As(err, &re) || re.Record != 17 || re.Name != "huge.pcap" {
+			t.Errorf("error %#v does not wrap ErrBadRecord as a *RecordError for record 17", err)
+		}
+		if re != nil && re.Offset != int64(len(file)-16-100) {
+			t.Errorf("Offset %d, want %d", re.Offset, len(file)-16-100)
+		}
+	}
+}
+
+func TestPcapCapLenCap(t *testing.T) {
+	tests := []struct {
+		name    string
+		snaplen uint32
+		capLen  int
+		ok      bool
+	}{
+		{"snaplen 0 allows 262144", 0, 262144, true},
+		{"snaplen 0 refuses 262145", 0, 262145, false},
+		{"small snaplen still allows 262144", 1500, 262144, true},
+		{"snaplen 4 MiB allows 3 MiB", 4 << 20, 3 << 20, true},
+		{"snaplen 4 MiB refuses more", 4 << 20, 4<<20 + 1, false},
+		{"snaplen beyond 16 MiB capped", 1 << 30, 16<<20 + 1, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file, _ := encodePcap(pcapSpec{order: binary.LittleEndian, snaplen: tt.snaplen, linkType: 1},
+				[]pkt{{sec: 1, data: frame(3, tt.capLen)}})
+			_, recs, err := readBytes(t, file, "cap.pcap", false)
+			if tt.ok {
+				if err != io.EOF || len(recs) != 1 || len(recs[0].Data) != tt.capLen {
+					t.Fatalf("got %d records and %v, want one of %d bytes", len(recs), err, tt.capLen)
+				}
+				if string(recs[0].Data) != string(frame(3, tt.capLen)) {
+					t.Errorf("data differs")
+				}
+				return
+			}
+			if !errors.Is(err, ErrBadRecord) {
+				t.Fatalf("error %v, want ErrBadRecord", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,284 @@
+package capture
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"time"
+)
+
+// pcapng block types and layout (draft-ietf-opsawg-pcapng).
+const (
+	blockSHB uint32 = 0x0a0d0d0a // Section Header Block (palindromic: same in both byte orders)
+	blockIDB uint32 = 0x00000001 // Interface Description Block
+	blockPB  uint32 = 0x00000002 // Packet Block (obsolete)
+	blockSPB uint32 = 0x00000003 // Simple Packet Block
+	blockEPB uint32 = 0x00000006 // Enhanced Packet Block
+
+	byteOrderMagic        = 0x1a2b3c4d
+	byteOrderMagicSwapped = 0x4d3c2b1a
+
+	blockHeadLen  = 8  // block type, block total length
+	blockOverhead = 12 // head plus trailing block total length
+	shbPeekLen    = 12 // head plus byte-order magic
+	maxBlockLen   = maxRecordLen + 64<<10
+)
+
+// minBlockLen is the smallest valid block total length of each type.
+func minBlockLen(typ uint32) uint32 {
+	switch typ {
+	case blockSHB:
+		return blockOverhead + 16 // BOM, version, section length
+	case blockIDB:
+		return blockOverhead + 8 // link type, reserved, snaplen
+	case blockEPB, blockPB:
+		return blockOverhead + 20
+	case blockSPB:
+		return blockOverhead + 4
+	}
+	return blockOverhead
+}
+
+// blockName names a block type for messages.
+func blockName(typ uint32) string {
+	switch typ {
+	case blockSHB:
+		return "Section Header Block"
+	case blockIDB:
+		return "Interface Description Block"
+	case blockPB:
+		return "Packet Block"
+	case blockSPB:
+		return "Simple Packet Block"
+	case blockEPB:
+		return "Enhanced Packet Block"
+	case 4:
+		return "Name Resolution Block"
+	case 5:
+		return "Interface Statistics Block"
+	case 9:
+		return "systemd Journal Export Block"
+	case 10:
+		return "Decryption Secrets Block"
+	case 0x00000bad, 0x40000bad:
+		return "Custom Block"
+	}
+	return fmt.Sprintf("block of type 0x%08x", typ)
+}
+
+func isPacketBlock(typ uint32) bool {
+	return typ == blockEPB || typ == blockSPB || typ == blockPB
+}
+
+// readPcapngHeader reads the first Section Header Block, then every block up
+// to the first packet, so that SnapLen and LinkTypes are known. An error
+// after the first Section Header Block is kept for Next.
+func (r *Reader) readPcapngHeader() error {
+	if err := r.readSHB(0); err != nil {
+		return err
+	}
+	for {
+		h, _ := r.br.Peek(blockHeadLen)
+		if len(h) < blockHeadLen || isPacketBlock(r.order.Uint32(h)) {
+			return nil // Next reports the end, or reads the packet
+		}
+		if err := r.otherBlock(h, r.n+1); err != nil {
+			r.err = err
+			return nil
+		}
+	}
+}
+
+// nextPcapng reads blocks until one holds a packet.
+func (r *Reader) nextPcapng(rec *Record) error {
+	for {
+		num := r.n + 1
+		r.recOff = r.off
+		h, err := r.br.Peek(blockHeadLen)
+		if len(h) < blockHeadLen {
+			if len(h) == 0 && err == io.EOF {
+				return io.EOF
+			}
+			return r.readErr(err, num, len(h), blockHeadLen)
+		}
+		typ := r.order.Uint32(h)
+		if !isPacketBlock(typ) {
+			if err := r.otherBlock(h, num); err != nil {
+				return err
+			}
+			continue
+		}
+		body, err := r.block(r.order, typ, r.order.Uint32(h[4:]), num)
+		if err != nil {
+			return err
+		}
+		return r.packet(typ, body, rec, num)
+	}
+}
+
+// otherBlock handles a block that holds no packet; h is its 8-byte head.
+func (r *Reader) otherBlock(h []byte, num int) error {
+	r.recOff = r.off
+	typ, length := r.order.Uint32(h), r.order.Uint32(h[4:])
+	switch typ {
+	case blockSHB:
+		return r.readSHB(num)
+	case blockIDB:
+		body, err := r.block(r.order, typ, length, num)
+		if err != nil {
+			return err
+		}
+		return r.decodeIDB(body, num)
+	}
+	return r.skipBlock(typ, length, num)
+}
+
+// checkBlockLen validates a block total length before anything is read.
+func (r *Reader) checkBlockLen(typ, length uint32, num int) error {
+	switch {
+	case length%4 != 0:
+		return r.badRecord(num, "%s length %d is not a multiple of 4", blockName(typ), length)
+	case length < minBlockLen(typ):
+		return r.badRecord(num, "%s length %d is too short (minimum %d)", blockName(typ), length, minBlockLen(typ))
+	case length > maxBlockLen:
+		return r.badRecord(num, "%s length %d is implausible", blockName(typ), length)
+	}
+	return nil
+}
+
+// block reads a whole block and returns its body: what lies between the
+// 8-byte head and the trailing length, which must repeat the leading one.
+func (r *Reader) block(o binary.ByteOrder, typ, length uint32, num int) ([]byte, error) {
+	if err := r.checkBlockLen(typ, length, num); err != nil {
+		return nil, err
+	}
+	p, err := r.read(int(length), num)
+	if err != nil {
+		return nil, err
+	}
+	if trail := o.Uint32(p[length-4:]); trail != length {
+		return nil, r.badRecord(num, "%s trailing length %d does not match leading length %d", blockName(typ), trail, length)
+	}
+	return p[blockHeadLen : length-4], nil
+}
+
+// skipBlock consumes a block without decoding it, checking its lengths.
+func (r *Reader) skipBlock(typ, length uint32, num int) error {
+	if err := r.checkBlockLen(typ, length, num); err != nil {
+		return err
+	}
+	n := int(length) - 4
+	if m, err := r.br.Discard(n); m < n {
+		return r.readErr(err, num, m, int(length))
+	}
+	p, err := r.br.Peek(4)
+	if len(p) < 4 {
+		return r.readErr(err, num, n+len(p), int(length))
+	}
+	if trail := r.order.Uint32(p); trail != length {
+		return r.badRecord(num, "%s trailing length %d does not match leading length %d", blockName(typ), trail, length)
+	}
+	r.br.Discard(4)
+	r.off += int64(length)
+	return nil
+}
+
+// readSHB reads a Section Header Block, which sets the byte order of the
+// section and forgets the interfaces of the previous one. num is 0 for the
+// first block of the file.
+func (r *Reader) readSHB(num int) error {
+	r.recOff = r.off
+	h, err := r.br.Peek(shbPeekLen)
+	if len(h) < shbPeekLen {
+		return r.readErr(err, num, len(h), shbPeekLen)
+	}
+	var o binary.ByteOrder
+	switch binary.LittleEndian.Uint32(h[8:]) {
+	case byteOrderMagic:
+		o = binary.LittleEndian
+	case byteOrderMagicSwapped:
+		o = binary.BigEndian
+	default:
+		if num == 0 {
+			reason := fmt.Sprintf("not a pcap or pcapng file (pcapng signature, but byte-order magic % x)", h[8:12])
+			return &FileError{Name: r.name, Reason: r.inGzip(reason), Err: ErrNotCapture}
+		}
+		return r.badRecord(num, "Section Header Block has bad byte-order magic % x", h[8:12])
+	}
+	body, err := r.block(o, blockSHB, o.Uint32(h[4:]), num)
+	if err != nil {
+		return err
+	}
+	major, minor := o.Uint16(body[4:]), o.Uint16(body[6:])
+	if major != 1 {
+		return r.recordErr(num, ErrUnsupported, "unsupported pcapng version %d.%d", major, minor)
+	}
+	r.order = o
+	r.ifaces = r.ifaces[:0]
+	r.sections++
+	if r.sections == 1 {
+		r.format = Format{Kind: KindPcapNG, ByteOrder: o, Gzip: r.format.Gzip, Major: int(major), Minor: int(minor)}
+	}
+	return nil
+}
+
+// packet decodes an Enhanced, Simple or obsolete Packet Block body into rec.
+func (r *Reader) packet(typ uint32, body []byte, rec *Record, num int) error {
+	o := r.order
+	var (
+		ifID          uint32
+		ticks         uint64
+		capLen, orig  uint64
+		data          []byte
+		hasTimestamp  = true
+		room          = uint64(len(body))
+		fixedFieldLen = uint64(20)
+	)
+	switch typ {
+	case blockEPB, blockPB:
+		// EPB: interface ID (32 bits); PB: interface ID and drops count
+		// (16 bits each). Then timestamp high, low, captured and original
+		// length, data.
+		if typ == blockEPB {
+			ifID = o.Uint32(body)
+		} else {
+			ifID = uint32(o.Uint16(body))
+		}
+		ticks = uint64(o.Uint32(body[4:]))<<32 | uint64(o.Uint32(body[8:]))
+		capLen, orig = uint64(o.Uint32(body[12:])), uint64(o.Uint32(body[16:]))
+		if capLen > room-fixedFieldLen {
+			return r.badRecord(num, "%s captured length %d exceeds the block (room for %d)", blockName(typ), capLen, room-fixedFieldLen)
+		}
+	case blockSPB:
+		// Original length, data. The captured length is implied: the
+		// original length, limited by the interface's snap length and by
+		// the block.
+		fixedFieldLen = 4
+		hasTimestamp = false
+		orig = uint64(o.Uint32(body))
+		capLen = min(orig, room-fixedFieldLen)
+	}
+	if uint64(ifID) >= uint64(len(r.ifaces)) {
+		return r.badRecord(num, "%s on interface %d, but the section declares %d", blockName(typ), ifID, len(r.ifaces))
+	}
+	ifc := &r.ifaces[ifID]
+	if typ == blockSPB && ifc.SnapLen > 0 {
+		capLen = min(capLen, uint64(ifc.SnapLen))
+	}
+	data = body[fixedFieldLen : fixedFieldLen+capLen]
+	var ts time.Time
+	if hasTimestamp {
+		ts = ifc.timestamp(ticks)
+	}
+	r.n = num
+	*rec = Record{
+		Timestamp: ts,
+		CapLen:    int(capLen),
+		OrigLen:   int(max(orig, capLen)),
+		LinkType:  ifc.LinkType,
+		Interface: int(ifID),
+		Number:    num,
+		Data:      data,
+	}
+	return nil
+}

@@ -1,0 +1,132 @@
+package capture
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// writerPkts are frames to write: data, original length, and time.
+type writerPkt struct {
+	ts   time.Time
+	lt   LinkType
+	data []byte
+	orig int
+}
+
+func writerPkts() []writerPkt {
+	return []writerPkt{
+		{utc(1700000000, 123456789), LinkTypeEthernet, frame(1, 60), 60},
+		{utc(1700000001, 1), LinkTypeLinuxSLL2, frame(2, 97), 1500},
+		{utc(0, 0), LinkTypeEthernet, nil, 0},
+		{utc(4294967295, 999999999), LinkTypeLinuxSLL2, frame(3, 9000), 10}, // orig below caplen: raised
+	}
+}
+
+func TestPcapWriterRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewPcapWriter(&buf, LinkTypeLinuxSLL2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range writerPkts() {
+		if err := w.WritePacket(p.ts, p.data, p.orig); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, recs, err := readBytes(t, buf.Bytes(), "w.pcap", false)
+	if err != io.EOF || len(recs) != len(writerPkts()) {
+		t.Fatalf("got %d records and %v", len(recs), err)
+	}
+	if r.Format().String() != "pcap (ns)" || r.SnapLen() != 262144 {
+		t.Errorf("format %v, snap length %d; want pcap (ns), 262144", r.Format(), r.SnapLen())
+	}
+	for i, p := range writerPkts() {
+		checkRecord(t, recs[i], Record{Timestamp: p.ts, CapLen: len(p.data), OrigLen: max(p.orig, len(p.data)),
+			LinkType: LinkTypeLinuxSLL2, Number: i + 1, Data: p.data})
+	}
+	tsharkAgrees(t, "w.pcap", buf.Bytes())
+}
+
+func TestPcapWriterSnapLen(t *testing.T) {
+	var buf bytes.Buffer
+	w, _ := NewPcapWriter(&buf, LinkTypeEthernet, 64)
+	if err := w.WritePacket(utc(1, 0), frame(1, 100), 100); err != nil {
+		t.Fatal(err)
+	}
+	_, recs, err := readBytes(t, buf.Bytes(), "snap.pcap", false)
+	if err != io.EOF || len(recs) != 1 || recs[0].CapLen != 64 || recs[0].OrigLen != 100 {
+		t.Fatalf("got %+v and %v, want one record of 64 of 100 bytes", recs, err)
+	}
+}
+
+func TestWriterErrors(t *testing.T) {
+	if _, err := NewPcapWriter(io.Discard, LinkTypeEthernet, -1); err == nil {
+		t.Error("negative snap length accepted")
+	}
+	if _, err := NewPcapWriter(io.Discard, 70000, 0); err == nil {
+		t.Error("link type beyond 16 bits accepted")
+	}
+	w, _ := NewPcapWriter(io.Discard, LinkTypeEthernet, 0)
+	for _, ts := range []time.Time{utc(-1, 0), utc(1<<32, 0)} {
+		if err := w.WritePacket(ts, nil, 0); !errors.Is(err, ErrUnsupported) {
+			t.Errorf("pcap timestamp %v: error %v, want ErrUnsupported", ts, err)
+		}
+	}
+	nw, _ := NewPcapngWriter(io.Discard)
+	if err := nw.WritePacket(utc(-1, 0), LinkTypeEthernet, nil, 0); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("pcapng timestamp before 1970: error %v, want ErrUnsupported", err)
+	}
+	boom := errors.New("boom")
+	if _, err := NewPcapWriter(failingWriter{boom}, LinkTypeEthernet, 0); !errors.Is(err, boom) {
+		t.Errorf("write error lost: %v", err)
+	}
+}
+
+type failingWriter struct{ err error }
+
+func (f failingWriter) Write([]byte) (int, error) { return 0, f.err }
+
+func TestPcapngWriterRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewPcapngWriter(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range writerPkts() {
+		if err := w.WritePacket(p.ts, p.lt, p.data, p.orig); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, recs, err := readBytes(t, buf.Bytes(), "w.pcapng", false)
+	if err != io.EOF || len(recs) != len(writerPkts()) {
+		t.Fatalf("got %d records and %v", len(recs), err)
+	}
+	ifaceOf := map[LinkType]int{LinkTypeEthernet: 0, LinkTypeLinuxSLL2: 1}
+	for i, p := range writerPkts() {
+		checkRecord(t, recs[i], Record{Timestamp: p.ts, CapLen: len(p.data), OrigLen: max(p.orig, len(p.data)),
+			LinkType: p.lt, Interface: ifaceOf[p.lt], Number: i + 1, Data: p.data})
+	}
+	if got := r.LinkTypes(); len(got) != 2 || got[0] != LinkTypeEthernet || got[1] != LinkTypeLinuxSLL2 {
+		t.Errorf("LinkTypes() = %v", got)
+	}
+	tsharkAgrees(t, "w.pcapng", buf.Bytes())
+}
+
+// tsharkAgrees writes b to a file and compares tshark's reading with ours.
+func tsharkAgrees(t *testing.T, name string, b []byte) {
+	t.Helper()
+	if _, err := exec.LookPath("tshark"); err != nil {
+		return
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	compareFrames(t, name, ourFrames(t, name, b), tsharkFrames(t, path))
+}

@@ -1,0 +1,282 @@
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocedump/rocedump/capture"
+	"github.com/rocedump/rocedump/decode/bth"
+	"github.com/rocedump/rocedump/decode/packet"
+	"github.com/rocedump/rocedump/filter"
+)
+
+// ReadOptions are the inputs of `rocedump read`.
+type ReadOptions struct {
+	IO IOStreams
+
+	Files      []string
+	Verbose    bool
+	Count      int
+	Filter     string
+	QPNs       []string
+	Opcodes    []string
+	Format     string
+	TimeFormat string
+}
+
+// NewCmdRead builds `rocedump read`. runF replaces readRun in tests.
+func NewCmdRead(ios IOStreams, runF func(*ReadOptions) error) *cobra.Command {
+	opts := &ReadOptions{IO: ios}
+	cmd := &cobra.Command{
+		Use:   "read [flags] CAPTURE... [-- FILTER EXPRESSION]",
+		Short: "Print every RoCE packet of a capture, one line each (like tcpdump)",
+		Long: `Print every RoCE packet in one or more captures, one line per packet, like
+tcpdump: time, addresses, transport and opcode, destination QP, PSN, the key
+extended-header fields, and lengths. Frames that arrive on UDP port 4791 but
+do not hold a valid InfiniBand transport header are printed as malformed.
+
+CAPTURE is a pcap or pcapng file, optionally gzip-compressed (the format is
+detected from the magic bytes, not the name), or - for standard input.
+Switch-mirror wrappers (ERSPAN I/II/III, GRE, 802.1Q/QinQ) are stripped;
+frames cut by the mirror's snap length are decoded as far as they go and
+marked truncated. The RDMA payload length is taken from the UDP length, so it
+is right on truncated frames too.
+
+A capture filter in pcap-filter(7) syntax (the language of tcpdump) can be
+given with --filter or after "--"; it is applied to the frame as captured,
+so on an ERSPAN capture "host" matches the outer (collector) addresses.
+--qpn and --opcode select packets after decoding.
+
+A summary goes to stderr at the end: packets read, RoCE packets, malformed,
+truncated and ICRC-bad frames.`,
+		Example: `  # every RoCE packet of a capture
+  rocedump read testdata/pcaps/real/linlinw5_rdma_write_bw.pcap
+
+  # only the ACKs and NAKs of destination QP 0x11, with every header field
+  rocedump read -v --qpn 0x11 --opcode ack,nak capture.pcapng
+
+  # CNPs seen on one mirror session, as JSON lines for jq
+  rocedump read --format json --opcode cnp mirror.pcap.gz -- 'ip proto 47'
+
+  # the first 20 packets to or from one HCA
+  rocedump read -c 20 capture.pcap --filter 'host 10.0.3.17'`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if n := cmd.ArgsLenAtDash(); n >= 0 {
+				opts.Files = args[:n]
+				if expr := strings.Join(args[n:], " "); expr != "" {
+					if opts.Filter != "" {
+						return usageErrorf("give the filter either with --filter or after --, not both")
+					}
+					opts.Filter = expr
+				}
+			} else {
+				opts.Files = args
+			}
+			if len(opts.Files) == 0 {
+				return usageErrorf("no capture file given")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return readRun(opts)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "print every header field of each packet")
+	f.IntVarP(&opts.Count, "count", "c", 0, "stop after printing `N` packets (0: all)")
+	f.StringVarP(&opts.Filter, "filter", "f", "", "capture filter `EXPR` in pcap-filter(7) syntax, applied to the frame as captured")
+	f.StringSliceVar(&opts.QPNs, "qpn", nil, "only packets to these destination `QPN`s (decimal or 0x hex; comma-separated or repeated)")
+	f.StringSliceVar(&opts.Opcodes, "opcode", nil, "only these `OPCODE`s: a number (0x81), a name (RC_ACKNOWLEDGE, RDMA_WRITE_FIRST) or a class: send, write, read, atomic, ack, nak, rnr, cnp, cm")
+	f.StringVar(&opts.Format, "format", "text", "output format: text or json (one JSON object per packet)")
+	f.StringVar(&opts.TimeFormat, "time", "time", "timestamp style: time (time of day, UTC), date (date and time, UTC), rel (seconds since the first packet), epoch")
+	return cmd
+}
+
+// readStats are the counters of the summary line.
+type readStats struct {
+	packets, roce, malformed, truncated, icrcBad, shown int
+	unsupported                                        map[capture.LinkType]int
+}
+
+func (s *readStats) summary() string {
+	return fmt.Sprintf("%d packets read, %d RoCE, %d malformed, %d truncated, %d ICRC bad",
+		s.packets, s.roce, s.malformed, s.truncated, s.icrcBad)
+}
+
+// errStop ends the read loop early once -c packets were printed.
+var errStop = errors.New("count reached")
+
+func readRun(opts *ReadOptions) error {
+	sel, err := newPacketSelector(opts.QPNs, opts.Opcodes)
+	if err != nil {
+		return err
+	}
+	printer, err := newPacketPrinter(opts.Format, opts.TimeFormat, opts.Verbose, len(opts.Files) > 1)
+	if err != nil {
+		return err
+	}
+	if opts.Count < 0 {
+		return usageErrorf("--count must be 0 or more, not %d", opts.Count)
+	}
+	filters := newFilterCache(opts.Filter)
+	if err := filters.check(); err != nil {
+		return err
+	}
+
+	out := bufio.NewWriterSize(opts.IO.Out, 256<<10)
+	stats := readStats{unsupported: map[capture.LinkType]int{}}
+	var problems []string
+	var runErr error
+	for _, path := range opts.Files {
+		err := readFile(path, opts, sel, filters, printer, out, &stats)
+		if errors.Is(err, errStop) {
+			break
+		}
+		var fe *fileError
+		if errors.As(err, &fe) && !fe.fatal {
+			problems = append(problems, fe.Error())
+			continue
+		}
+		if err != nil {
+			runErr = err
+			break
+		}
+	}
+	if err := out.Flush(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("writing output: %w", err)
+	}
+	for _, p := range problems {
+		fmt.Fprintf(opts.IO.ErrOut, "rocedump: warning: %s\n", p)
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "rocedump: %s\n", stats.summary())
+	return runErr
+}
+
+// fileError is a problem with one input file. A non-fatal one (a cut-off
+// file, a bad record) ends that file but keeps what was read before it.
+type fileError struct {
+	fatal bool
+	err   error
+}
+
+func (e *fileError) Error() string { return e.err.Error() }
+func (e *fileError) Unwrap() error { return e.err }
+
+func readFile(path string, opts *ReadOptions, sel *packetSelector, filters *filterCache,
+	printer *packetPrinter, out *bufio.Writer, stats *readStats) error {
+	r, err := capture.Open(path)
+	if err != nil {
+		return &exitError{code: ExitUsage, err: err}
+	}
+	defer r.Close()
+
+	var (
+		rec       capture.Record
+		pkt       packet.Packet
+		dec       packet.Decoder
+		supported int
+		skipped   = map[capture.LinkType]int{}
+	)
+	printer.startFile(path)
+	for {
+		err := r.Next(&rec)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if supported == 0 && len(skipped) == 0 && !errors.Is(err, capture.ErrCutOff) && !errors.Is(err, capture.ErrBadRecord) {
+				return &exitError{code: ExitUsage, err: err}
+			}
+			return &fileError{err: err}
+		}
+		stats.packets++
+		if !packet.Supported(rec.LinkType) {
+			skipped[rec.LinkType]++
+			continue
+		}
+		supported++
+		if f, err := filters.get(rec.LinkType); err != nil {
+			return &exitError{code: ExitUsage, err: err}
+		} else if f != nil && !f.Match(rec.Data) {
+			continue
+		}
+		if err := dec.Decode(rec.LinkType, rec.Data, rec.OrigLen, &pkt); err != nil {
+			// Supported() said yes, so this is a decoder bug; keep going.
+			skipped[rec.LinkType]++
+			continue
+		}
+		switch pkt.Kind {
+		case packet.KindRoCE:
+			stats.roce++
+			if pkt.Truncated {
+				stats.truncated++
+			}
+			if pkt.ICRC == bth.ICRCBad {
+				stats.icrcBad++
+			}
+		case packet.KindMalformed:
+			stats.malformed++
+		default:
+			continue
+		}
+		if !sel.match(&pkt) {
+			continue
+		}
+		printer.print(out, &rec, &pkt)
+		stats.shown++
+		if opts.Count > 0 && stats.shown >= opts.Count {
+			return errStop
+		}
+	}
+	for lt, n := range skipped {
+		stats.unsupported[lt] += n
+	}
+	if supported == 0 && len(skipped) > 0 {
+		for lt := range skipped {
+			return &exitError{code: ExitUsage, err: fmt.Errorf("%s: %w", path, &packet.LinkTypeError{LinkType: lt})}
+		}
+	}
+	for lt, n := range skipped {
+		return &fileError{err: fmt.Errorf("%s: skipped %d frames of %v", path, n, &packet.LinkTypeError{LinkType: lt})}
+	}
+	return nil
+}
+
+// filterCache compiles the capture filter once per link type: a pcapng file
+// may mix interfaces of different link types.
+type filterCache struct {
+	expr     string
+	compiled map[capture.LinkType]*filter.Filter
+}
+
+func newFilterCache(expr string) *filterCache {
+	return &filterCache{expr: strings.TrimSpace(expr), compiled: map[capture.LinkType]*filter.Filter{}}
+}
+
+// check compiles the expression for Ethernet so syntax errors surface before
+// any file is opened.
+func (c *filterCache) check() error {
+	_, err := c.get(capture.LinkTypeEthernet)
+	return err
+}
+
+func (c *filterCache) get(lt capture.LinkType) (*filter.Filter, error) {
+	if c.expr == "" {
+		return nil, nil
+	}
+	if f, ok := c.compiled[lt]; ok {
+		return f, nil
+	}
+	f, err := filter.Compile(c.expr, uint32(lt))
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	c.compiled[lt] = f
+	return f, nil
+}

@@ -1,0 +1,282 @@
+package cli
+
+import (
+	"bufio"
+	"strconv"
+	"time"
+
+	"github.com/rocedump/rocedump/capture"
+	"github.com/rocedump/rocedump/decode/bth"
+	"github.com/rocedump/rocedump/decode/packet"
+)
+
+// packetPrinter writes one decoded packet per line (or per block with -v) in
+// the chosen format. It reuses one buffer, so printing allocates nothing.
+type packetPrinter struct {
+	json      bool
+	verbose   bool
+	timeStyle string
+	withFile  bool
+
+	file  string
+	first time.Time
+	buf   []byte
+}
+
+func newPacketPrinter(format, timeStyle string, verbose, withFile bool) (*packetPrinter, error) {
+	p := &packetPrinter{verbose: verbose, timeStyle: timeStyle, withFile: withFile, buf: make([]byte, 0, 4096)}
+	switch format {
+	case "text":
+	case "json":
+		p.json = true
+	default:
+		return nil, usageErrorf("--format %q: want text or json", format)
+	}
+	switch timeStyle {
+	case "time", "date", "rel", "epoch":
+	default:
+		return nil, usageErrorf("--time %q: want time, date, rel or epoch", timeStyle)
+	}
+	return p, nil
+}
+
+func (p *packetPrinter) startFile(name string) { p.file = name }
+
+func (p *packetPrinter) print(w *bufio.Writer, rec *capture.Record, pkt *packet.Packet) {
+	if p.first.IsZero() {
+		p.first = rec.Timestamp
+	}
+	b := p.buf[:0]
+	if p.json {
+		b = p.appendJSON(b, rec, pkt)
+	} else {
+		b = p.appendText(b, rec, pkt)
+		if p.verbose {
+			b = appendVerbose(b, rec, pkt)
+		}
+	}
+	b = append(b, '\n')
+	w.Write(b)
+	p.buf = b
+}
+
+// appendTime writes the text timestamp in the style --time asks for.
+func (p *packetPrinter) appendTime(b []byte, ts time.Time) []byte {
+	switch p.timeStyle {
+	case "date":
+		return ts.UTC().AppendFormat(b, "2006-01-02 15:04:05.000000000")
+	case "rel":
+		d := ts.Sub(p.first)
+		return appendSeconds(b, d)
+	case "epoch":
+		return appendSeconds(b, time.Duration(ts.UnixNano()))
+	}
+	return ts.UTC().AppendFormat(b, "15:04:05.000000000")
+}
+
+// appendSeconds writes d as seconds with nine decimals.
+func appendSeconds(b []byte, d time.Duration) []byte {
+	if d < 0 {
+		b = append(b, '-')
+		d = -d
+	}
+	b = strconv.AppendInt(b, int64(d/time.Second), 10)
+	b = append(b, '.')
+	frac := int64(d % time.Second)
+	for div := int64(100000000); div > 0; div /= 10 {
+		b = append(b, byte('0'+frac/div%10))
+	}
+	return b
+}
+
+func appendHex(b []byte, v uint64, digits int) []byte {
+	b = append(b, '0', 'x')
+	for i := digits - 1; i >= 0; i-- {
+		b = append(b, "0123456789abcdef"[(v>>(uint(i)*4))&0xf])
+	}
+	return b
+}
+
+func appendEndpoint(b []byte, pkt *packet.Packet, src bool) []byte {
+	addr, port := pkt.Dst, pkt.DstPort
+	if src {
+		addr, port = pkt.Src, pkt.SrcPort
+	}
+	b = addr.AppendTo(b)
+	if pkt.RoCEVersion == 2 {
+		b = append(b, '.')
+		b = strconv.AppendUint(b, uint64(port), 10)
+	}
+	return b
+}
+
+// appendText writes the one-line summary of a packet, tcpdump style:
+//
+//	10:00:00.000001000 10.0.0.1.49152 > 10.0.1.1.4791: RC_RDMA_WRITE_FIRST qp 0x000200 psn 1000 reth va 0x... rkey 0x... dlen 65536, payload 4096, length 4162
+func (p *packetPrinter) appendText(b []byte, rec *capture.Record, pkt *packet.Packet) []byte {
+	if p.withFile {
+		b = append(b, p.file...)
+		b = append(b, ' ')
+	}
+	b = p.appendTime(b, rec.Timestamp)
+	b = append(b, ' ')
+	for i, e := range pkt.EncapLayers() {
+		if i == 0 {
+			b = append(b, '[')
+		} else {
+			b = append(b, ' ')
+		}
+		b = e.AppendString(b)
+	}
+	if pkt.NEncap > 0 {
+		b = append(b, "] "...)
+	}
+	b = appendEndpoint(b, pkt, true)
+	b = append(b, " > "...)
+	b = appendEndpoint(b, pkt, false)
+	b = append(b, ": "...)
+	if pkt.RoCEVersion == 1 {
+		b = append(b, "RoCEv1 "...)
+	}
+	if pkt.Kind == packet.KindMalformed {
+		b = append(b, "malformed RoCE: "...)
+		b = append(b, pkt.Malformed.String()...)
+		b = append(b, ", length "...)
+		b = strconv.AppendInt(b, int64(pkt.OrigLen), 10)
+		return b
+	}
+	if !pkt.HasBTH {
+		b = append(b, "RoCE [|bth], length "...)
+		b = strconv.AppendInt(b, int64(pkt.OrigLen), 10)
+		return b
+	}
+	h := &pkt.BTH
+	b = append(b, h.Opcode.String()...)
+	b = append(b, " qp "...)
+	b = appendHex(b, uint64(h.DestQP), 6)
+	b = append(b, " psn "...)
+	b = strconv.AppendUint(b, uint64(h.PSN), 10)
+	if h.AckReq {
+		b = append(b, " ackreq"...)
+	}
+	if h.FECN {
+		b = append(b, " FECN"...)
+	}
+	if h.BECN {
+		b = append(b, " BECN"...)
+	}
+	if pkt.ECN == 3 {
+		b = append(b, " CE"...)
+	}
+	b = appendExtSummary(b, h)
+	if pkt.HasCM {
+		b = appendCMSummary(b, &pkt.CM)
+	}
+	b = append(b, ", payload "...)
+	b = strconv.AppendInt(b, int64(pkt.PayloadLen), 10)
+	b = append(b, ", length "...)
+	b = strconv.AppendInt(b, int64(pkt.OrigLen), 10)
+	if pkt.Truncated {
+		b = append(b, " [truncated to "...)
+		b = strconv.AppendInt(b, int64(pkt.CapLen), 10)
+		b = append(b, ']')
+	}
+	if pkt.ICRC == bth.ICRCBad {
+		b = append(b, " [ICRC bad]"...)
+	}
+	return b
+}
+
+// appendExtSummary writes the key fields of each extended header present.
+func appendExtSummary(b []byte, h *bth.BTH) []byte {
+	if h.Ext&bth.HasRDETH != 0 {
+		b = append(b, " rdeth ee "...)
+		b = appendHex(b, uint64(h.RDETH.EECnxt), 6)
+	}
+	if h.Ext&bth.HasDETH != 0 {
+		b = append(b, " deth qkey "...)
+		b = appendHex(b, uint64(h.DETH.QKey), 8)
+		b = append(b, " srcqp "...)
+		b = appendHex(b, uint64(h.DETH.SrcQP), 6)
+	}
+	if h.Ext&bth.HasXRCETH != 0 {
+		b = append(b, " xrcsrq "...)
+		b = appendHex(b, uint64(h.XRCETH.XRCSRQ), 6)
+	}
+	if h.Ext&bth.HasRETH != 0 {
+		b = append(b, " reth va "...)
+		b = appendHex(b, h.RETH.VA, 16)
+		b = append(b, " rkey "...)
+		b = appendHex(b, uint64(h.RETH.RKey), 8)
+		b = append(b, " dlen "...)
+		b = strconv.AppendUint(b, uint64(h.RETH.DMALen), 10)
+	}
+	if h.Ext&bth.HasAtomicETH != 0 {
+		b = append(b, " atomic va "...)
+		b = appendHex(b, h.AtomicETH.VA, 16)
+		b = append(b, " rkey "...)
+		b = appendHex(b, uint64(h.AtomicETH.RKey), 8)
+		b = append(b, " swap "...)
+		b = appendHex(b, h.AtomicETH.SwapData, 16)
+		b = append(b, " cmp "...)
+		b = appendHex(b, h.AtomicETH.CompareData, 16)
+	}
+	if h.Ext&bth.HasAETH != 0 {
+		a := h.AETH
+		switch a.Kind() {
+		case bth.AckKindACK:
+			b = append(b, " ack credits "...)
+			b = strconv.AppendUint(b, uint64(a.Credits()), 10)
+		case bth.AckKindRNRNAK:
+			b = append(b, " RNR-NAK timer "...)
+			b = strconv.AppendUint(b, uint64(a.RNRTimer()), 10)
+			b = append(b, " ("...)
+			b = append(b, bth.RNRTimerDuration(a.RNRTimer()).String()...)
+			b = append(b, ')')
+		case bth.AckKindNAK:
+			b = append(b, " NAK "...)
+			b = append(b, a.NAKCode().String()...)
+		default:
+			b = append(b, " aeth reserved syndrome "...)
+			b = appendHex(b, uint64(a.Syndrome), 2)
+		}
+		b = append(b, " msn "...)
+		b = strconv.AppendUint(b, uint64(a.MSN), 10)
+	}
+	if h.Ext&bth.HasAtomicAckETH != 0 {
+		b = append(b, " orig "...)
+		b = appendHex(b, h.AtomicAckETH.OrigRemoteData, 16)
+	}
+	if h.Ext&bth.HasImmDt != 0 {
+		b = append(b, " imm "...)
+		b = appendHex(b, uint64(h.ImmDt.Data), 8)
+	}
+	if h.Ext&bth.HasIETH != 0 {
+		b = append(b, " inv rkey "...)
+		b = appendHex(b, uint64(h.IETH.RKey), 8)
+	}
+	return b
+}
+
+// appendCMSummary writes the connection-manager fields later reports use to
+// pair QPs and to spot storage services.
+func appendCMSummary(b []byte, m *bth.CMMAD) []byte {
+	b = append(b, " CM "...)
+	b = append(b, m.AttributeID.String()...)
+	b = append(b, " comm "...)
+	b = appendHex(b, uint64(m.LocalCommID), 8)
+	switch m.AttributeID {
+	case bth.CMAttrREQ, bth.CMAttrREP:
+		b = append(b, " qpn "...)
+		b = appendHex(b, uint64(m.LocalQPN), 6)
+		b = append(b, " start-psn "...)
+		b = strconv.AppendUint(b, uint64(m.StartingPSN), 10)
+	}
+	if m.AttributeID == bth.CMAttrREQ && m.IsIPService() {
+		b = append(b, " service "...)
+		b = append(b, bth.PortSpaceName(m.PortSpace())...)
+		b = append(b, ':')
+		b = strconv.AppendUint(b, uint64(m.Port()), 10)
+	}
+	return b
+}

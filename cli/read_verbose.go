@@ -1,0 +1,245 @@
+package cli
+
+import (
+	"strconv"
+
+	"github.com/rocedump/rocedump/capture"
+	"github.com/rocedump/rocedump/decode/bth"
+	"github.com/rocedump/rocedump/decode/packet"
+)
+
+// appendVerbose writes every header field of a packet, one header per
+// indented line, after its summary line (rocedump read -v).
+func appendVerbose(b []byte, rec *capture.Record, pkt *packet.Packet) []byte {
+	b = append(b, "\n    frame "...)
+	b = strconv.AppendInt(b, int64(rec.Number), 10)
+	b = append(b, ": "...)
+	b = strconv.AppendInt(b, int64(pkt.OrigLen), 10)
+	b = append(b, " bytes on wire, "...)
+	b = strconv.AppendInt(b, int64(pkt.CapLen), 10)
+	b = append(b, " captured, link "...)
+	b = append(b, rec.LinkType.String()...)
+	if pkt.NEncap > 0 {
+		b = append(b, ", encap"...)
+		for _, e := range pkt.EncapLayers() {
+			b = append(b, ' ')
+			b = e.AppendString(b)
+		}
+	}
+	if pkt.HasVLAN {
+		b = append(b, "\n    802.1Q vlan "...)
+		b = strconv.AppendUint(b, uint64(pkt.VLAN), 10)
+		b = append(b, " pcp "...)
+		b = strconv.AppendUint(b, uint64(pkt.PCP), 10)
+	}
+	if pkt.RoCEVersion == 1 {
+		b = append(b, "\n    GRH sgid "...)
+		b = pkt.Src.AppendTo(b)
+		b = append(b, " dgid "...)
+		b = pkt.Dst.AppendTo(b)
+		b = append(b, " tclass dscp "...)
+		b = strconv.AppendUint(b, uint64(pkt.DSCP), 10)
+		b = append(b, " ecn "...)
+		b = append(b, ecnName(pkt.ECN)...)
+	} else {
+		if pkt.IPVersion == 6 {
+			b = append(b, "\n    IPv6 "...)
+		} else {
+			b = append(b, "\n    IPv4 "...)
+		}
+		b = pkt.Src.AppendTo(b)
+		b = append(b, " > "...)
+		b = pkt.Dst.AppendTo(b)
+		b = append(b, " dscp "...)
+		b = strconv.AppendUint(b, uint64(pkt.DSCP), 10)
+		b = append(b, " ecn "...)
+		b = append(b, ecnName(pkt.ECN)...)
+		b = append(b, " length "...)
+		b = strconv.AppendInt(b, int64(pkt.IPTotalLen), 10)
+		b = append(b, "\n    UDP sport "...)
+		b = strconv.AppendUint(b, uint64(pkt.SrcPort), 10)
+		b = append(b, " dport "...)
+		b = strconv.AppendUint(b, uint64(pkt.DstPort), 10)
+		b = append(b, " length "...)
+		b = strconv.AppendInt(b, int64(pkt.UDPLen), 10)
+	}
+	if !pkt.HasBTH {
+		return b
+	}
+	h := &pkt.BTH
+	b = append(b, "\n    BTH opcode "...)
+	b = appendHex(b, uint64(h.Opcode), 2)
+	b = append(b, " ("...)
+	b = append(b, h.Opcode.String()...)
+	b = append(b, ") se "...)
+	b = appendBit(b, h.SolicitedEvent)
+	b = append(b, " m "...)
+	b = appendBit(b, h.MigReq)
+	b = append(b, " pad "...)
+	b = strconv.AppendUint(b, uint64(h.PadCount), 10)
+	b = append(b, " tver "...)
+	b = strconv.AppendUint(b, uint64(h.TransportVersion), 10)
+	b = append(b, " pkey "...)
+	b = appendHex(b, uint64(h.PKey), 4)
+	b = append(b, " fecn "...)
+	b = appendBit(b, h.FECN)
+	b = append(b, " becn "...)
+	b = appendBit(b, h.BECN)
+	b = append(b, " dqpn "...)
+	b = appendHex(b, uint64(h.DestQP), 6)
+	b = append(b, " ackreq "...)
+	b = appendBit(b, h.AckReq)
+	b = append(b, " psn "...)
+	b = strconv.AppendUint(b, uint64(h.PSN), 10)
+	if h.Ext&bth.HasRDETH != 0 {
+		b = append(b, "\n    RDETH ee_context "...)
+		b = appendHex(b, uint64(h.RDETH.EECnxt), 6)
+	}
+	if h.Ext&bth.HasDETH != 0 {
+		b = append(b, "\n    DETH qkey "...)
+		b = appendHex(b, uint64(h.DETH.QKey), 8)
+		b = append(b, " src_qp "...)
+		b = appendHex(b, uint64(h.DETH.SrcQP), 6)
+	}
+	if h.Ext&bth.HasXRCETH != 0 {
+		b = append(b, "\n    XRCETH xrc_srq "...)
+		b = appendHex(b, uint64(h.XRCETH.XRCSRQ), 6)
+	}
+	if h.Ext&bth.HasFETH != 0 {
+		b = append(b, "\n    FETH "...)
+		b = appendHex(b, uint64(h.FETH.Raw), 8)
+	}
+	if h.Ext&bth.HasRETH != 0 {
+		b = append(b, "\n    RETH va "...)
+		b = appendHex(b, h.RETH.VA, 16)
+		b = append(b, " rkey "...)
+		b = appendHex(b, uint64(h.RETH.RKey), 8)
+		b = append(b, " dma_len "...)
+		b = strconv.AppendUint(b, uint64(h.RETH.DMALen), 10)
+	}
+	if h.Ext&bth.HasAtomicETH != 0 {
+		b = append(b, "\n    AtomicETH va "...)
+		b = appendHex(b, h.AtomicETH.VA, 16)
+		b = append(b, " rkey "...)
+		b = appendHex(b, uint64(h.AtomicETH.RKey), 8)
+		b = append(b, " swap_add "...)
+		b = appendHex(b, h.AtomicETH.SwapData, 16)
+		b = append(b, " compare "...)
+		b = appendHex(b, h.AtomicETH.CompareData, 16)
+	}
+	if h.Ext&bth.HasAETH != 0 {
+		b = append(b, "\n    AETH syndrome "...)
+		b = appendHex(b, uint64(h.AETH.Syndrome), 2)
+		b = append(b, " ("...)
+		b = append(b, h.AETH.Kind().String()...)
+		switch h.AETH.Kind() {
+		case bth.AckKindACK:
+			b = append(b, ", credits "...)
+			b = strconv.AppendUint(b, uint64(h.AETH.Credits()), 10)
+		case bth.AckKindRNRNAK:
+			b = append(b, ", timer "...)
+			b = strconv.AppendUint(b, uint64(h.AETH.RNRTimer()), 10)
+			b = append(b, " = "...)
+			b = append(b, bth.RNRTimerDuration(h.AETH.RNRTimer()).String()...)
+		case bth.AckKindNAK:
+			b = append(b, ", "...)
+			b = append(b, h.AETH.NAKCode().String()...)
+		}
+		b = append(b, ") msn "...)
+		b = strconv.AppendUint(b, uint64(h.AETH.MSN), 10)
+	}
+	if h.Ext&bth.HasAtomicAckETH != 0 {
+		b = append(b, "\n    AtomicAckETH orig_remote_data "...)
+		b = appendHex(b, h.AtomicAckETH.OrigRemoteData, 16)
+	}
+	if h.Ext&bth.HasImmDt != 0 {
+		b = append(b, "\n    ImmDt "...)
+		b = appendHex(b, uint64(h.ImmDt.Data), 8)
+	}
+	if h.Ext&bth.HasIETH != 0 {
+		b = append(b, "\n    IETH rkey "...)
+		b = appendHex(b, uint64(h.IETH.RKey), 8)
+	}
+	if pkt.HasCM {
+		b = appendCMVerbose(b, &pkt.CM)
+	}
+	b = append(b, "\n    payload "...)
+	b = strconv.AppendInt(b, int64(pkt.PayloadLen), 10)
+	b = append(b, " bytes, icrc "...)
+	b = append(b, pkt.ICRC.String()...)
+	if pkt.Truncated {
+		b = append(b, ", truncated"...)
+	}
+	if h.Truncated {
+		b = append(b, " (extended headers cut off)"...)
+	}
+	return b
+}
+
+func appendCMVerbose(b []byte, m *bth.CMMAD) []byte {
+	b = append(b, "\n    CM MAD "...)
+	b = append(b, m.AttributeID.String()...)
+	b = append(b, " class "...)
+	b = appendHex(b, uint64(m.MgmtClass), 2)
+	b = append(b, " method "...)
+	b = appendHex(b, uint64(m.Method), 2)
+	b = append(b, " tid "...)
+	b = appendHex(b, m.TransactionID, 16)
+	b = append(b, " local_comm_id "...)
+	b = appendHex(b, uint64(m.LocalCommID), 8)
+	b = append(b, " remote_comm_id "...)
+	b = appendHex(b, uint64(m.RemoteCommID), 8)
+	switch m.AttributeID {
+	case bth.CMAttrREQ:
+		b = append(b, " service_id "...)
+		b = appendHex(b, m.ServiceID, 16)
+		if m.IsIPService() {
+			b = append(b, " ("...)
+			b = append(b, bth.PortSpaceName(m.PortSpace())...)
+			b = append(b, " port "...)
+			b = strconv.AppendUint(b, uint64(m.Port()), 10)
+			b = append(b, ')')
+		}
+		fallthrough
+	case bth.CMAttrREP:
+		b = append(b, " local_qpn "...)
+		b = appendHex(b, uint64(m.LocalQPN), 6)
+		b = append(b, " starting_psn "...)
+		b = strconv.AppendUint(b, uint64(m.StartingPSN), 10)
+	case bth.CMAttrDREQ:
+		b = append(b, " remote_qpn "...)
+		b = appendHex(b, uint64(m.RemoteQPN), 6)
+	case bth.CMAttrREJ:
+		b = append(b, " reason "...)
+		b = strconv.AppendUint(b, uint64(m.RejectReason), 10)
+	}
+	if m.IP.Valid {
+		b = append(b, "\n    IP CM src "...)
+		b = m.IP.SrcIP.AppendTo(b)
+		b = append(b, " port "...)
+		b = strconv.AppendUint(b, uint64(m.IP.SrcPort), 10)
+		b = append(b, " dst "...)
+		b = m.IP.DstIP.AppendTo(b)
+	}
+	return b
+}
+
+func appendBit(b []byte, v bool) []byte {
+	if v {
+		return append(b, '1')
+	}
+	return append(b, '0')
+}
+
+// ecnName names the two ECN bits of the IP header (RFC 3168).
+func ecnName(ecn uint8) string {
+	switch ecn & 3 {
+	case 1:
+		return "ect1"
+	case 2:
+		return "ect0"
+	case 3:
+		return "ce"
+	}
+	return "not-ect"
+}

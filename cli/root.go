@@ -1,0 +1,61 @@
+// Package cli holds rocedump's cobra commands: flag parsing, wiring and exit
+// codes. Analysis lives in the capture, decode, flows and reports packages;
+// each command here is an options struct, a NewCmdX that parses flags into
+// it, and an xRun that does the work with injected streams.
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is the rocedump version, set at build time with
+// -ldflags "-X github.com/rocedump/rocedump/cli.Version=v1.2.3".
+var Version = "dev"
+
+// IOStreams are the standard streams a command reads and writes.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// NewCmdRoot builds the rocedump command tree.
+func NewCmdRoot(ios IOStreams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "rocedump",
+		Short: "Analyse RoCEv2 captures from GPU cluster fabrics",
+		Long: `rocedump decodes RoCE (RDMA over Converged Ethernet) traffic captured on
+GPU cluster fabrics - switch-mirrored pcaps (SPAN, ERSPAN, VLAN-tagged,
+truncated by the mirror's snap length) or plain host captures - and tells a
+network engineer which Queue Pairs talked, how much, and what went wrong.
+
+It decodes the InfiniBand transport in UDP port 4791 (BTH and every extended
+header, CNPs, RDMA CM on QP1), checks the ICRC of every whole frame, and
+strips ERSPAN I/II/III, GRE and 802.1Q/QinQ wrappers on the way in.
+
+Exit codes: 0 success, 1 findings at or above --fail-on (report), 2 usage
+or input error.`,
+		Version:       Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(ios.In)
+	root.SetOut(ios.Out)
+	root.SetErr(ios.ErrOut)
+	root.AddCommand(NewCmdRead(ios, nil))
+	return root
+}
+
+// Execute runs rocedump with the given arguments and returns the exit code.
+func Execute(args []string, in io.Reader, out, errOut io.Writer) int {
+	root := NewCmdRoot(IOStreams{In: in, Out: out, ErrOut: errOut})
+	root.SetArgs(args)
+	err := root.Execute()
+	if err != nil {
+		fmt.Fprintf(errOut, "rocedump: %v\n", err)
+	}
+	return exitCode(err)
+}

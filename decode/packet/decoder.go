@@ -1,0 +1,146 @@
+package packet
+
+import "github.com/rocedump/rocedump/capture"
+
+// Bounds on the walk, so that crafted frames cannot make it loop or recurse
+// without end.
+const (
+	MaxTunnels  = 8 // tunnels (GRE, VXLAN, IP-in-IP) entered per frame
+	maxVLANTags = 8 // VLAN tags per Ethernet frame
+	maxIPv6Ext  = 8 // IPv6 extension headers per datagram
+)
+
+// Decoder decodes frames into Packets. Its zero value is ready to use. It
+// holds per-walk scratch state, so one Decoder must not be used by two
+// goroutines at once; use one per goroutine.
+type Decoder struct {
+	w walker
+}
+
+// Decode fills p from one captured frame of link type lt: data is the
+// captured bytes and origLen the frame's length on the wire. Every field of
+// p is overwritten. Decode never panics and allocates nothing.
+//
+// It returns a non-nil error only for a link type it cannot decode: a
+// *LinkTypeError wrapping ErrUnknownLinkType. Everything else (not RoCE,
+// malformed, truncated) is recorded in p.
+func (d *Decoder) Decode(lt capture.LinkType, data []byte, origLen int, p *Packet) error {
+	*p = Packet{CapLen: len(data), OrigLen: origLen}
+	if !Supported(lt) {
+		return &LinkTypeError{LinkType: lt}
+	}
+	p.Truncated = origLen > len(data)
+	d.w = walker{p: p, cut: p.Truncated, ethPos: -1, tunnelMark: -1}
+	d.w.link(lt, data)
+	d.w.finish()
+	d.w = walker{}
+	return nil
+}
+
+// walker is the state of one walk down a frame.
+type walker struct {
+	p *Packet
+
+	// cut says the bytes being decoded end before the end their enclosing
+	// header (or the wire) says they have: a short header there is
+	// truncation, not malformation.
+	cut bool
+
+	tunnels int // tunnels entered so far
+
+	// ethPos is the Encap index where the current frame's Ethernet header
+	// goes if the frame turns out to carry a tunnel, or -1 if the current
+	// frame has no Ethernet header.
+	ethPos int
+
+	// tunnelMark is the number of Encap layers before the tunnel being
+	// entered, or -1. The tunnel's layers are kept only once the walk
+	// reaches its inner frame; if it stops before, they are dropped.
+	tunnelMark int
+
+	// ip is the current IP datagram from its first header byte, trimmed to
+	// its total length; ipWhole says all of it was captured.
+	ip      []byte
+	ipWhole bool
+}
+
+// malformed records an invalid header and stops the walk there. A frame
+// already known to be RoCE becomes KindMalformed.
+func (w *walker) malformed(r Reason) {
+	w.p.Malformed = r
+	if w.p.Kind == KindRoCE {
+		w.p.Kind = KindMalformed
+	}
+}
+
+// short records a header cut short: truncation if the bytes were cut, else
+// the malformation r.
+func (w *walker) short(r Reason) {
+	if w.cut {
+		w.p.Truncated = true
+		return
+	}
+	w.malformed(r)
+}
+
+// trim limits b to the n bytes a length field declares, and records whether
+// fewer were captured.
+func (w *walker) trim(b []byte, n int) []byte {
+	if n <= len(b) {
+		w.cut = false
+		return b[:n]
+	}
+	w.cut = true
+	w.p.Truncated = true
+	return b
+}
+
+// enterTunnel records that the current frame carries a tunnel: its IP
+// header, of kind ipKind, goes into Encap, followed by the tunnel's own
+// layers, all pending until innerFrame. It reports false, recording
+// ReasonTooDeep, past MaxTunnels.
+func (w *walker) enterTunnel(ipKind EncapKind) bool {
+	if w.tunnels >= MaxTunnels {
+		w.malformed(ReasonTooDeep)
+		return false
+	}
+	w.tunnels++
+	w.tunnelMark = w.p.NEncap
+	w.p.pushEncap(ipKind, 0)
+	return true
+}
+
+// ipEncapKind is the Encap kind of the current IP header.
+func (w *walker) ipEncapKind() EncapKind {
+	if w.p.IPVersion == 6 {
+		return EncapIPv6
+	}
+	return EncapIPv4
+}
+
+// innerFrame starts the walk of a tunnel's inner frame: the tunnel's Encap
+// layers are kept, with the carrying frame's Ethernet header (if it had one)
+// before its VLAN tags, and the fields that describe a frame are cleared.
+// ethernet sets ethPos again if the inner frame has an Ethernet header.
+func (w *walker) innerFrame() {
+	if w.ethPos >= 0 {
+		w.p.insertEncap(w.ethPos, EncapEthernet, 0)
+	}
+	w.ethPos, w.tunnelMark = -1, -1
+	w.p.clearFrame()
+	w.ip, w.ipWhole = nil, false
+}
+
+// finish drops the layers of a tunnel whose inner frame was not reached, so
+// that Encap always lists only what lies outside the frame the other fields
+// describe.
+func (w *walker) finish() {
+	p := w.p
+	if w.tunnelMark < 0 {
+		return
+	}
+	for i := w.tunnelMark; i < p.NEncap; i++ {
+		p.Encap[i] = EncapLayer{}
+	}
+	p.NEncap = w.tunnelMark
+}

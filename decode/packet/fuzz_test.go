@@ -1,0 +1,141 @@
+package packet
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/rocedump/rocedump/capture"
+)
+
+// fuzzLinkTypes are the link types FuzzDecode picks from: every supported
+// one and one that is not.
+var fuzzLinkTypes = []capture.LinkType{
+	capture.LinkTypeEthernet, capture.LinkTypeRaw, linkTypeRawBSD, linkTypeRawOpenBSD,
+	capture.LinkTypeIPv4, capture.LinkTypeIPv6, capture.LinkTypeLinuxSLL, capture.LinkTypeLinuxSLL2,
+	capture.LinkTypeNull, capture.LinkTypeLoop, capture.LinkTypeERF,
+}
+
+func linkTypeIndex(lt capture.LinkType) uint8 {
+	for i, l := range fuzzLinkTypes {
+		if l == lt {
+			return uint8(i)
+		}
+	}
+	panic(fmt.Sprint("no fuzz link type ", lt))
+}
+
+// dirtyPacket returns a Packet with most fields set, by decoding a CM MAD
+// mirrored through ERSPAN, then a PFC frame over it by hand.
+func dirtyPacket() Packet {
+	var d Decoder
+	var p Packet
+	for _, c := range decodeCases() {
+		if c.name == "cm req" {
+			inner := eth(0x0800, c.data[14:], vtag{0x8100, 5, 42})
+			frame := mirror(fS|fK, 0x22eb, func(b []byte) []byte { return erspan3(9, 0, true, b) }, inner)
+			if err := d.Decode(capture.LinkTypeEthernet, frame[:len(frame)-3], len(frame), &p); err != nil {
+				panic(err)
+			}
+		}
+	}
+	p.HasPFC, p.PFC = true, PFCFrame{Opcode: 0x0101, ClassEnable: 0xff, Quanta: [8]uint16{1, 2, 3, 4, 5, 6, 7, 8}}
+	p.Malformed, p.Note, p.Fragment, p.TCPFlags = ReasonBadTCP, ReasonFragment, true, 0x12
+	return p
+}
+
+// fuzzSeeds adds the table cases and, from each real capture, the frames
+// that decode to a kind of frame not seen before.
+func fuzzSeeds(f *testing.F) {
+	for _, c := range decodeCases() {
+		f.Add(linkTypeIndex(c.lt), c.data, uint16(0))
+		f.Add(linkTypeIndex(c.lt), c.data[:len(c.data)*3/4], uint16(len(c.data)/4))
+	}
+	files, _ := filepath.Glob(filepath.Join(realDir, "*.pcap"))
+	var d Decoder
+	var p Packet
+	for _, path := range files {
+		seen := map[string]bool{}
+		for _, fr := range readCapture(f, path) {
+			if d.Decode(fr.lt, fr.data, fr.origLen, &p) != nil {
+				continue
+			}
+			key := fmt.Sprint(p.Kind, p.Malformed, p.Note, string(p.AppendEncap(nil)), p.EtherType, p.Proto, p.BTH.Opcode)
+			if !seen[key] && len(seen) < 8 {
+				seen[key] = true
+				f.Add(linkTypeIndex(fr.lt), fr.data, uint16(fr.origLen-len(fr.data)))
+			}
+		}
+	}
+}
+
+// FuzzDecode decodes arbitrary bytes under every link type: the walk must
+// not panic, must keep its invariants, and must give the same Packet whether
+// it decodes into a fresh one or into one full of another frame's fields.
+func FuzzDecode(f *testing.F) {
+	fuzzSeeds(f)
+	dirty := dirtyPacket()
+	f.Fuzz(func(t *testing.T, sel uint8, data []byte, extra uint16) {
+		lt := fuzzLinkTypes[int(sel)%len(fuzzLinkTypes)]
+		origLen := len(data) + int(extra)
+		var d Decoder
+		var fresh Packet
+		err := d.Decode(lt, data, origLen, &fresh)
+		if Supported(lt) != (err == nil) {
+			t.Fatalf("%v: Supported %v, err %v", lt, Supported(lt), err)
+		}
+		if err != nil {
+			if !errors.Is(err, ErrUnknownLinkType) {
+				t.Fatalf("error %v does not wrap ErrUnknownLinkType", err)
+			}
+			return
+		}
+		checkInvariants(t, &fresh, data, origLen)
+		reused := dirty
+		if err := d.Decode(lt, data, origLen, &reused); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(&reused, &fresh) {
+			t.Fatalf("decoding into a used Packet differs:\nfresh  %+v\nreused %+v", summarize(&fresh), summarize(&reused))
+		}
+	})
+}
+
+// checkInvariants checks what holds for every decoded Packet.
+func checkInvariants(t *testing.T, p *Packet, data []byte, origLen int) {
+	t.Helper()
+	switch {
+	case p.CapLen != len(data) || p.OrigLen != origLen:
+		t.Errorf("CapLen, OrigLen = %d, %d; want %d, %d", p.CapLen, p.OrigLen, len(data), origLen)
+	case origLen > len(data) && !p.Truncated:
+		t.Errorf("cut frame not Truncated")
+	case p.NEncap < 0 || p.NEncap > MaxEncap:
+		t.Errorf("NEncap %d", p.NEncap)
+	case p.Kind == KindMalformed && p.Malformed == ReasonNone:
+		t.Errorf("malformed without a reason")
+	case p.Kind == KindRoCE && p.Malformed != ReasonNone:
+		t.Errorf("RoCE with Malformed %q", p.Malformed)
+	case (p.Kind == KindOther) != (p.RoCEVersion == 0):
+		t.Errorf("Kind %v with RoCEVersion %d", p.Kind, p.RoCEVersion)
+	case p.HasBTH && p.RoCEVersion == 0:
+		t.Errorf("BTH outside RoCE")
+	case p.HasCM && !p.HasBTH:
+		t.Errorf("CM without BTH")
+	case p.PayloadLen < 0 || p.PayloadLen > 0xffff:
+		t.Errorf("PayloadLen %d", p.PayloadLen)
+	case p.Malformed != ReasonNone && p.Note != ReasonNone:
+		t.Errorf("both Malformed %q and Note %q", p.Malformed, p.Note)
+	}
+	for _, e := range p.EncapLayers() {
+		if e.Kind == EncapNone || e.Kind >= numEncapKinds {
+			t.Errorf("Encap %s has layer kind %d", p.AppendEncap(nil), e.Kind)
+		}
+	}
+	for _, e := range p.Encap[p.NEncap:] {
+		if e != (EncapLayer{}) {
+			t.Errorf("stale Encap entry %v past NEncap %d", e, p.NEncap)
+		}
+	}
+}

@@ -1,0 +1,31 @@
+package packet
+
+import "encoding/binary"
+
+const (
+	tcpMinHeaderLen = 20
+	tcpFlagsOffset  = 13
+)
+
+// tcp decodes the ports and flags of a TCP header (RFC 9293 §3.1), for the
+// storage and non-RDMA reports; its payload is not decoded.
+func (w *walker) tcp(b []byte) {
+	p := w.p
+	if len(b) < 4 {
+		w.short(ReasonBadTCP)
+		return
+	}
+	p.SrcPort = binary.BigEndian.Uint16(b)
+	p.DstPort = binary.BigEndian.Uint16(b[2:])
+	if len(b) < tcpMinHeaderLen {
+		if len(b) > tcpFlagsOffset {
+			p.TCPFlags = b[tcpFlagsOffset]
+		}
+		w.short(ReasonBadTCP)
+		return
+	}
+	p.TCPFlags = b[tcpFlagsOffset]
+	if int(b[12]>>4)*4 < tcpMinHeaderLen {
+		w.malformed(ReasonBadTCP)
+	}
+}

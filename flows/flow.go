@@ -1,0 +1,228 @@
+package flows
+
+import (
+	"net/netip"
+	"sort"
+	"time"
+
+	"github.com/rocedump/rocedump/decode/bth"
+)
+
+// Key identifies a QP flow: packets from Src to Dst for destination QP DestQP.
+type Key struct {
+	Src, Dst netip.Addr
+	DestQP   uint32
+}
+
+// Reverse is the key of the flow carrying the other direction of a
+// connection, given the QPN at this flow's source.
+func (k Key) Reverse(srcQP uint32) Key { return Key{Src: k.Dst, Dst: k.Src, DestQP: srcQP} }
+
+// Compare orders keys by source, destination, then QPN.
+func (k Key) Compare(o Key) int {
+	if c := k.Src.Compare(o.Src); c != 0 {
+		return c
+	}
+	if c := k.Dst.Compare(o.Dst); c != 0 {
+		return c
+	}
+	switch {
+	case k.DestQP < o.DestQP:
+		return -1
+	case k.DestQP > o.DestQP:
+		return 1
+	}
+	return 0
+}
+
+// FrameRef names one frame: the index of its file among the inputs, its
+// 1-based number in that file, and its capture time.
+type FrameRef struct {
+	File  int
+	Frame int
+	Time  time.Time
+}
+
+// PairMethod says how a flow's partner was found.
+type PairMethod uint8
+
+// Pairing methods.
+const (
+	PairNone PairMethod = iota // no partner found
+	PairCM                     // named by an RDMA CM REQ/REP exchange in the capture
+	PairPSN                    // the partner's ACK or READ response PSNs fall in this flow's request PSNs
+)
+
+// String returns "none", "cm" or "psn".
+func (m PairMethod) String() string {
+	switch m {
+	case PairCM:
+		return "cm"
+	case PairPSN:
+		return "psn"
+	}
+	return "none"
+}
+
+// CMInfo is what an RDMA CM exchange said about a flow's connection.
+type CMInfo struct {
+	ServiceID uint64
+	IPService bool   // ServiceID is an IP CM service (Annex A11)
+	PortSpace uint8  // IP CM port space (0x06 TCP, ...)
+	Port      uint16 // IP CM service port (4420 NVMe-oF, 3260 iSER, 20049 NFS/RDMA)
+	StartPSN  uint32 // starting PSN of this flow's requests, from the REQ or REP
+	SrcQP     uint32 // QPN at this flow's source
+	CommID    uint32 // local communication ID of the side that sends this flow
+	Frame     FrameRef
+}
+
+// Flow is one QP flow: see the package doc for the meaning of each counter.
+type Flow struct {
+	ID        int // 1-based, in the order flows first appear in the capture
+	Key       Key
+	Epoch     int // 0 for the first connection seen on Key, 1 for the next, ...
+	Transport bth.Transport
+	PKey      uint16 // P_Key of the first packet
+	HasVLAN   bool
+	VLAN      uint16 // VLAN of the first packet, when tagged
+	SrcQP     uint32 // QPN at the source, when known (DETH, CM, or the partner's key); HasSrcQP says so
+	HasSrcQP  bool
+
+	Packets      uint64
+	WireBytes    uint64 // sum of IP total lengths: right on truncated captures
+	PayloadBytes uint64 // sum of RDMA payload lengths
+	First, Last  FrameRef
+
+	Messages uint64 // completed messages: request LAST/ONLY packets, READ requests, atomics, READ response LAST/ONLY
+
+	// Requests: PSN state of the requests this flow carries.
+	Requests PSNStats
+	// ReadResponses: PSN state of the RDMA READ responses this flow carries.
+	ReadResponses PSNStats
+
+	NAKs      [5]uint64 // NAKs this flow carries, indexed by bth.NAKCode (psn_seq_err ... invalid_rd_request)
+	NAKOther  uint64    // NAKs with a reserved code
+	RNRNAKs   uint64    // RNR NAKs this flow carries
+	CNPs      uint64    // CNPs this flow carries (addressed to DestQP)
+	ECNCE     uint64    // packets whose IP ECN field is CE (congestion experienced)
+	FECN      uint64    // packets with the BTH FECN bit
+	BECN      uint64    // packets with the BTH BECN bit
+	ICRCBad   uint64    // whole frames whose ICRC did not verify
+	Truncated uint64    // frames cut by the snap length
+
+	ECN [4]uint64 // packets per ECN codepoint: not-ECT, ECT(1), ECT(0), CE
+
+	Partner  *Flow // the flow carrying this one's ACKs and READ responses (and the reverse), nil if none
+	PairedBy PairMethod
+	CM       *CMInfo // the CM exchange that set up this flow's connection, if captured
+
+	resp respTracker // PSNs of the ACKs and responses this flow carries, for pairing
+
+	opcodes   opcodeCounts
+	dscp      valueCounts
+	rnrTimers valueCounts
+	ports     portSet
+
+	binIndex  int64  // current 1 ms rate bin (Unix ms)
+	binBytes  uint64 // wire bytes in the current bin
+	peakBytes uint64 // most wire bytes in any 1 ms bin
+}
+
+// PSNStats is the sequence state of one PSN space of a flow.
+type PSNStats struct {
+	Packets       uint64 // sequenced packets
+	FirstPSN      uint32 // PSN of the first sequenced packet
+	LastPSN       uint32 // PSN of the last sequenced packet
+	HighPSN       uint32 // highest PSN seen (24-bit serial order)
+	Retransmitted uint64 // packets at a PSN this flow had already carried
+	PSNGaps       uint64 // forward jumps past the expected PSN
+	MissingPSNs   uint64 // PSNs skipped by gaps and never seen since
+	OutOfOrder    uint64 // packets filling a PSN skipped by an earlier gap
+
+	seq sequencer
+}
+
+// Duration is the time from the first to the last packet.
+func (f *Flow) Duration() time.Duration { return f.Last.Time.Sub(f.First.Time) }
+
+// MeanBitsPerSecond is the mean wire rate over the flow's duration; 0 for a
+// flow of one packet.
+func (f *Flow) MeanBitsPerSecond() float64 {
+	d := f.Duration()
+	if d <= 0 {
+		return 0
+	}
+	return float64(f.WireBytes) * 8 / d.Seconds()
+}
+
+// PeakBitsPerSecond is the highest wire rate over any 1 ms bin.
+func (f *Flow) PeakBitsPerSecond() float64 {
+	peak := max(f.peakBytes, f.binBytes)
+	return float64(peak) * 8 * 1000
+}
+
+// Opcodes returns the packets per opcode, ordered by opcode.
+func (f *Flow) Opcodes() []OpcodeCount { return f.opcodes.sorted() }
+
+// DSCP returns the packets per DSCP value, ordered by DSCP.
+func (f *Flow) DSCP() []ValueCount { return f.dscp.sorted() }
+
+// RNRTimers returns the RNR NAKs per RNR timer value (IBTA Table 45).
+func (f *Flow) RNRTimers() []ValueCount { return f.rnrTimers.sorted() }
+
+// SrcPorts returns the UDP source ports seen, sorted, and whether more than
+// the remembered maximum were seen.
+func (f *Flow) SrcPorts() (ports []uint16, more bool) {
+	ports = append([]uint16(nil), f.ports.ports...)
+	sort.Slice(ports, func(i, j int) bool { return ports[i] < ports[j] })
+	return ports, f.ports.more
+}
+
+// NAKTotal is the number of NAKs of any code this flow carries.
+func (f *Flow) NAKTotal() uint64 {
+	n := f.NAKOther
+	for _, c := range f.NAKs {
+		n += c
+	}
+	return n
+}
+
+// Retransmitted is the number of retransmitted packets, requests and READ
+// responses together.
+func (f *Flow) Retransmitted() uint64 {
+	return f.Requests.Retransmitted + f.ReadResponses.Retransmitted
+}
+
+// PSNGaps is the number of PSN gaps, requests and READ responses together.
+func (f *Flow) PSNGaps() uint64 { return f.Requests.PSNGaps + f.ReadResponses.PSNGaps }
+
+// PartnerQPN is the partner flow's destination QPN (this flow's source QP),
+// and whether there is a partner.
+func (f *Flow) PartnerQPN() (uint32, bool) {
+	if f.Partner == nil {
+		return 0, false
+	}
+	return f.Partner.Key.DestQP, true
+}
+
+// respTracker follows the PSNs of the responses a flow carries (ACKs, NAKs,
+// READ and ATOMIC responses): they name PSNs of the partner's requests.
+type respTracker struct {
+	started     bool
+	first, high uint32
+	count       uint64
+}
+
+func (r *respTracker) note(psn uint32) {
+	r.count++
+	if !r.started {
+		r.started, r.first, r.high = true, psn, psn
+		return
+	}
+	if psnDiff(psn, r.high) > 0 {
+		r.high = psn
+	}
+	if psnDiff(psn, r.first) < 0 {
+		r.first = psn
+	}
+}
