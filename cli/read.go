@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -101,7 +102,6 @@ truncated and ICRC-bad frames.`,
 // readStats are the counters of the summary line.
 type readStats struct {
 	packets, roce, malformed, truncated, icrcBad, shown int
-	unsupported                                        map[capture.LinkType]int
 }
 
 func (s *readStats) summary() string {
@@ -130,16 +130,17 @@ func readRun(opts *ReadOptions) error {
 	}
 
 	out := bufio.NewWriterSize(opts.IO.Out, 256<<10)
-	stats := readStats{unsupported: map[capture.LinkType]int{}}
+	var stats readStats
+	h := &packetHandler{opts: opts, sel: sel, filters: filters, printer: printer, out: out, stats: &stats}
 	var problems []string
 	var runErr error
 	for _, path := range opts.Files {
-		err := readFile(path, opts, sel, filters, printer, out, &stats)
+		err := readFile(path, h)
 		if errors.Is(err, errStop) {
 			break
 		}
 		var fe *fileError
-		if errors.As(err, &fe) && !fe.fatal {
+		if errors.As(err, &fe) {
 			problems = append(problems, fe.Error())
 			continue
 		}
@@ -158,18 +159,71 @@ func readRun(opts *ReadOptions) error {
 	return runErr
 }
 
-// fileError is a problem with one input file. A non-fatal one (a cut-off
-// file, a bad record) ends that file but keeps what was read before it.
-type fileError struct {
-	fatal bool
-	err   error
-}
+// fileError is a problem with one input file that ends that file but keeps
+// what was read before it: a cut-off file, a bad record, frames of a link
+// type rocedump does not read.
+type fileError struct{ err error }
 
 func (e *fileError) Error() string { return e.err.Error() }
 func (e *fileError) Unwrap() error { return e.err }
 
-func readFile(path string, opts *ReadOptions, sel *packetSelector, filters *filterCache,
-	printer *packetPrinter, out *bufio.Writer, stats *readStats) error {
+// packetHandler does the per-frame work of read: filter, decode, count,
+// select and print. It allocates nothing per frame (TestReadAllocs).
+type packetHandler struct {
+	opts    *ReadOptions
+	sel     *packetSelector
+	filters *filterCache
+	printer *packetPrinter
+	out     *bufio.Writer
+	stats   *readStats
+
+	dec packet.Decoder
+	pkt packet.Packet
+}
+
+// handle processes one record. It returns errStop once -c packets were
+// printed, or a usage error for a filter that does not compile for the
+// record's link type.
+func (h *packetHandler) handle(rec *capture.Record) error {
+	h.stats.packets++
+	if f, err := h.filters.get(rec.LinkType); err != nil {
+		return err
+	} else if f != nil && !f.Match(rec.Data) {
+		return nil
+	}
+	pkt := &h.pkt
+	if err := h.dec.Decode(rec.LinkType, rec.Data, rec.OrigLen, pkt); err != nil {
+		return nil // callers check packet.Supported first
+	}
+	if pkt.Truncated {
+		h.stats.truncated++
+	}
+	switch pkt.Kind {
+	case packet.KindRoCE:
+		h.stats.roce++
+		if pkt.ICRC == bth.ICRCBad {
+			h.stats.icrcBad++
+		}
+	case packet.KindMalformed:
+		h.stats.malformed++
+	default:
+		return nil
+	}
+	if !h.sel.match(pkt) {
+		return nil
+	}
+	h.printer.print(h.out, rec, pkt)
+	h.stats.shown++
+	if h.opts.Count > 0 && h.stats.shown >= h.opts.Count {
+		return errStop
+	}
+	return nil
+}
+
+// readFile reads one capture through h. Frames of a link type rocedump does
+// not decode are skipped and reported; a file with nothing else is an input
+// error.
+func readFile(path string, h *packetHandler) error {
 	r, err := capture.Open(path)
 	if err != nil {
 		return &exitError{code: ExitUsage, err: err}
@@ -178,12 +232,10 @@ func readFile(path string, opts *ReadOptions, sel *packetSelector, filters *filt
 
 	var (
 		rec       capture.Record
-		pkt       packet.Packet
-		dec       packet.Decoder
 		supported int
 		skipped   = map[capture.LinkType]int{}
 	)
-	printer.startFile(path)
+	h.printer.startFile(path)
 	for {
 		err := r.Next(&rec)
 		if err == io.EOF {
@@ -195,57 +247,29 @@ func readFile(path string, opts *ReadOptions, sel *packetSelector, filters *filt
 			}
 			return &fileError{err: err}
 		}
-		stats.packets++
 		if !packet.Supported(rec.LinkType) {
+			h.stats.packets++
 			skipped[rec.LinkType]++
 			continue
 		}
 		supported++
-		if f, err := filters.get(rec.LinkType); err != nil {
-			return &exitError{code: ExitUsage, err: err}
-		} else if f != nil && !f.Match(rec.Data) {
-			continue
-		}
-		if err := dec.Decode(rec.LinkType, rec.Data, rec.OrigLen, &pkt); err != nil {
-			// Supported() said yes, so this is a decoder bug; keep going.
-			skipped[rec.LinkType]++
-			continue
-		}
-		switch pkt.Kind {
-		case packet.KindRoCE:
-			stats.roce++
-			if pkt.Truncated {
-				stats.truncated++
-			}
-			if pkt.ICRC == bth.ICRCBad {
-				stats.icrcBad++
-			}
-		case packet.KindMalformed:
-			stats.malformed++
-		default:
-			continue
-		}
-		if !sel.match(&pkt) {
-			continue
-		}
-		printer.print(out, &rec, &pkt)
-		stats.shown++
-		if opts.Count > 0 && stats.shown >= opts.Count {
-			return errStop
+		if err := h.handle(&rec); err != nil {
+			return err
 		}
 	}
-	for lt, n := range skipped {
-		stats.unsupported[lt] += n
+	if len(skipped) == 0 {
+		return nil
 	}
-	if supported == 0 && len(skipped) > 0 {
-		for lt := range skipped {
-			return &exitError{code: ExitUsage, err: fmt.Errorf("%s: %w", path, &packet.LinkTypeError{LinkType: lt})}
-		}
+	lts := make([]capture.LinkType, 0, len(skipped))
+	for lt := range skipped {
+		lts = append(lts, lt)
 	}
-	for lt, n := range skipped {
-		return &fileError{err: fmt.Errorf("%s: skipped %d frames of %v", path, n, &packet.LinkTypeError{LinkType: lt})}
+	slices.Sort(lts)
+	lerr := &packet.LinkTypeError{LinkType: lts[0]}
+	if supported == 0 {
+		return &exitError{code: ExitUsage, err: fmt.Errorf("%s: %w", path, lerr)}
 	}
-	return nil
+	return &fileError{err: fmt.Errorf("%s: skipped %d frames of %v", path, skipped[lts[0]], lerr)}
 }
 
 // filterCache compiles the capture filter once per link type: a pcapng file

@@ -24,7 +24,7 @@ type readJSONPacket struct {
 		VA   uint64 `json:"va"`
 		RKey uint64 `json:"rkey"`
 	} `json:"atomic_eth"`
-	RETH      *struct {
+	RETH *struct {
 		VA     uint64 `json:"va"`
 		RKey   uint64 `json:"rkey"`
 		DMALen uint64 `json:"dma_len"`

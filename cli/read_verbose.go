@@ -18,7 +18,10 @@ func appendVerbose(b []byte, rec *capture.Record, pkt *packet.Packet) []byte {
 	b = append(b, " bytes on wire, "...)
 	b = strconv.AppendInt(b, int64(pkt.CapLen), 10)
 	b = append(b, " captured, link "...)
-	b = append(b, rec.LinkType.String()...)
+	b = append(b, rec.LinkType.Name()...) // String() would allocate
+	b = append(b, " ("...)
+	b = strconv.AppendUint(b, uint64(rec.LinkType), 10)
+	b = append(b, ')')
 	if pkt.NEncap > 0 {
 		b = append(b, ", encap"...)
 		for _, e := range pkt.EncapLayers() {

@@ -184,14 +184,6 @@ func (b *builder) key(i int32) (factKey, bool) {
 	return factKey{kind: in.kind, rel: in.rel, nl: in.nl, off: in.off, size: in.size, mask: in.mask, expr: in.expr}, true
 }
 
-// edge ids: 2*i for the true edge of insn i, 2*i+1 for the false edge.
-func edgeOf(i int32, sense bool) int32 {
-	if sense {
-		return 2 * i
-	}
-	return 2*i + 1
-}
-
 // order returns the insns reachable from root, parents before children.
 func (b *builder) order(root int32) []int32 {
 	seen := make([]bool, len(b.insns))
@@ -213,51 +205,66 @@ func (b *builder) order(root int32) []int32 {
 	return post
 }
 
-// dominators returns, for each reachable insn, the sorted set of edges
-// that every path from the root to it takes.
-func (b *builder) dominators(order []int32) map[int32][]int32 {
-	dom := make(map[int32][]int32, len(order))
-	visited := make(map[int32]bool, len(order))
-	for n, i := range order {
-		if n == 0 {
-			dom[i] = nil
-			visited[i] = true
+// A fact is what the tests taken so far tell about a value: the outcome
+// of one test, or (after "== k" held) the constants the value can be.
+type fact struct {
+	key   factKey
+	isSet bool
+	op    cmpOp
+	k     uint32
+	val   bool     // outcome of "key op k"
+	set   []uint32 // isSet: the possible values
+}
+
+// edgeFacts returns the facts after taking insn p's branch sense.
+func (b *builder) edgeFacts(in []fact, p int32, sense bool) []fact {
+	key, _ := b.key(p)
+	pin := &b.insns[p]
+	out := make([]fact, 0, len(in)+2)
+	for _, f := range in {
+		if f.key == key && f.isSet && pin.op == opEq && sense {
+			continue // replaced below
 		}
-		for _, sense := range []bool{true, false} {
-			j := b.insns[i].jt
-			if !sense {
-				j = b.insns[i].jf
-			}
-			if j < 0 {
+		out = append(out, f)
+	}
+	out = append(out, fact{key: key, op: pin.op, k: pin.k, val: sense})
+	if pin.op == opEq && sense {
+		out = append(out, fact{key: key, isSet: true, set: []uint32{pin.k}})
+	}
+	return out
+}
+
+// meet keeps what holds on both of two ways into an insn.
+func meet(a, b []fact) []fact {
+	var out []fact
+	for _, fa := range a {
+		for _, fb := range b {
+			if fa.key != fb.key || fa.isSet != fb.isSet {
 				continue
 			}
-			in := insertSorted(dom[i], edgeOf(i, sense))
-			if !visited[j] {
-				dom[j] = in
-				visited[j] = true
-			} else {
-				dom[j] = intersectSorted(dom[j], in)
+			if fa.isSet {
+				out = append(out, fact{key: fa.key, isSet: true, set: unionSorted(fa.set, fb.set)})
+				break
+			}
+			if fa.op == fb.op && fa.k == fb.k && fa.val == fb.val {
+				out = append(out, fa)
+				break
 			}
 		}
 	}
-	return dom
+	return out
 }
 
-func insertSorted(s []int32, e int32) []int32 {
-	k := sort.Search(len(s), func(n int) bool { return s[n] >= e })
-	out := make([]int32, 0, len(s)+1)
-	out = append(out, s[:k]...)
-	out = append(out, e)
-	return append(out, s[k:]...)
-}
-
-func intersectSorted(a, b []int32) []int32 {
-	var out []int32
-	for i, j := 0, 0; i < len(a) && j < len(b); {
+func unionSorted(a, b []uint32) []uint32 {
+	out := make([]uint32, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
 		switch {
-		case a[i] < b[j]:
+		case j == len(b) || i < len(a) && a[i] < b[j]:
+			out = append(out, a[i])
 			i++
-		case a[i] > b[j]:
+		case i == len(a) || b[j] < a[i]:
+			out = append(out, b[j])
 			j++
 		default:
 			out = append(out, a[i])
@@ -268,47 +275,77 @@ func intersectSorted(a, b []int32) []int32 {
 	return out
 }
 
-// fold returns where insn v goes if edge e was taken to reach it and e
-// settles v's test (libpcap's fold_edge), or v itself.
-func (b *builder) fold(v, e int32) int32 {
-	p, sense := e/2, e%2 == 0
-	kv, ok1 := b.key(v)
-	kp, ok2 := b.key(p)
-	in, pin := &b.insns[v], &b.insns[p]
-	if !ok1 || !ok2 || kv != kp || in.op != pin.op {
-		return v
-	}
-	if in.k == pin.k {
-		if sense {
-			return in.jt
+// facts returns, for each reachable insn, what holds on every way in.
+func (b *builder) facts(order []int32) map[int32][]fact {
+	in := make(map[int32][]fact, len(order))
+	seen := make(map[int32]bool, len(order))
+	for n, i := range order {
+		if n == 0 {
+			seen[i] = true
 		}
-		return in.jf
+		for _, sense := range []bool{true, false} {
+			j := b.insns[i].jt
+			if !sense {
+				j = b.insns[i].jf
+			}
+			if j < 0 {
+				continue
+			}
+			f := b.edgeFacts(in[i], i, sense)
+			if !seen[j] {
+				in[j], seen[j] = f, true
+			} else {
+				in[j] = meet(in[j], f)
+			}
+		}
 	}
-	if sense && in.op == opEq {
-		return in.jf // the value is pin.k, so it is not in.k
-	}
-	return v
+	return in
 }
 
-// thread follows v past tests that edges edom settle, and past tests
-// whose branches meet (libpcap's opt_j).
-func (b *builder) thread(v int32, edom []int32) int32 {
+// settled reports the outcome of insn v's test if facts settle it, as
+// libpcap's fold_edge does: the same test was made, or the value is
+// known to be one of some constants.
+func (b *builder) settled(v int32, facts []fact) (outcome, known bool) {
+	key, _ := b.key(v)
+	in := &b.insns[v]
+	for _, f := range facts {
+		if f.key != key {
+			continue
+		}
+		if !f.isSet && f.op == in.op && f.k == in.k {
+			return f.val, true
+		}
+		if f.isSet && in.op == opEq {
+			if len(f.set) == 1 && f.set[0] == in.k {
+				return true, true
+			}
+			k := sort.Search(len(f.set), func(n int) bool { return f.set[n] >= in.k })
+			if k == len(f.set) || f.set[k] != in.k {
+				return false, true
+			}
+		}
+	}
+	return false, false
+}
+
+// thread follows v past tests that facts settle, and past tests whose
+// branches meet (libpcap's opt_j).
+func (b *builder) thread(v int32, facts []fact) int32 {
 	for v >= 0 {
 		in := &b.insns[v]
 		if in.jt == in.jf {
 			v = in.jt
 			continue
 		}
-		next := v
-		for _, e := range edom {
-			if next = b.fold(v, e); next != v {
-				break
-			}
-		}
-		if next == v {
+		outcome, known := b.settled(v, facts)
+		if !known {
 			return v
 		}
-		v = next
+		if outcome {
+			v = in.jt
+		} else {
+			v = in.jf
+		}
 	}
 	return v
 }
@@ -318,15 +355,17 @@ func (b *builder) optimize(root int32) int32 {
 	for changed := true; changed; {
 		changed = false
 		order := b.order(root)
-		dom := b.dominators(order)
+		facts := b.facts(order)
 		for _, i := range order {
 			for _, sense := range []bool{true, false} {
-				edom := insertSorted(dom[i], edgeOf(i, sense))
 				succ := &b.insns[i].jt
 				if !sense {
 					succ = &b.insns[i].jf
 				}
-				if t := b.thread(*succ, edom); t != *succ {
+				if *succ < 0 {
+					continue
+				}
+				if t := b.thread(*succ, b.edgeFacts(facts[i], i, sense)); t != *succ {
 					*succ = t
 					changed = true
 				}
