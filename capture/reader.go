@@ -54,15 +54,18 @@ type Reader struct {
 // Open opens the capture file at path ("-" reads standard input, named
 // "stdin" in errors). The format is detected from the magic bytes, never
 // from the name. Close the Reader to close the file.
-func Open(path string) (*Reader, error) {
+func Open(path string) (*Reader, error) { return openSize(path, bufSize) }
+
+// openSize is Open with a given read buffer size.
+func openSize(path string, size int) (*Reader, error) {
 	if path == "-" {
-		return NewReader(os.Stdin, "stdin")
+		return newReaderSize(os.Stdin, "stdin", size)
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	r, err := NewReader(f, path)
+	r, err := newReaderSize(f, path, size)
 	if err != nil {
 		f.Close()
 		return nil, err

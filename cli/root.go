@@ -46,6 +46,8 @@ or input error.`,
 	root.SetOut(ios.Out)
 	root.SetErr(ios.ErrOut)
 	root.AddCommand(NewCmdRead(ios, nil))
+	root.AddCommand(NewCmdFlows(ios, nil))
+	root.AddCommand(NewCmdExtract(ios, nil))
 	return root
 }
 

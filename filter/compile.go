@@ -41,9 +41,10 @@ func (c *compiler) fail(t token, kind error, format string, args ...any) cond {
 	return constCond(false)
 }
 
-// and, or and not build conds, folding constants the way libpcap's
-// optimizer removes tests whose outcome cannot matter (together with the
-// loads that could otherwise abort).
+// and, or and not build conds, dropping constants where that changes
+// nothing. "x and false" and "x or true" are kept: the program's
+// optimizer removes x's test as libpcap's does, which may still run
+// x's loads when x comes first.
 func and(a, b cond) cond {
 	switch {
 	case a == nil:
@@ -57,10 +58,7 @@ func and(a, b cond) cond {
 		}
 		return b
 	}
-	if k, ok := b.(constCond); ok {
-		if !k {
-			return b
-		}
+	if k, ok := b.(constCond); ok && bool(k) {
 		return a
 	}
 	return &andCond{a: a, b: b}
@@ -73,10 +71,7 @@ func or(a, b cond) cond {
 		}
 		return b
 	}
-	if k, ok := b.(constCond); ok {
-		if k {
-			return b
-		}
+	if k, ok := b.(constCond); ok && !bool(k) {
 		return a
 	}
 	return &orCond{a: a, b: b}

@@ -1,6 +1,9 @@
 package filter
 
-import "sort"
+import (
+	"fmt"
+	"sort"
+)
 
 // A program is the compiled cond tree laid out as a decision graph, as
 // libpcap lays out BPF blocks: every test has a true and a false
@@ -243,7 +246,11 @@ func meet(a, b []fact) []fact {
 				continue
 			}
 			if fa.isSet {
-				out = append(out, fact{key: fa.key, isSet: true, set: unionSorted(fa.set, fb.set)})
+				// libpcap knows only what every way in knows (edge
+				// dominators): the same constant, not one of several.
+				if fmt.Sprint(fa.set) == fmt.Sprint(fb.set) {
+					out = append(out, fa)
+				}
 				break
 			}
 			if fa.op == fb.op && fa.k == fb.k && fa.val == fb.val {

@@ -1,0 +1,207 @@
+package capture
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// ExpandPaths turns the capture arguments of a command into file paths: a
+// file stays as it is, "-" is standard input, and a directory becomes the
+// regular files in it (not hidden, not recursive), sorted by name.
+func ExpandPaths(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		if a == "-" {
+			out = append(out, a)
+			continue
+		}
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			out = append(out, a)
+			continue
+		}
+		entries, err := os.ReadDir(a)
+		if err != nil {
+			return nil, err
+		}
+		n := len(out)
+		for _, e := range entries {
+			if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
+				out = append(out, filepath.Join(a, e.Name()))
+			}
+		}
+		if len(out) == n {
+			return nil, fmt.Errorf("%s: directory holds no capture files", a)
+		}
+	}
+	return out, nil
+}
+
+// mergeBufSize is the read buffer of each file of a merge with many files,
+// so that memory stays bounded by the number of files open at once.
+const mergeBufSize = 128 << 10
+
+// Merger reads several captures as one, in capture-time order: the next
+// record is always the earliest head of the files still open (ties go to the
+// earlier file, then the earlier frame), so captures from several mirrors, or
+// the rotated files of one, are analysed as one time line. A file that ends
+// with an error (cut off, bad record) is closed and its error kept in
+// Problems; the others go on.
+type Merger struct {
+	readers  []*Reader
+	heads    []Record
+	h        mergeHeap
+	last     int // index of the reader whose head was returned last, or -1
+	problems []error
+}
+
+// OpenMerged opens every path. An error opening any of them (missing file,
+// not a capture) is returned at once, naming the file, and nothing is left
+// open.
+func OpenMerged(paths []string) (*Merger, error) {
+	size := bufSize
+	if len(paths) > 4 {
+		size = mergeBufSize
+	}
+	m := &Merger{last: -1}
+	for _, p := range paths {
+		r, err := openSize(p, size)
+		if err != nil {
+			m.Close()
+			return nil, err
+		}
+		m.readers = append(m.readers, r)
+	}
+	m.heads = make([]Record, len(m.readers))
+	for i := range m.readers {
+		m.advance(i)
+	}
+	m.h.init()
+	return m, nil
+}
+
+// advance reads reader i's next record into heads[i] and pushes it on the
+// heap, or retires the reader at its end.
+func (m *Merger) advance(i int) {
+	err := m.readers[i].Next(&m.heads[i])
+	if err == nil {
+		m.h.items = append(m.h.items, mergeItem{m.heads[i].Timestamp.UnixNano(), i, m.heads[i].Number})
+		return
+	}
+	if err != io.EOF {
+		m.problems = append(m.problems, err)
+	}
+}
+
+// Next fills rec with the earliest record not yet returned and says which
+// file (index into the paths given to OpenMerged) it came from. rec.Data is
+// valid until the next call. It returns io.EOF when every file is done.
+func (m *Merger) Next(rec *Record) (file int, err error) {
+	if m.last >= 0 {
+		i := m.last
+		m.last = -1
+		if err := m.readers[i].Next(&m.heads[i]); err == nil {
+			m.h.push(mergeItem{m.heads[i].Timestamp.UnixNano(), i, m.heads[i].Number})
+		} else if err != io.EOF {
+			m.problems = append(m.problems, err)
+		}
+	}
+	if len(m.h.items) == 0 {
+		return -1, io.EOF
+	}
+	it := m.h.pop()
+	*rec = m.heads[it.file]
+	m.last = it.file
+	return it.file, nil
+}
+
+// Problems are the errors that ended files early, in the order they
+// happened: wrap ErrCutOff or ErrBadRecord.
+func (m *Merger) Problems() []error { return slices.Clone(m.problems) }
+
+// Readers are the open files, in the order given.
+func (m *Merger) Readers() []*Reader { return m.readers }
+
+// Close closes every file.
+func (m *Merger) Close() error {
+	var first error
+	for _, r := range m.readers {
+		if err := r.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+type mergeItem struct {
+	ts    int64
+	file  int
+	frame int
+}
+
+// mergeHeap is a binary min-heap of heads ordered by time, then file,
+// then frame number. It is typed (not container/heap) so that a push or
+// pop boxes nothing: the merge allocates nothing per record.
+type mergeHeap struct{ items []mergeItem }
+
+func (a mergeItem) less(b mergeItem) bool {
+	if a.ts != b.ts {
+		return a.ts < b.ts
+	}
+	if a.file != b.file {
+		return a.file < b.file
+	}
+	return a.frame < b.frame
+}
+
+func (h *mergeHeap) init() {
+	for i := len(h.items)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h *mergeHeap) push(it mergeItem) {
+	h.items = append(h.items, it)
+	for i := len(h.items) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.items[i].less(h.items[p]) {
+			break
+		}
+		h.items[i], h.items[p] = h.items[p], h.items[i]
+		i = p
+	}
+}
+
+func (h *mergeHeap) pop() mergeItem {
+	top := h.items[0]
+	n := len(h.items) - 1
+	h.items[0] = h.items[n]
+	h.items = h.items[:n]
+	h.down(0)
+	return top
+}
+
+func (h *mergeHeap) down(i int) {
+	n := len(h.items)
+	for {
+		l, small := 2*i+1, i
+		if l < n && h.items[l].less(h.items[small]) {
+			small = l
+		}
+		if r := l + 1; r < n && h.items[r].less(h.items[small]) {
+			small = r
+		}
+		if small == i {
+			return
+		}
+		h.items[i], h.items[small] = h.items[small], h.items[i]
+		i = small
+	}
+}

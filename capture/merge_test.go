@@ -1,0 +1,144 @@
+package capture
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// writePcap writes frames with the given timestamps (µs offsets) to a pcap
+// file; each frame's first byte is its tag, so the merge order can be read.
+func writeTaggedPcap(t *testing.T, dir, name string, tag byte, offsets []int) string {
+	t.Helper()
+	var b bytes.Buffer
+	w, err := NewPcapWriter(&b, LinkTypeEthernet, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+	for i, off := range offsets {
+		frame := make([]byte, 60)
+		frame[0], frame[1] = tag, byte(i)
+		if err := w.WritePacket(base.Add(time.Duration(off)*time.Microsecond), frame, 60); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestMergerTimeOrder(t *testing.T) {
+	dir := t.TempDir()
+	a := writeTaggedPcap(t, dir, "a.pcap", 'a', []int{0, 10, 20, 30})
+	b := writeTaggedPcap(t, dir, "b.pcap", 'b', []int{5, 10, 25})
+	c := writeTaggedPcap(t, dir, "c.pcap", 'c', []int{40})
+	m, err := OpenMerged([]string{a, b, c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	var got []string
+	var rec Record
+	for {
+		file, err := m.Next(&rec)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string([]byte{rec.Data[0], '0' + rec.Data[1], '0' + byte(file)}))
+	}
+	// Ties (a1 and b1 at 10 µs) go to the earlier file.
+	want := []string{"a00", "b01", "a10", "b11", "a20", "b21", "a30", "c02"}
+	if len(got) != len(want) {
+		t.Fatalf("want %v, got %v", want, got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("want %v, got %v", want, got)
+		}
+	}
+}
+
+func TestMergerCutOffFileKeepsOthers(t *testing.T) {
+	dir := t.TempDir()
+	a := writeTaggedPcap(t, dir, "a.pcap", 'a', []int{0, 10, 20})
+	b := writeTaggedPcap(t, dir, "b.pcap", 'b', []int{5, 15, 25})
+	data, _ := os.ReadFile(b)
+	os.WriteFile(b, data[:len(data)-30], 0o644) // cut b's last record
+	m, err := OpenMerged([]string{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	n := 0
+	var rec Record
+	for {
+		if _, err := m.Next(&rec); err != nil {
+			break
+		}
+		n++
+	}
+	if n != 5 {
+		t.Errorf("want 5 records (3 + 2 whole), got %d", n)
+	}
+	if p := m.Problems(); len(p) != 1 || !errors.Is(p[0], ErrCutOff) {
+		t.Errorf("want one ErrCutOff problem, got %v", p)
+	}
+}
+
+func TestMergerAllocs(t *testing.T) {
+	dir := t.TempDir()
+	offs := make([]int, 2000)
+	for i := range offs {
+		offs[i] = i * 3
+	}
+	a := writeTaggedPcap(t, dir, "a.pcap", 'a', offs)
+	b := writeTaggedPcap(t, dir, "b.pcap", 'b', offs)
+	m, err := OpenMerged([]string{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	var rec Record
+	for range 10 {
+		m.Next(&rec)
+	}
+	if n := testing.AllocsPerRun(1000, func() { m.Next(&rec) }); n != 0 {
+		t.Errorf("want 0 allocs per merged record, got %v", n)
+	}
+}
+
+func TestExpandPaths(t *testing.T) {
+	dir := t.TempDir()
+	a := writeTaggedPcap(t, dir, "b.pcap", 'b', []int{0})
+	writeTaggedPcap(t, dir, "a.pcap", 'a', []int{0})
+	os.WriteFile(filepath.Join(dir, ".hidden"), nil, 0o644)
+	got, err := ExpandPaths([]string{dir, a, "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, "a.pcap"), filepath.Join(dir, "b.pcap"), a, "-"}
+	if len(got) != len(want) {
+		t.Fatalf("want %v, got %v", want, got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("want %v, got %v", want, got)
+		}
+	}
+	if _, err := ExpandPaths([]string{t.TempDir()}); err == nil {
+		t.Error("empty directory: want an error")
+	}
+	if _, err := ExpandPaths([]string{filepath.Join(dir, "nope")}); err == nil {
+		t.Error("missing path: want an error")
+	}
+}

@@ -1,0 +1,227 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocedump/rocedump/capture"
+	"github.com/rocedump/rocedump/decode/packet"
+	"github.com/rocedump/rocedump/flows"
+)
+
+// ExtractOptions are the inputs of `rocedump extract`.
+type ExtractOptions struct {
+	IO IOStreams
+
+	Captures  []string
+	Output    string
+	FlowIDs   []int
+	QPNs      []string
+	Pairs     []string
+	NoPartner bool
+}
+
+// NewCmdExtract builds `rocedump extract`. runF replaces extractRun in tests.
+func NewCmdExtract(ios IOStreams, runF func(*ExtractOptions) error) *cobra.Command {
+	opts := &ExtractOptions{IO: ios}
+	cmd := &cobra.Command{
+		Use:   "extract -o OUT.pcap [--flow N | --qpn QPN | --pair A,B]... CAPTURE...",
+		Short: "Write the packets of chosen flows to a new capture for a ticket",
+		Long: `Write the packets of chosen QP flows to a new capture file that Wireshark
+opens, with the original frames (mirror encapsulation and all) and
+timestamps: the file to attach to an incident ticket.
+
+Choose flows by the number that "rocedump flows" prints (--flow, on the
+same captures), by destination QP (--qpn), or by address pair (--pair A,B:
+both directions between A and B). Each chosen flow brings its partner (the
+flow with its ACKs, NAKs, READ responses and CNPs) unless --no-partner is
+given. Several selectors add up.
+
+The output is pcap (nanosecond timestamps) unless OUT ends in .pcapng, which
+is needed when the chosen frames come from interfaces of different link
+types. "-o -" writes to standard output.`,
+		Example: `  rocedump flows mirror.pcap            # note the flow number, say 7
+  rocedump extract --flow 7 -o qp-7.pcap mirror.pcap
+  rocedump extract --qpn 0x1a2b,0x1a2c -o qps.pcap /captures/incident-4711/
+  rocedump extract --pair 10.0.3.17,10.0.5.17 -o pair.pcapng mirror.pcapng`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Captures = args
+			if runF != nil {
+				return runF(opts)
+			}
+			return extractRun(opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.Output, "output", "o", "", "write the packets to `FILE` (.pcap or .pcapng; - for stdout)")
+	f.IntSliceVar(&opts.FlowIDs, "flow", nil, "flow `NUMBER`s as printed by rocedump flows")
+	f.StringSliceVar(&opts.QPNs, "qpn", nil, "destination `QPN`s (decimal or 0x hex)")
+	f.StringSliceVar(&opts.Pairs, "pair", nil, "address `PAIR`s A,B (repeat the flag for several pairs)")
+	f.BoolVar(&opts.NoPartner, "no-partner", false, "do not add each chosen flow's partner flow")
+	return cmd
+}
+
+// flowChoice is the set of flows to extract, by the flows' identity in a
+// table built over the same input.
+type flowChoice struct {
+	ids   map[int]bool
+	qpns  map[uint32]bool
+	pairs map[[2]netip.Addr]bool
+}
+
+func parseFlowChoice(o *ExtractOptions) (*flowChoice, error) {
+	c := &flowChoice{ids: map[int]bool{}, qpns: map[uint32]bool{}, pairs: map[[2]netip.Addr]bool{}}
+	for _, id := range o.FlowIDs {
+		if id < 1 {
+			return nil, usageErrorf("--flow %d: flow numbers start at 1", id)
+		}
+		c.ids[id] = true
+	}
+	for _, q := range o.QPNs {
+		v, err := strconv.ParseUint(strings.TrimSpace(q), 0, 32)
+		if err != nil || v > 0xFFFFFF {
+			return nil, usageErrorf("--qpn %q: want a 24-bit QP number such as 0x11 or 17", q)
+		}
+		c.qpns[uint32(v)] = true
+	}
+	for i := 0; i < len(o.Pairs); i++ {
+		// StringSlice splits "A,B" into two values: take them two by two.
+		if i+1 >= len(o.Pairs) {
+			return nil, usageErrorf("--pair %q: want two addresses, A,B", o.Pairs[i])
+		}
+		a, err1 := netip.ParseAddr(strings.TrimSpace(o.Pairs[i]))
+		b, err2 := netip.ParseAddr(strings.TrimSpace(o.Pairs[i+1]))
+		if err1 != nil || err2 != nil {
+			return nil, usageErrorf("--pair %s,%s: want two IP addresses", o.Pairs[i], o.Pairs[i+1])
+		}
+		c.pairs[[2]netip.Addr{a, b}], c.pairs[[2]netip.Addr{b, a}] = true, true
+		i++
+	}
+	if len(c.ids)+len(c.qpns)+len(c.pairs) == 0 {
+		return nil, usageErrorf("choose flows with --flow, --qpn or --pair")
+	}
+	return c, nil
+}
+
+func (c *flowChoice) match(f *flows.Flow) bool {
+	return c.ids[f.ID] || c.qpns[f.Key.DestQP] || c.pairs[[2]netip.Addr{f.Key.Src, f.Key.Dst}]
+}
+
+func extractRun(opts *ExtractOptions) error {
+	if opts.Output == "" {
+		return usageErrorf("give the output file with -o")
+	}
+	choice, err := parseFlowChoice(opts)
+	if err != nil {
+		return err
+	}
+	// Pass 1: build the flow table to learn which flows (and epochs) are chosen.
+	table := flows.NewTable(flows.Config{})
+	if _, err := analyze(analyzeOptions{Paths: opts.Captures, Progress: opts.IO.ErrOut, Sinks: []packetSink{table}}); err != nil {
+		return err
+	}
+	table.Finish()
+	chosen := map[int]bool{}
+	for _, f := range table.Flows() {
+		if choice.match(f) {
+			chosen[f.ID] = true
+			if f.Partner != nil && !opts.NoPartner {
+				chosen[f.Partner.ID] = true
+			}
+		}
+	}
+	for id := range choice.ids {
+		if id > table.Len() {
+			return usageErrorf("--flow %d: the captures hold %d flows", id, table.Len())
+		}
+	}
+	if len(chosen) == 0 {
+		return usageErrorf("no flow matches the selection")
+	}
+
+	var w io.Writer = opts.IO.Out
+	var file *os.File
+	if opts.Output != "-" {
+		if file, err = os.Create(opts.Output); err != nil {
+			return usageErrorf("%v", err)
+		}
+		defer file.Close()
+		w = file
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	out := newFrameWriter(bw, strings.HasSuffix(strings.ToLower(opts.Output), ".pcapng"))
+
+	// Pass 2: a table built the same way puts each packet in the same flow.
+	replay := flows.NewTable(flows.Config{})
+	var written int
+	var werr error
+	_, err = analyze(analyzeOptions{Paths: opts.Captures, Sinks: []packetSink{replay},
+		Each: func(rec *capture.Record, _ int, p *packet.Packet) {
+			if werr != nil || p.Kind != packet.KindRoCE || !p.HasBTH {
+				return
+			}
+			f := replay.Current(flows.Key{Src: p.Src, Dst: p.Dst, DestQP: p.BTH.DestQP})
+			if f == nil || !chosen[f.ID] {
+				return
+			}
+			if werr = out.write(rec); werr == nil {
+				written++
+			}
+		}})
+	if err == nil {
+		err = werr
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil && file != nil {
+		err = file.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", opts.Output, err)
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "rocedump: wrote %d packets of %d flows to %s\n", written, len(chosen), opts.Output)
+	return nil
+}
+
+// frameWriter writes records to pcap (one link type) or pcapng (any).
+type frameWriter struct {
+	w      io.Writer
+	ng     bool
+	pcap   *capture.PcapWriter
+	pcapLT capture.LinkType
+	png    *capture.PcapngWriter
+}
+
+func newFrameWriter(w io.Writer, pcapng bool) *frameWriter { return &frameWriter{w: w, ng: pcapng} }
+
+func (fw *frameWriter) write(rec *capture.Record) error {
+	if fw.ng {
+		if fw.png == nil {
+			var err error
+			if fw.png, err = capture.NewPcapngWriter(fw.w); err != nil {
+				return err
+			}
+		}
+		return fw.png.WritePacket(rec.Timestamp, rec.LinkType, rec.Data, rec.OrigLen)
+	}
+	if fw.pcap == nil {
+		var err error
+		if fw.pcap, err = capture.NewPcapWriter(fw.w, rec.LinkType, 0); err != nil {
+			return err
+		}
+		fw.pcapLT = rec.LinkType
+	}
+	if rec.LinkType != fw.pcapLT {
+		return fmt.Errorf("frames of link types %v and %v cannot share a pcap file; name the output .pcapng", fw.pcapLT, rec.LinkType)
+	}
+	return fw.pcap.WritePacket(rec.Timestamp, rec.Data, rec.OrigLen)
+}

@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/reports/flowtable"
+)
+
+// FlowsOptions are the inputs of `rocedump flows`.
+type FlowsOptions struct {
+	IO IOStreams
+
+	Captures []string
+	Format   string
+	Sort     string
+	Top      int
+}
+
+// NewCmdFlows builds `rocedump flows`. runF replaces flowsRun in tests.
+func NewCmdFlows(ios IOStreams, runF func(*FlowsOptions) error) *cobra.Command {
+	opts := &FlowsOptions{IO: ios}
+	cmd := &cobra.Command{
+		Use:   "flows [flags] CAPTURE...",
+		Short: "List the Queue-Pair flows of captures, biggest first",
+		Long: `List every QP flow in one or more captures: who sent to whom, on which
+destination QP, how much and how fast, and in what state its PSNs are.
+
+A flow is the packets from one IP address to another for one destination QP
+number. An RC connection is two flows, one each way; the PARTNER column is
+the destination QP of the flow that carries this one's ACKs and READ
+responses, found from the RDMA CM exchange when the capture has it, else
+from the ACK PSNs ("none": no partner found; "-": UD/UC, which have none).
+A QPN reused for a new connection starts a new epoch ("ep1", "ep2").
+
+Columns: RETX packets resent at a PSN the flow already carried (go-back-N or
+timeout); GAPS forward PSN jumps (packets the mirror did not see, or lost
+before it); NAKS NAKs and RNR NAKs this flow carries; CNPS congestion
+notifications to this flow's destination QP; CE packets marked ECN
+Congestion Experienced. Bytes are IP lengths, right on truncated captures.
+
+CAPTURE is a pcap or pcapng file (gzip or not), a directory of them, or -
+for standard input. Several captures are merged in time order.`,
+		Example: `  rocedump flows testdata/pcaps/real/linlinw5_rdma_cm.pcap
+  rocedump flows --sort retx --top 20 /captures/incident-4711/
+  rocedump flows --format markdown mirror.pcap.gz >> ticket.md
+  rocedump flows --format json mirror.pcapng | jq '.[] | select(.cnps > 0)'`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Captures = args
+			if runF != nil {
+				return runF(opts)
+			}
+			return flowsRun(opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Format, "format", "table", "output format: "+strings.Join(flowtable.Formats, ", "))
+	f.StringVar(&opts.Sort, "sort", "bytes", "order flows by `KEY`, biggest first: "+strings.Join(flowtable.SortKeys, ", "))
+	f.IntVar(&opts.Top, "top", 0, "show only the first `N` flows after sorting (0: all); the totals line still counts all")
+	return cmd
+}
+
+func flowsRun(opts *FlowsOptions) error {
+	switch opts.Format {
+	case "table", "markdown", "csv", "json":
+	default:
+		return usageErrorf("--format %q: want one of %s", opts.Format, strings.Join(flowtable.Formats, ", "))
+	}
+	if opts.Top < 0 {
+		return usageErrorf("--top must be 0 or more, not %d", opts.Top)
+	}
+	// Check the sort key before reading anything.
+	if err := flowtable.Sort(nil, opts.Sort); err != nil {
+		return usageErrorf("--sort: %v", err)
+	}
+	table := flows.NewTable(flows.Config{})
+	st, err := analyze(analyzeOptions{Paths: opts.Captures, Progress: opts.IO.ErrOut, Sinks: []packetSink{table}})
+	if err != nil {
+		return err
+	}
+	table.Finish()
+	all := append([]*flows.Flow(nil), table.Flows()...)
+	flowtable.Sort(all, opts.Sort)
+	totals := flowtable.Sum(all)
+	shown := all
+	if opts.Top > 0 && len(shown) > opts.Top {
+		shown = shown[:opts.Top]
+	}
+	out := bufio.NewWriter(opts.IO.Out)
+	switch opts.Format {
+	case "table":
+		err = flowtable.WriteTable(out, shown, totals)
+	case "markdown":
+		err = flowtable.WriteMarkdown(out, shown, totals)
+	case "csv":
+		err = flowtable.WriteCSV(out, shown)
+	case "json":
+		err = flowtable.WriteJSON(out, shown)
+	}
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	printProblems(opts.IO.ErrOut, st)
+	fmt.Fprintf(opts.IO.ErrOut, "rocedump: %d flows, %d packets read, %d RoCE, %d malformed, %d truncated, %d ICRC bad\n",
+		len(all), st.Packets, st.RoCE, st.Malformed, st.Truncated, st.ICRCBad)
+	return nil
+}

@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFlowsGolden pins the flows table, Markdown, CSV and JSON for real and
+// generated captures (go test ./cli -update rewrites them).
+func TestFlowsGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"nccl_ring_table", []string{"flows", "real/linlinw5_nccl_ring2_node0.pcap"}},
+		{"nccl_tree_json", []string{"flows", "--format", "json", "--sort", "id", "real/linlinw5_nccl_tree2_node2.pcap"}},
+		{"rdma_cm_table", []string{"flows", "real/linlinw5_rdma_cm.pcap"}},
+		{"read_bw_json", []string{"flows", "--format", "json", "real/linlinw5_rdma_read_bw.pcap"}},
+		{"atomic_markdown", []string{"flows", "--format", "markdown", "real/linlinw5_rdma_atomic_bw.pcap"}},
+		{"retransmissions_table", []string{"flows", "--sort", "retx", "gen/retransmissions.pcap"}},
+		{"congestion_csv", []string{"flows", "--format", "csv", "--sort", "id", "gen/congestion.pcap"}},
+		{"storage_json", []string{"flows", "--format", "json", "--top", "3", "gen/storage.pcap"}},
+		{"erspan3_table", []string{"flows", "gen/mirror_erspan3_ipv6.pcapng"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string(nil), tt.args...)
+			last := len(args) - 1
+			args[last] = filepath.Join(repoRoot, "testdata", "pcaps", args[last])
+			out, stderr, code := runCLI(t, args...)
+			if code != ExitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			stderr = strings.ReplaceAll(stderr, filepath.Join(repoRoot, "testdata", "pcaps")+string(filepath.Separator), "")
+			checkGolden(t, "flows/"+tt.name, fmt.Sprintf("$ rocedump %s\n%s--- stderr\n%s", strings.Join(tt.args, " "), out, stderr))
+		})
+	}
+}
+
+// TestFlowsMergesFiles: the three node captures of one NCCL run, given
+// together, are merged in time order into one flow table whose packet count
+// is the sum of the three.
+func TestFlowsMergesFiles(t *testing.T) {
+	var files []string
+	total := 0
+	for _, n := range []string{"0", "1", "2"} {
+		f := filepath.Join(repoRoot, "testdata", "pcaps", "real", "linlinw5_nccl_ring2_node"+n+".pcap")
+		files = append(files, f)
+		_, stderr, _ := runCLI(t, "flows", f)
+		total += parseFlowsRoCE(t, stderr)
+	}
+	out, stderr, code := runCLI(t, append([]string{"flows", "--format", "json", "--sort", "id"}, files...)...)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if got := parseFlowsRoCE(t, stderr); got != total {
+		t.Errorf("merged RoCE packets: want %d, got %d", total, got)
+	}
+	var recs []struct {
+		ID    int    `json:"id"`
+		First string `json:"first"`
+	}
+	if err := json.Unmarshal([]byte(out), &recs); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(recs); i++ {
+		if recs[i].First < recs[i-1].First {
+			t.Errorf("flow %d starts at %s, before flow %d at %s: flows are not numbered in time order", recs[i].ID, recs[i].First, recs[i-1].ID, recs[i-1].First)
+		}
+	}
+}
+
+func parseFlowsRoCE(t *testing.T, stderr string) int {
+	t.Helper()
+	var flows, read, roce int
+	i := strings.Index(stderr, "rocedump: ")
+	if i < 0 {
+		t.Fatalf("no summary: %s", stderr)
+	}
+	fmt.Sscanf(stderr[i:], "rocedump: %d flows, %d packets read, %d RoCE", &flows, &read, &roce)
+	return roce
+}
+
+// TestExtract: the extracted capture holds exactly the chosen flow and its
+// partner, frame for frame, and tshark reads it.
+func TestExtract(t *testing.T) {
+	src := filepath.Join(repoRoot, "testdata", "pcaps", "gen", "retransmissions.pcap")
+	out, _, code := runCLI(t, "flows", "--format", "json", "--sort", "id", src)
+	if code != ExitOK {
+		t.Fatal("flows failed")
+	}
+	var recs []struct {
+		ID        int    `json:"id"`
+		Packets   int    `json:"packets"`
+		PartnerID *int   `json:"partner_id"`
+		Src       string `json:"src"`
+		Dst       string `json:"dst"`
+	}
+	if err := json.Unmarshal([]byte(out), &recs); err != nil {
+		t.Fatal(err)
+	}
+	var pick = recs[0]
+	if pick.PartnerID == nil {
+		t.Fatalf("flow 1 has no partner: %+v", pick)
+	}
+	want := pick.Packets + recs[*pick.PartnerID-1].Packets
+
+	dst := filepath.Join(t.TempDir(), "flow1.pcap")
+	_, stderr, code := runCLI(t, "extract", "--flow", "1", "-o", dst, src)
+	if code != ExitOK {
+		t.Fatalf("extract: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, fmt.Sprintf("wrote %d packets of 2 flows", want)) {
+		t.Errorf("want %d packets of 2 flows, got: %s", want, stderr)
+	}
+	out, _, _ = runCLI(t, "flows", "--format", "json", dst)
+	var got []struct {
+		Src     string `json:"src"`
+		Packets int    `json:"packets"`
+	}
+	json.Unmarshal([]byte(out), &got)
+	if len(got) != 2 || got[0].Packets+got[1].Packets != want {
+		t.Errorf("extracted capture: want 2 flows of %d packets, got %+v", want, got)
+	}
+	if tshark, err := exec.LookPath("tshark"); err == nil {
+		n, err := exec.Command(tshark, "-r", dst, "-T", "fields", "-e", "frame.number").Output()
+		if err != nil {
+			t.Fatalf("tshark cannot read the extracted file: %v", err)
+		}
+		if lines := strings.Count(string(n), "\n"); lines != want {
+			t.Errorf("tshark reads %d frames, want %d", lines, want)
+		}
+	}
+	for _, tt := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"extract", "--flow", "1", src}, "-o"},
+		{[]string{"extract", "-o", dst, src}, "choose flows"},
+		{[]string{"extract", "--flow", "999", "-o", dst, src}, "hold 20 flows"},
+		{[]string{"extract", "--pair", "10.0.0.1", "-o", dst, src}, "two addresses"},
+		{[]string{"extract", "--qpn", "0x999999", "-o", dst, src}, "no flow matches"},
+	} {
+		_, stderr, code := runCLI(t, tt.args...)
+		if code != ExitUsage || !strings.Contains(stderr, tt.msg) {
+			t.Errorf("%v: want exit 2 and %q, got %d: %s", tt.args, tt.msg, code, stderr)
+		}
+	}
+	// --pair takes both directions between two hosts.
+	_, stderr, code = runCLI(t, "extract", "--pair", pick.Src+","+pick.Dst, "--no-partner", "-o", dst, src)
+	if code != ExitOK || !strings.Contains(stderr, fmt.Sprintf("wrote %d packets", want)) {
+		t.Errorf("--pair: want %d packets, got %d: %s", want, code, stderr)
+	}
+}

@@ -1,0 +1,192 @@
+package flowtable
+
+import (
+	"github.com/rocedump/rocedump/decode/bth"
+	"github.com/rocedump/rocedump/flows"
+)
+
+// Record is one flow as JSON. Field names are a contract (README, "JSON
+// fields of rocedump flows"): add fields, never rename them.
+type Record struct {
+	ID         int     `json:"id"`
+	Src        string  `json:"src"`
+	Dst        string  `json:"dst"`
+	DestQPN    uint32  `json:"dest_qpn"`
+	SrcQPN     *uint32 `json:"src_qpn"`
+	PartnerQPN *uint32 `json:"partner_qpn"`
+	PartnerID  *int    `json:"partner_id"`
+	PairedBy   string  `json:"paired_by"`
+	Transport  string  `json:"transport"`
+	Epoch      int     `json:"epoch"`
+	PKey       uint16  `json:"pkey"`
+	VLAN       *uint16 `json:"vlan"`
+
+	Packets      uint64  `json:"packets"`
+	Bytes        uint64  `json:"bytes"`
+	PayloadBytes uint64  `json:"payload_bytes"`
+	First        string  `json:"first"`
+	Last         string  `json:"last"`
+	FirstFrame   int     `json:"first_frame"`
+	LastFrame    int     `json:"last_frame"`
+	DurationS    float64 `json:"duration_s"`
+	MeanBps      float64 `json:"mean_bps"`
+	PeakBps      float64 `json:"peak_bps"`
+	Messages     uint64  `json:"messages"`
+
+	FirstPSN             uint32 `json:"first_psn"`
+	LastPSN              uint32 `json:"last_psn"`
+	HighestPSN           uint32 `json:"highest_psn"`
+	RetransmittedPackets uint64 `json:"retransmitted_packets"`
+	PSNGaps              uint64 `json:"psn_gaps"`
+	MissingPSNs          uint64 `json:"missing_psns"`
+	OutOfOrder           uint64 `json:"out_of_order"`
+
+	NAKs      NAKCounts         `json:"naks"`
+	RNRNAKs   uint64            `json:"rnr_naks"`
+	RNRTimers map[string]uint64 `json:"rnr_timers"`
+	CNPs      uint64            `json:"cnps"`
+	ECNCE     uint64            `json:"ecn_ce"`
+	FECN      uint64            `json:"fecn"`
+	BECN      uint64            `json:"becn"`
+	ICRCBad   uint64            `json:"icrc_bad"`
+	Truncated uint64            `json:"truncated"`
+
+	Opcodes     map[string]uint64 `json:"opcodes"`
+	DSCP        map[string]uint64 `json:"dscp"`
+	ECN         map[string]uint64 `json:"ecn"`
+	UDPSrcPorts []uint16          `json:"udp_src_ports"`
+	MorePorts   bool              `json:"udp_src_ports_truncated"`
+
+	CM *CMRecord `json:"cm"`
+}
+
+// NAKCounts are NAKs by code (IBTA vol 1 Table 43).
+type NAKCounts struct {
+	PSNSeqErr        uint64 `json:"psn_seq_err"`
+	InvalidRequest   uint64 `json:"invalid_request"`
+	RemoteAccessErr  uint64 `json:"remote_access_err"`
+	RemoteOpErr      uint64 `json:"remote_op_err"`
+	InvalidRDRequest uint64 `json:"invalid_rd_request"`
+	Other            uint64 `json:"other"`
+}
+
+// CMRecord is the RDMA CM exchange that set up a flow's connection.
+type CMRecord struct {
+	ServiceID string `json:"service_id"`
+	PortSpace string `json:"port_space,omitempty"`
+	Port      uint16 `json:"port,omitempty"`
+	StartPSN  uint32 `json:"start_psn"`
+	Frame     int    `json:"frame"`
+}
+
+// timeFormat is RFC 3339 with nanoseconds, in UTC.
+const timeFormat = "2006-01-02T15:04:05.000000000Z07:00"
+
+// NewRecord converts one flow.
+func NewRecord(f *flows.Flow) Record {
+	r := Record{
+		ID:           f.ID,
+		Src:          f.Key.Src.String(),
+		Dst:          f.Key.Dst.String(),
+		DestQPN:      f.Key.DestQP,
+		PairedBy:     f.PairedBy.String(),
+		Transport:    f.Transport.String(),
+		Epoch:        f.Epoch,
+		PKey:         f.PKey,
+		Packets:      f.Packets,
+		Bytes:        f.WireBytes,
+		PayloadBytes: f.PayloadBytes,
+		First:        f.First.Time.UTC().Format(timeFormat),
+		Last:         f.Last.Time.UTC().Format(timeFormat),
+		FirstFrame:   f.First.Frame,
+		LastFrame:    f.Last.Frame,
+		DurationS:    f.Duration().Seconds(),
+		MeanBps:      round(f.MeanBitsPerSecond()),
+		PeakBps:      round(f.PeakBitsPerSecond()),
+		Messages:     f.Messages,
+
+		FirstPSN:             f.Requests.FirstPSN,
+		LastPSN:              f.Requests.LastPSN,
+		HighestPSN:           f.Requests.HighPSN,
+		RetransmittedPackets: f.Retransmitted(),
+		PSNGaps:              f.PSNGaps(),
+		MissingPSNs:          f.Requests.MissingPSNs + f.ReadResponses.MissingPSNs,
+		OutOfOrder:           f.Requests.OutOfOrder + f.ReadResponses.OutOfOrder,
+
+		NAKs: NAKCounts{
+			PSNSeqErr:        f.NAKs[bth.NAKPSNSequenceError],
+			InvalidRequest:   f.NAKs[bth.NAKInvalidRequest],
+			RemoteAccessErr:  f.NAKs[bth.NAKRemoteAccessError],
+			RemoteOpErr:      f.NAKs[bth.NAKRemoteOperationalError],
+			InvalidRDRequest: f.NAKs[bth.NAKInvalidRDRequest],
+			Other:            f.NAKOther,
+		},
+		RNRNAKs:   f.RNRNAKs,
+		RNRTimers: map[string]uint64{},
+		CNPs:      f.CNPs,
+		ECNCE:     f.ECNCE,
+		FECN:      f.FECN,
+		BECN:      f.BECN,
+		ICRCBad:   f.ICRCBad,
+		Truncated: f.Truncated,
+		Opcodes:   map[string]uint64{},
+		DSCP:      map[string]uint64{},
+		ECN:       map[string]uint64{},
+	}
+	if f.Requests.Packets == 0 && f.ReadResponses.Packets > 0 {
+		r.FirstPSN, r.LastPSN, r.HighestPSN = f.ReadResponses.FirstPSN, f.ReadResponses.LastPSN, f.ReadResponses.HighPSN
+	}
+	if f.HasSrcQP {
+		v := f.SrcQP
+		r.SrcQPN = &v
+	}
+	if q, ok := f.PartnerQPN(); ok {
+		r.PartnerQPN = &q
+		id := f.Partner.ID
+		r.PartnerID = &id
+	}
+	if f.HasVLAN {
+		v := f.VLAN
+		r.VLAN = &v
+	}
+	for _, t := range f.RNRTimers() {
+		r.RNRTimers[bth.RNRTimerDuration(t.Value).String()] += t.Count
+	}
+	for _, o := range f.Opcodes() {
+		r.Opcodes[o.Opcode.String()] += o.Count
+	}
+	for _, d := range f.DSCP() {
+		r.DSCP[itoa(int(d.Value))] = d.Count
+	}
+	for cp, n := range f.ECN {
+		if n > 0 {
+			r.ECN[ecnNames[cp]] = n
+		}
+	}
+	r.UDPSrcPorts, r.MorePorts = f.SrcPorts()
+	if r.UDPSrcPorts == nil {
+		r.UDPSrcPorts = []uint16{}
+	}
+	if f.CM != nil {
+		c := &CMRecord{ServiceID: hex64(f.CM.ServiceID), StartPSN: f.CM.StartPSN, Frame: f.CM.Frame.Frame}
+		if f.CM.IPService {
+			c.PortSpace, c.Port = bth.PortSpaceName(f.CM.PortSpace), f.CM.Port
+		}
+		r.CM = c
+	}
+	return r
+}
+
+// ecnNames name the ECN codepoints (RFC 3168) by their value.
+var ecnNames = [4]string{"not-ect", "ect1", "ect0", "ce"}
+
+func round(v float64) float64 { return float64(int64(v + 0.5)) }
+
+// Records converts flows, in the order given.
+func Records(fs []*flows.Flow) []Record {
+	out := make([]Record, len(fs))
+	for i, f := range fs {
+		out[i] = NewRecord(f)
+	}
+	return out
+}
