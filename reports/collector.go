@@ -1,0 +1,94 @@
+package reports
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/rocedump/rocedump/flows"
+)
+
+// Collector gathers, in the same pass as the flow table, what the report
+// needs beyond it: non-RDMA conversations, PFC frames, RDMA CM connection
+// requests, ECN-to-CNP reaction, DSCP conformance per packet class and the
+// time series the HTML charts draw. Its memory grows with flows,
+// conversations and the (bounded) number of time bins, never with packets.
+type Collector struct {
+	Table *flows.Table
+	cfg   Config
+	c     collectorState // implementation state, see collector_*.go
+}
+
+// Conversation is non-RoCE IP traffic between two addresses on one service
+// port: TCP or UDP (Proto 6 or 17) with the well-known (lower) port as
+// ServicePort, or another IP protocol with ServicePort 0.
+type Conversation struct {
+	Src, Dst    netip.Addr // Src is the client side when it can be told, else the first sender
+	Proto       uint8
+	ServicePort uint16
+	Packets     uint64
+	Bytes       uint64 // IP lengths
+	First, Last flows.FrameRef
+}
+
+// PFCPriority is what was seen of one 802.1Qbb priority.
+type PFCPriority struct {
+	Priority     int
+	Frames       uint64 // PFC frames with this priority's class-enable bit set
+	XOFF         uint64 // of those, with a non-zero pause time
+	XON          uint64 // with a zero pause time (resume)
+	PauseQuanta  uint64 // sum of pause times, in 512-bit-time quanta
+	Storms       int    // runs of XOFF frames lasting longer than the storm threshold
+	LongestStorm time.Duration
+	First, Last  *flows.FrameRef
+}
+
+// CMConnect is one RDMA CM connection request (REQ) seen on QP1.
+type CMConnect struct {
+	Src, Dst  netip.Addr
+	PortSpace uint8
+	Port      uint16 // IP CM service port (4420 NVMe-oF, 3260 iSER, 20049 NFS/RDMA)
+	ServiceID uint64
+	LocalQPN  uint32
+	Frame     flows.FrameRef
+}
+
+// ECNReaction counts, for one direction between two hosts, CE-marked RoCE
+// packets from Src to Dst and whether a CNP from Dst back to Src followed
+// within Config.ECNWindow.
+type ECNReaction struct {
+	Src, Dst      netip.Addr
+	CEMarked      uint64
+	Acted         uint64 // CE marks followed by a CNP back within the window
+	NotActed      uint64 // CE marks with no CNP back within the window
+	FirstNotActed *flows.FrameRef
+	LastNotActed  *flows.FrameRef
+}
+
+// DSCPCheck counts the packets of one flow by class against the expected
+// DSCP: data (requests and responses) against Config.DataDSCP, CNPs
+// against Config.CNPDSCP.
+type DSCPCheck struct {
+	FlowID      int
+	Data, CNP   uint64
+	DataWrong   uint64
+	CNPWrong    uint64
+	WrongValues map[uint8]uint64 // DSCP value → packets with it, of the wrong ones
+	First, Last *flows.FrameRef  // first and last wrong packet
+}
+
+// Series is a time series over the capture in equal bins.
+type Series struct {
+	Start time.Time
+	Bin   time.Duration
+	Bins  []float64
+}
+
+// Timeline holds the series the HTML report charts.
+type Timeline struct {
+	RoCEBits    Series         // bits per bin, all RoCE
+	FlowBits    map[int]Series // bits per bin, by flow ID
+	CNPs        Series         // CNPs per bin
+	CEMarks     Series         // CE-marked RoCE packets per bin
+	Retransmits Series         // retransmitted packets per bin
+	PSNGaps     Series         // PSN gaps per bin
+}

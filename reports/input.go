@@ -1,0 +1,69 @@
+package reports
+
+import (
+	"time"
+
+	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/topology"
+)
+
+// CaptureInfo describes the input as a whole. Every report module reads it
+// to know what the capture can and cannot show.
+type CaptureInfo struct {
+	Files       []string  `json:"files"`
+	Packets     uint64    `json:"packets"`
+	RoCE        uint64    `json:"roce_packets"`
+	Malformed   uint64    `json:"malformed"`
+	Truncated   uint64    `json:"truncated"`
+	ICRCBad     uint64    `json:"icrc_bad"`
+	Unsupported uint64    `json:"unsupported_link_type"`
+	First       time.Time `json:"first"`
+	Last        time.Time `json:"last"`
+	DurationS   float64   `json:"duration_s"`
+	CutOff      bool      `json:"cut_off"`
+	Problems    []string  `json:"problems"`
+	// Drops are the packets the capture itself lost (live capture: kernel
+	// and interface drop counters); nil for files, which cannot tell.
+	Drops *Drops `json:"drops"`
+}
+
+// Drops are a live capture's loss counters.
+type Drops struct {
+	Kernel    uint64 `json:"kernel"`
+	Interface uint64 `json:"interface"`
+}
+
+// Config holds the expectations findings are judged against.
+type Config struct {
+	// DataDSCP is the DSCP RoCE data should carry (default 26, the
+	// NVIDIA/Mellanox RoCE default); CNPDSCP the DSCP of CNPs (default 48).
+	DataDSCP uint8
+	CNPDSCP  uint8
+	// ECNWindow is how long after a CE-marked packet a CNP back to the
+	// sender counts as the CE being acted on (default 1 ms; ConnectX
+	// rate-limits CNPs per QP to one per ~4 µs to 50 µs).
+	ECNWindow time.Duration
+}
+
+// WithDefaults fills unset fields.
+func (c Config) WithDefaults() Config {
+	if c.DataDSCP == 0 {
+		c.DataDSCP = 26
+	}
+	if c.CNPDSCP == 0 {
+		c.CNPDSCP = 48
+	}
+	if c.ECNWindow == 0 {
+		c.ECNWindow = time.Millisecond
+	}
+	return c
+}
+
+// Input is everything a report module may read.
+type Input struct {
+	Capture  CaptureInfo
+	Flows    []*flows.Flow      // every flow, in ID order, after Table.Finish
+	Collect  *Collector         // non-flow observations of the same pass
+	Topology *topology.Topology // nil when none was given
+	Config   Config
+}
