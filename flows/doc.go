@@ -8,38 +8,96 @@
 // destination QP number: Key{Src, Dst, DestQP}. An RC connection between
 // QP a on host A and QP b on host B is two flows, A→B for b (A's requests,
 // and A's responses to B's requests) and B→A for a; each is the other's
-// partner. A QPN reused for a new connection starts a new epoch of the key:
-// a new Flow with the same Key and Epoch+1.
+// partner. Only RoCE packets whose BTH was captured belong to flows.
+//
+// A QPN reused for a new connection starts a new epoch of the key: a new
+// Flow with the same Key and Epoch+1. A packet starts a new epoch when an
+// RDMA CM REQ/REP exchange naming the key was captured after the current
+// epoch began, or when the flow has been idle for Config.EpochIdle and the
+// packet's PSN is more than Config.EpochJump from the highest PSN of its
+// PSN space (requests, READ responses, or other responses) in the current
+// epoch. A burst of go-back-N resends never goes idle and stays within the
+// window, so it is never a new epoch.
 //
 // # The counters
 //
+// Packets counts every packet of the flow, CNPs and frames with a bad
+// ICRC included; WireBytes sums their IP total lengths (40 + GRH PayLen
+// for RoCEv1), right on truncated frames; PayloadBytes sums their RDMA
+// payload (after the transport headers, without pad and ICRC; a CNP has
+// none). Transport is that of the first packet that is not a CNP (CNP for
+// a flow of CNPs only). FirstPSN and LastPSN are the PSNs of the first and
+// last packet that is not a CNP, of whatever kind.
+//
+// Messages counts request messages, each once: the first copy of each
+// packet that ends one (SEND and RDMA WRITE LAST or ONLY, RDMA READ
+// request, atomic). A copy classified Retransmitted below, or a re-issued
+// READ, is not counted again; a message whose last packet the capture lacks
+// is not counted. A READ counts once, on the flow of its request, never on
+// the flow of its responses.
+//
 // Requests (SEND, RDMA WRITE, RDMA READ request, atomics) and RDMA READ
-// responses are sequenced: their PSNs are checked against the next PSN the
-// flow expects (the PSN after the highest seen; after a READ request, any
-// PSN that the READ's response length allows for a path MTU of 256 to 4096
-// bytes). Each sequenced packet is exactly one of:
+// responses are sequenced, each in its own PSN space (Requests,
+// ReadResponses): the READ responses a flow carries answer the partner's
+// requests. A packet's PSN is checked against the PSNs the flow expects
+// next: the PSN after the highest seen, or after an RDMA READ request at
+// PSN p for n bytes, p + ceil(n/MTU) (its response packets take the PSNs
+// from p on), where MTU is the path MTU the flow has shown (a FIRST or
+// MIDDLE packet carries exactly one) or, until it has, any of 256 to 4096
+// bytes (a READ whose RETH was not captured may take any number). A READ
+// response FIRST or ONLY may begin at any PSN at or after the expected one,
+// since the requests between the partner's READs travel the other way.
+// Each sequenced packet is exactly one of:
 //
-//   - in order: at the expected PSN;
-//   - a gap: ahead of the expected PSN. PSNGaps counts these jumps and
-//     MissingPSNs the PSNs they skipped, less those that arrived later;
+//   - the first of its space;
+//   - in order: at an expected PSN;
+//   - a gap: ahead of the expected PSNs. PSNGaps counts these jumps and
+//     MissingPSNs the PSNs they surely skipped, less those that arrived
+//     later;
 //   - out of order: behind the highest PSN, filling a PSN that a gap had
-//     skipped (OutOfOrder); the mirror saw it late, or it was resent after
-//     the mirror had missed the first copy;
+//     skipped (OutOfOrder). A packet lost before the mirror and resent
+//     (go-back-N) shows as a gap, then out of order; one the mirror missed
+//     and nobody resent stays in MissingPSNs;
 //   - retransmitted: behind the highest PSN, at a PSN this flow already
-//     carried (Retransmitted): go-back-N after a NAK, or a timeout resend.
+//     carried (Retransmitted): go-back-N after a NAK, a resend after a
+//     timeout or an RNR NAK, a packet lost after the mirror saw it. A READ
+//     request that re-issues the rest of the previous READ (same R_Key and
+//     end address, a later start, a PSN within the first READ's response
+//     PSNs) is retransmitted too, though its PSN is ahead.
 //
-// ACKs, NAKs and CNPs are not sequenced (ACKs are coalesced, CNPs carry no
-// meaningful PSN). They are counted on the flow that carries them, that is
-// for the QP that receives them: NAKs by code, RNRNAKs (with the RNR timer
-// values), CNPs. ECNCE counts packets of the flow whose IP ECN field is CE;
-// FECN and BECN count packets with those BTH bits.
+// A flow remembers its last 8 open gaps: a PSN of an older gap that
+// arrives later counts as retransmitted and stays in MissingPSNs.
 //
-// Requests and responses travelling on one flow have separate PSN spaces,
-// so READ responses are sequenced on their own.
+// ACKs, NAKs, atomic ACKs and CNPs are not sequenced (ACKs are coalesced,
+// CNPs carry no meaningful PSN). They are counted on the flow that carries
+// them, that is for the QP that receives them: NAKs by code (NAKOther for
+// reserved codes), RNRNAKs (with the RNR timer values), CNPs (opcodes 0x80
+// and 0x81). ECNCE counts packets whose IP ECN field is CE and ECN packets
+// per codepoint; FECN and BECN count packets with those BTH bits (a CNP
+// sets BECN); ICRCBad counts whole frames whose ICRC did not verify (they
+// count as any other packet: the receiver dropped them, so their resend is
+// a retransmission); Truncated counts frames cut by the snap length.
+//
+// # Partners
+//
+// Finish pairs flows. An RDMA CM REQ/REP exchange in the capture names both
+// QPNs, so its two flows are partners (PairCM). Otherwise (PairPSN) the
+// responses decide: a response from B to A names a PSN that one of A's
+// flows to B had sent, before the response was captured. Each flow that
+// carries responses keeps the flows from A to B that fit every one of its
+// responses (up to 16; it looks again later when more fit, and answers to
+// requests the capture does not hold are skipped until one fits). Two flows
+// in opposite directions are compatible when the responses each carries
+// fit the other's requests; a flow whose responses leave exactly one
+// compatible unpaired flow claims it, and a flow claimed by exactly one
+// other is linked to it, repeatedly. Anything less certain leaves the
+// flows unpaired: PSN ranges alone do not tell apart QPs that all start at
+// PSN 0 (NCCL), the timing of the responses does.
 //
 // # Memory
 //
 // A flow holds a fixed-size state plus a few small sets bounded by the
-// number of distinct opcodes, DSCP values and UDP source ports (capped), so
-// memory grows with the number of flows, never with the number of packets.
+// number of distinct opcodes, DSCP values, RNR timer values and UDP source
+// ports (capped at 64), and its pairing candidates (at most 16), so memory
+// grows with the number of flows, never with the number of packets.
 package flows

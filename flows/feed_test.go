@@ -42,15 +42,3 @@ func feedFile(t testing.TB, path string) *Table {
 	tab.Finish()
 	return tab
 }
-
-func TestDump(t *testing.T) {
-	for _, f := range []string{"linlinw5_rdma_cm.pcap", "linlinw5_rping.pcap", "linlinw5_rdma_read_bw.pcap", "linlinw5_nccl_tree2_node2.pcap", "linlinw5_pingpong_ud.pcap"} {
-		tab := feedFile(t, "../testdata/pcaps/real/"+f)
-		t.Logf("== %s", f)
-		for _, fl := range tab.Flows() {
-			pq, ok := fl.PartnerQPN()
-			t.Logf("%d %v>%v qp %#x ep %d %v pk %d req %+v rr %+v msgs %d partner %#x %v %v naks %d cm %v", fl.ID, fl.Key.Src, fl.Key.Dst, fl.Key.DestQP, fl.Epoch, fl.Transport, fl.Packets,
-				fl.Requests, fl.ReadResponses.Packets, fl.Messages, pq, ok, fl.PairedBy, fl.NAKTotal(), fl.CM != nil)
-		}
-	}
-}

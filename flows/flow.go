@@ -80,20 +80,30 @@ type CMInfo struct {
 type Flow struct {
 	ID        int // 1-based, in the order flows first appear in the capture
 	Key       Key
-	Epoch     int // 0 for the first connection seen on Key, 1 for the next, ...
-	Transport bth.Transport
-	PKey      uint16 // P_Key of the first packet
+	Epoch     int           // 0 for the first connection seen on Key, 1 for the next, ...
+	Transport bth.Transport // of the first packet that is not a CNP; TransportCNP for a flow of CNPs only
+	PKey      uint16        // P_Key of the first packet
 	HasVLAN   bool
 	VLAN      uint16 // VLAN of the first packet, when tagged
 	SrcQP     uint32 // QPN at the source, when known (DETH, CM, or the partner's key); HasSrcQP says so
 	HasSrcQP  bool
 
-	Packets      uint64
+	Packets      uint64 // every packet, CNPs and bad-ICRC frames included
 	WireBytes    uint64 // sum of IP total lengths: right on truncated captures
-	PayloadBytes uint64 // sum of RDMA payload lengths
+	PayloadBytes uint64 // sum of RDMA payload lengths (no headers, pad or ICRC; CNPs carry none)
 	First, Last  FrameRef
 
-	Messages uint64 // completed messages: request LAST/ONLY packets, READ requests, atomics, READ response LAST/ONLY
+	// Messages counts request messages once each: the first copy of each
+	// SEND/WRITE LAST or ONLY, RDMA READ request (not a re-issue) and
+	// atomic. READ responses are not counted: a READ counts on the flow of
+	// its request.
+	Messages uint64
+
+	// FirstPSN and LastPSN are the PSNs of the first and the last packet
+	// of the flow that is not a CNP (a CNP carries no meaningful PSN),
+	// requests and responses alike; HasPSN says the flow had such a packet.
+	FirstPSN, LastPSN uint32
+	HasPSN            bool
 
 	// Requests: PSN state of the requests this flow carries.
 	Requests PSNStats
@@ -106,8 +116,8 @@ type Flow struct {
 	CNPs      uint64    // CNPs this flow carries (addressed to DestQP)
 	ECNCE     uint64    // packets whose IP ECN field is CE (congestion experienced)
 	FECN      uint64    // packets with the BTH FECN bit
-	BECN      uint64    // packets with the BTH BECN bit
-	ICRCBad   uint64    // whole frames whose ICRC did not verify
+	BECN      uint64    // packets with the BTH BECN bit (CNPs set it)
+	ICRCBad   uint64    // whole frames whose ICRC did not verify (counted as any other packet too)
 	Truncated uint64    // frames cut by the snap length
 
 	ECN [4]uint64 // packets per ECN codepoint: not-ECT, ECT(1), ECT(0), CE
@@ -116,7 +126,10 @@ type Flow struct {
 	PairedBy PairMethod
 	CM       *CMInfo // the CM exchange that set up this flow's connection, if captured
 
-	resp respTracker // PSNs of the ACKs and responses this flow carries, for pairing
+	resp     respTracker   // PSNs of the ACKs and responses this flow carries
+	pair     *pairEvidence // candidate partners its responses allow, once it carries one
+	pmtu     uint32        // path MTU of the source QP, once a packet showed it; 0 before
+	lastRead readState     // the last RDMA READ request, to recognise a re-issue
 
 	opcodes   opcodeCounts
 	dscp      valueCounts
@@ -134,10 +147,10 @@ type PSNStats struct {
 	FirstPSN      uint32 // PSN of the first sequenced packet
 	LastPSN       uint32 // PSN of the last sequenced packet
 	HighPSN       uint32 // highest PSN seen (24-bit serial order)
-	Retransmitted uint64 // packets at a PSN this flow had already carried
-	PSNGaps       uint64 // forward jumps past the expected PSN
-	MissingPSNs   uint64 // PSNs skipped by gaps and never seen since
-	OutOfOrder    uint64 // packets filling a PSN skipped by an earlier gap
+	Retransmitted uint64 // packets behind the highest PSN at a PSN already carried (or not remembered as skipped), and re-issued READs
+	PSNGaps       uint64 // forward jumps past the expected PSNs
+	MissingPSNs   uint64 // PSNs skipped by gaps and not seen since (as far as the last 8 open gaps tell)
+	OutOfOrder    uint64 // packets behind the highest PSN filling a PSN skipped by an open gap
 
 	seq sequencer
 }
@@ -208,21 +221,14 @@ func (f *Flow) PartnerQPN() (uint32, bool) {
 // respTracker follows the PSNs of the responses a flow carries (ACKs, NAKs,
 // READ and ATOMIC responses): they name PSNs of the partner's requests.
 type respTracker struct {
-	started     bool
-	first, high uint32
-	count       uint64
+	started bool
+	high    uint32 // highest response PSN (24-bit serial order)
+	count   uint64 // responses
 }
 
 func (r *respTracker) note(psn uint32) {
 	r.count++
-	if !r.started {
-		r.started, r.first, r.high = true, psn, psn
-		return
-	}
-	if psnDiff(psn, r.high) > 0 {
-		r.high = psn
-	}
-	if psnDiff(psn, r.first) < 0 {
-		r.first = psn
+	if !r.started || psnDiff(psn, r.high) > 0 {
+		r.started, r.high = true, psn
 	}
 }

@@ -2,6 +2,7 @@ package flows
 
 import (
 	"net/netip"
+	"time"
 
 	"github.com/rocedump/rocedump/decode/bth"
 	"github.com/rocedump/rocedump/decode/packet"
@@ -80,44 +81,163 @@ func (t *Table) pairByCM() {
 	}
 }
 
-// pairByPSN pairs the remaining connected-transport flows: a flow carrying
-// responses (ACKs, READ responses) to host A from host B is paired with the
-// unpaired flow from A to B whose request PSNs cover the responses' PSNs,
-// when exactly one such flow exists.
-func (t *Table) pairByPSN() {
-	type hostPair struct{ src, dst netip.Addr }
-	requesters := map[hostPair][]*Flow{}
-	for _, f := range t.flows {
-		if f.Partner == nil && f.Requests.Packets > 0 && connected(f.Transport) {
-			hp := hostPair{f.Key.Src, f.Key.Dst}
-			requesters[hp] = append(requesters[hp], f)
-		}
-	}
-	for _, r := range t.flows {
-		if r.Partner != nil || !r.resp.started {
-			continue
-		}
-		var match *Flow
-		n := 0
-		for _, f := range requesters[hostPair{r.Key.Dst, r.Key.Src}] {
-			if f.Partner == nil && f != r && covers(f, r) {
-				match = f
-				n++
-			}
-		}
-		if n == 1 {
-			link(match, r, PairPSN)
-		}
-	}
+// hostPair is a flow's source and destination address.
+type hostPair struct{ src, dst netip.Addr }
+
+// maxPairCands bounds the candidate partners one flow follows. A flow whose
+// first responses fit more candidates than this looks again later (see
+// notePair) and stays unpaired if they never thin out.
+const maxPairCands = 16
+
+// pairSlack is how far below a candidate's first captured request PSN a
+// response PSN may lie and still fit it: the capture may have begun after
+// the request that the response answers.
+const pairSlack = 1024
+
+// pairEvidence is what the responses a flow carries say about its partner.
+// A response (ACK, NAK, READ or atomic response) from B to A names a PSN
+// that A's requester sent to B before the response: candidates are the
+// flows from A to B whose request PSNs covered it when it was captured.
+// Each later response removes the candidates it does not fit, so the
+// evidence is the whole response history, kept in fixed space.
+type pairEvidence struct {
+	since    time.Time // capture time of the first response that fitted a candidate
+	cands    [maxPairCands]*Flow
+	n        int
+	found    bool   // cands[:n] are all the candidates that fit every response since
+	crowded  bool   // the last look found more than maxPairCands candidates
+	nextLook uint64 // while !found: the response count at which to look again
 }
 
-// covers says whether r's response PSNs lie within f's request PSNs.
-func covers(f, r *Flow) bool {
-	s := &f.Requests.seq
-	// A response may name the PSN after the last request (an ACK for an
-	// RDMA READ names the last response PSN), so allow the READ span.
-	lo, hi := s.first, psnAdd(s.high, int32(psnDiff(s.expHi, s.high)))
-	return psnDiff(r.resp.first, lo) >= 0 && psnDiff(r.resp.high, hi) <= 0
+// notePair narrows r's candidate partners with a response at psn: see
+// pairEvidence. Until a look finds between 1 and maxPairCands candidates,
+// it looks again at exponentially spaced responses (so a crowded address
+// pair costs O(flows x log responses), not O(flows x responses)); a look
+// after the first only considers flows that began before the first
+// response that fitted any.
+func (t *Table) notePair(r *Flow, psn uint32, at time.Time) {
+	ev := r.pair
+	if ev == nil {
+		ev = &pairEvidence{nextLook: 1}
+		r.pair = ev
+	}
+	if ev.found {
+		j := 0
+		for _, c := range ev.cands[:ev.n] {
+			if fits(c, psn) {
+				ev.cands[j] = c
+				j++
+			}
+		}
+		clear(ev.cands[j:ev.n])
+		ev.n = j
+		return
+	}
+	if r.resp.count < ev.nextLook {
+		return
+	}
+	ev.nextLook = 2 * r.resp.count
+	var cands [maxPairCands]*Flow
+	n, crowded := 0, false
+	for _, c := range t.byHosts[hostPair{r.Key.Dst, r.Key.Src}] {
+		if c == r || !connected(c.Transport) || !fits(c, psn) {
+			continue
+		}
+		if !ev.since.IsZero() && c.First.Time.After(ev.since) {
+			continue
+		}
+		if n == maxPairCands {
+			crowded = true
+			break
+		}
+		cands[n] = c
+		n++
+	}
+	if n == 0 && ev.since.IsZero() {
+		return // answers requests the capture does not hold: look again later
+	}
+	if ev.since.IsZero() {
+		ev.since = at
+	}
+	ev.cands, ev.n, ev.crowded, ev.found = cands, n, crowded, !crowded
+}
+
+// fits says whether a response at psn can answer one of c's requests as c
+// stands when the response is captured: c has sent psn (it lies between
+// c's first request PSN, less pairSlack, and the highest PSN c's requests
+// have reached: the PSN after the highest, or the end of its last READ's
+// response PSNs).
+func fits(c *Flow, psn uint32) bool {
+	s := &c.Requests.seq
+	return s.started && psnDiff(psn, s.first) >= -pairSlack && psnDiff(psn, s.expHi) <= 0
+}
+
+// allows says whether the evidence leaves c as a partner.
+func (ev *pairEvidence) allows(c *Flow) bool {
+	if ev == nil || !ev.found {
+		return false
+	}
+	for _, x := range ev.cands[:ev.n] {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// compatible says whether x and y, flows in opposite directions between
+// two hosts, can be the two directions of one connection: the responses
+// each carries (if any) fit the other's requests, and at least one of them
+// carries responses.
+func compatible(x, y *Flow) bool {
+	if x.pair == nil && y.pair == nil {
+		return false
+	}
+	return (x.pair == nil || x.pair.allows(y)) && (y.pair == nil || y.pair.allows(x))
+}
+
+// pairByPSN pairs the connected-transport flows that CM did not: a flow y
+// carrying responses claims x when x is the only unpaired flow compatible
+// with it, and x and y are linked when nobody else claims x. Pairing
+// repeats while it links flows, since each link removes two flows from
+// the others' options. A flow with no such unique evidence stays unpaired.
+func (t *Table) pairByPSN() {
+	for {
+		claimedBy := map[*Flow]*Flow{}
+		contested := map[*Flow]bool{}
+		for _, y := range t.flows {
+			if y.Partner != nil || y.pair == nil || !y.pair.found {
+				continue
+			}
+			var only *Flow
+			n := 0
+			for _, x := range y.pair.cands[:y.pair.n] {
+				if x.Partner == nil && compatible(x, y) {
+					only = x
+					n++
+				}
+			}
+			if n != 1 {
+				continue
+			}
+			if prev := claimedBy[only]; prev != nil && prev != y {
+				contested[only] = true
+			}
+			claimedBy[only] = y
+		}
+		linked := false
+		for _, x := range t.flows {
+			y := claimedBy[x]
+			if y == nil || contested[x] || x.Partner != nil || y.Partner != nil {
+				continue
+			}
+			link(x, y, PairPSN)
+			linked = true
+		}
+		if !linked {
+			return
+		}
+	}
 }
 
 func connected(t bth.Transport) bool {

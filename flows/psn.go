@@ -49,10 +49,13 @@ type sequencer struct {
 	nGaps       int
 }
 
-// observe classifies psn. extraMin..extraMax is the number of PSNs the packet consumes
-// beyond its own as a range [min, max]: an RDMA READ request of n response
-// packets consumes n PSNs.
-func (s *sequencer) observe(psn uint32, extraMin, extraMax int32) seqResult {
+// observe classifies psn. extraMin..extraMax is the number of PSNs the
+// packet consumes beyond its own, as a range: an RDMA READ request of n
+// response packets consumes n-1 more, and n is known only within the range
+// the path MTU allows. opens says the packet may start a new run anywhere
+// at or after the expected PSN: a READ response FIRST or ONLY, whose PSN
+// follows the requester's other requests, which travel the other way.
+func (s *sequencer) observe(psn uint32, extraMin, extraMax int32, opens bool) seqResult {
 	if !s.started {
 		s.started = true
 		s.first, s.last, s.high = psn, psn, psn
@@ -60,7 +63,7 @@ func (s *sequencer) observe(psn uint32, extraMin, extraMax int32) seqResult {
 		return seqFirst
 	}
 	s.last = psn
-	if psnDiff(psn, s.expLo) >= 0 && psnDiff(psn, s.expHi) <= 0 {
+	if psnDiff(psn, s.expLo) >= 0 && (opens || psnDiff(psn, s.expHi) <= 0) {
 		s.high = psn
 		s.expect(psn, extraMin, extraMax)
 		return seqInOrder
@@ -116,4 +119,35 @@ func (s *sequencer) fill(psn uint32) bool {
 		return true
 	}
 	return false
+}
+
+// observe sequences one packet (see sequencer.observe) and counts it.
+func (s *PSNStats) observe(psn uint32, extraLo, extraHi int32, opens bool) seqResult {
+	res := s.seq.observe(psn, extraLo, extraHi, opens)
+	s.Packets++
+	switch res {
+	case seqGap:
+		s.PSNGaps++
+	case seqOutOfOrder:
+		s.OutOfOrder++
+	case seqRetransmit:
+		s.Retransmitted++
+	}
+	s.sync()
+	return res
+}
+
+// retransmitted counts a packet known to be a retransmission without
+// moving the expected PSN: a re-issued RDMA READ request.
+func (s *PSNStats) retransmitted(psn uint32) {
+	s.Packets++
+	s.Retransmitted++
+	s.seq.last = psn
+	s.sync()
+}
+
+// sync copies the sequencer's state to the exported fields.
+func (s *PSNStats) sync() {
+	s.FirstPSN, s.LastPSN, s.HighPSN = s.seq.first, s.seq.last, s.seq.high
+	s.MissingPSNs = s.seq.missing
 }

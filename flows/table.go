@@ -42,6 +42,8 @@ type Table struct {
 	lastKey  Key
 	lastFlow *Flow
 
+	byHosts map[hostPair][]*Flow // every flow, by source and destination address
+
 	cm       map[cmKey]*cmExchange // CM exchanges by requester side and comm ID
 	cmByFlow map[Key]*cmSide       // CM info waiting for (or given to) the flow with this key
 	finished bool
@@ -52,6 +54,7 @@ func NewTable(cfg Config) *Table {
 	return &Table{
 		cfg:      cfg.withDefaults(),
 		active:   map[Key]*Flow{},
+		byHosts:  map[hostPair][]*Flow{},
 		cm:       map[cmKey]*cmExchange{},
 		cmByFlow: map[Key]*cmSide{},
 	}
@@ -76,6 +79,9 @@ func (t *Table) Add(p *packet.Packet, at FrameRef) {
 	}
 	t.lastKey, t.lastFlow = k, f
 	f.add(p, at)
+	if p.BTH.Opcode.IsResponse() && connected(f.Transport) {
+		t.notePair(f, p.BTH.PSN, at.Time)
+	}
 }
 
 // newFlow starts a flow for k; prev is the key's previous epoch, if any.
@@ -100,12 +106,15 @@ func (t *Table) newFlow(k Key, prev *Flow, p *packet.Packet, at FrameRef) *Flow 
 	}
 	t.active[k] = f
 	t.flows = append(t.flows, f)
+	hp := hostPair{k.Src, k.Dst}
+	t.byHosts[hp] = append(t.byHosts[hp], f)
 	return f
 }
 
 // startsEpoch says whether p begins a new connection on f's key: a CM
-// exchange for the key arrived after f began, or p's PSN is far from
-// everything f carried and f had gone idle.
+// exchange for the key arrived after f began, or f had gone idle and p's
+// PSN is far from its PSN space: more than EpochJump behind the highest PSN
+// or ahead of the PSNs expected next.
 func (t *Table) startsEpoch(f *Flow, p *packet.Packet, at FrameRef) bool {
 	if side := t.cmByFlow[f.Key]; side != nil && side.flow == nil {
 		return true
@@ -114,40 +123,40 @@ func (t *Table) startsEpoch(f *Flow, p *packet.Packet, at FrameRef) bool {
 	if op.IsCNP() || at.Time.Sub(f.Last.Time) < t.cfg.EpochIdle {
 		return false
 	}
-	var ref *sequencer
+	var s *sequencer
 	switch {
 	case op.IsRequest():
-		ref = &f.Requests.seq
+		s = &f.Requests.seq
 	case op.IsReadResponse():
-		ref = &f.ReadResponses.seq
+		s = &f.ReadResponses.seq
 	case op.IsResponse():
-		if !f.resp.started {
-			return false
-		}
-		return far(p.BTH.PSN, f.resp.high, t.cfg.EpochJump)
-	}
-	if ref == nil || !ref.started {
+		r := &f.resp
+		return r.started && far(p.BTH.PSN, r.high, psnAdd(r.high, 1), t.cfg.EpochJump)
+	default:
 		return false
 	}
-	return far(p.BTH.PSN, ref.high, t.cfg.EpochJump)
+	return s.started && far(p.BTH.PSN, s.high, s.expHi, t.cfg.EpochJump)
 }
 
-func far(psn, ref uint32, jump uint32) bool {
-	d := psnDiff(psn, ref)
-	if d < 0 {
-		d = -d
+// far says whether psn is more than jump PSNs behind high or ahead of next.
+func far(psn, high, next, jump uint32) bool {
+	if jump >= psnHalf {
+		return false // no PSN is that far on the 24-bit circle
 	}
-	return uint32(d) > jump
+	if d := psnDiff(psn, high); d < 0 {
+		return uint32(-d) > jump
+	}
+	return psnDiff(psn, next) > int32(jump)
 }
 
 // add accounts p to f.
 func (f *Flow) add(p *packet.Packet, at FrameRef) {
 	h := &p.BTH
+	op := h.Opcode
 	f.Packets++
 	f.WireBytes += uint64(p.IPTotalLen)
-	f.PayloadBytes += uint64(p.PayloadLen)
 	f.Last = at
-	f.opcodes.add(h.Opcode)
+	f.opcodes.add(op)
 	f.dscp.add(p.DSCP)
 	f.ECN[p.ECN&3]++
 	if p.ECN&3 == 3 {
@@ -173,18 +182,34 @@ func (f *Flow) add(p *packet.Packet, at FrameRef) {
 	}
 	f.addRate(at.Time, uint64(p.IPTotalLen))
 
-	op := h.Opcode
-	if op.EndsRequest() || (op.IsReadResponse() && (op.IsLast() || op.IsOnly())) {
-		f.Messages++
-	}
-	switch {
-	case op.IsCNP():
+	if op.IsCNP() {
 		f.CNPs++
+		return
+	}
+	f.PayloadBytes += uint64(p.PayloadLen)
+	if f.Transport == bth.TransportCNP {
+		f.Transport = op.Transport()
+	}
+	if !f.HasPSN {
+		f.FirstPSN, f.HasPSN = h.PSN, true
+	}
+	f.LastPSN = h.PSN
+	f.learnMTU(p)
+
+	switch {
+	case op.IsReadRequest() && f.rereads(h):
+		f.Requests.retransmitted(h.PSN)
 	case op.IsRequest():
-		lo, hi := readSpan(h)
-		f.Requests.observe(h.PSN, lo, hi)
+		lo, hi := readSpan(h, f.pmtu)
+		res := f.Requests.observe(h.PSN, lo, hi, false)
+		if op.EndsRequest() && res != seqRetransmit {
+			f.Messages++
+		}
+		if op.IsReadRequest() {
+			f.noteRead(h)
+		}
 	case op.IsReadResponse():
-		f.ReadResponses.observe(h.PSN, 0, 0)
+		f.ReadResponses.observe(h.PSN, 0, 0, op.IsFirst() || op.IsOnly())
 		f.resp.note(h.PSN)
 	case op.IsResponse():
 		f.resp.note(h.PSN)
@@ -202,42 +227,6 @@ func (f *Flow) add(p *packet.Packet, at FrameRef) {
 			f.rnrTimers.add(h.AETH.RNRTimer())
 		}
 	}
-}
-
-// readSpan is the range of extra PSNs an RDMA READ request consumes: one
-// per response packet, which depends on the path MTU (256 to 4096 bytes).
-func readSpan(h *bth.BTH) (lo, hi int32) {
-	if !h.Opcode.IsReadRequest() || h.Ext&bth.HasRETH == 0 {
-		return 0, 0
-	}
-	n := int64(h.RETH.DMALen)
-	most := (n + 255) / 256
-	least := (n + 4095) / 4096
-	if most < 1 {
-		most = 1
-	}
-	if least < 1 {
-		least = 1
-	}
-	if most > psnHalf/2 {
-		most = psnHalf / 2
-	}
-	return int32(least - 1), int32(most - 1)
-}
-
-func (s *PSNStats) observe(psn uint32, extraLo, extraHi int32) {
-	res := s.seq.observe(psn, extraLo, extraHi)
-	s.Packets++
-	switch res {
-	case seqGap:
-		s.PSNGaps++
-	case seqOutOfOrder:
-		s.OutOfOrder++
-	case seqRetransmit:
-		s.Retransmitted++
-	}
-	s.FirstPSN, s.LastPSN, s.HighPSN = s.seq.first, s.seq.last, s.seq.high
-	s.MissingPSNs = s.seq.missing
 }
 
 func (f *Flow) addRate(ts time.Time, bytes uint64) {

@@ -1,0 +1,241 @@
+package flows
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// realPairs is the pairing every linlinw5 capture must give: "A>B qp"
+// flows, two per pair, by method; every flow not named here has no
+// partner (QP1 MADs, UC and UD).
+//
+// The CM captures name their pairs in REQ/REP. For the others the pairs
+// were derived from tshark output,
+//
+//	tshark -r F -Y infiniband -T fields -e frame.time_relative -e ip.src \
+//	    -e ip.dst -e infiniband.bth.opcode -e infiniband.bth.destqp \
+//	    -e infiniband.bth.psn -e udp.srcport
+//
+// by taking, for every flow B>A that carries responses (ACKs, READ and
+// atomic responses), the flows A>B that had sent a request with exactly the
+// response's PSN before the response's time, and intersecting over all its
+// responses. Every NCCL capture starts all QPs at PSN 0, so PSN ranges
+// alone cannot tell the QPs of one host pair apart (tree2: two QPs each way
+// between .11 and .12 and between .12 and .25); the timing does. In
+// tree2_node2, for example, 172.30.0.11>.12 qp 0x2c carries its first ACK
+// (PSN 0) at 2.417866 s, when among .12>.11 only qp 0x25 had sent PSN 0
+// (frame 32, 2.417510 s; qp 0x27 first sends at 2.426320 s), and .12>.11
+// qp 0x25's ACK of PSN 24 at 12.438745 s fits .11>.12 qp 0x2c (PSNs 1-24
+// in frames 53-77) but not qp 0x2d, which had only reached PSN 1. The
+// intersection is a single flow for every flow with responses, the
+// relation is mutual, and each pair shares its UDP source port (rxe hashes
+// both QPNs into a port both ends use), which the table does not look at:
+// it confirms the answer independently.
+var realPairs = map[string][]string{
+	"linlinw5_rdma_cm.pcap": {
+		"10.1.16.62>10.1.16.61 0x3b = 10.1.16.61>10.1.16.62 0x3d cm",
+		"10.1.16.62>10.1.16.61 0x3c = 10.1.16.61>10.1.16.62 0x3e cm",
+	},
+	"linlinw5_rping.pcap":          {"10.1.16.62>10.1.16.61 0x2b = 10.1.16.61>10.1.16.62 0x2c cm"},
+	"linlinw5_rdma_atomic_bw.pcap": {"10.1.16.62>10.1.16.61 0x28 = 10.1.16.61>10.1.16.62 0x29 psn"},
+	"linlinw5_rdma_read_bw.pcap":   {"10.1.16.62>10.1.16.61 0x1c = 10.1.16.61>10.1.16.62 0x1e psn"},
+	"linlinw5_rdma_read_lat.pcap":  {"10.1.16.62>10.1.16.61 0x27 = 10.1.16.61>10.1.16.62 0x28 psn"},
+	"linlinw5_rdma_send_bw.pcap":   {"10.1.16.62>10.1.16.61 0x23 = 10.1.16.61>10.1.16.62 0x24 psn"},
+	"linlinw5_rdma_write_bw.pcap":  {"10.1.16.62>10.1.16.61 0x1b = 10.1.16.61>10.1.16.62 0x1d psn"},
+	"linlinw5_rdma_write_lat.pcap": {"10.1.16.62>10.1.16.61 0x24 = 10.1.16.61>10.1.16.62 0x25 psn"},
+	"linlinw5_pingpong_rc.pcap":    {"10.1.16.62>10.1.16.61 0x20 = 10.1.16.61>10.1.16.62 0x21 psn"},
+	"linlinw5_pingpong_uc.pcap":    {},
+	"linlinw5_pingpong_ud.pcap":    {},
+	"linlinw5_nccl_nccl_node0.pcap": {
+		"172.30.0.11>172.30.0.25 0x1c = 172.30.0.25>172.30.0.11 0x1d psn",
+		"172.30.0.12>172.30.0.25 0x1d = 172.30.0.25>172.30.0.12 0x1f psn",
+	},
+	"linlinw5_nccl_nccl_node1.pcap": {
+		"172.30.0.11>172.30.0.12 0x20 = 172.30.0.12>172.30.0.11 0x1c psn",
+		"172.30.0.11>172.30.0.25 0x1c = 172.30.0.25>172.30.0.11 0x1d psn",
+	},
+	"linlinw5_nccl_nccl_node2.pcap": {
+		"172.30.0.11>172.30.0.12 0x20 = 172.30.0.12>172.30.0.11 0x1c psn",
+		"172.30.0.12>172.30.0.25 0x1d = 172.30.0.25>172.30.0.12 0x1f psn",
+	},
+	"linlinw5_nccl_ring2_node0.pcap": {
+		"172.30.0.11>172.30.0.25 0x22 = 172.30.0.25>172.30.0.11 0x23 psn",
+		"172.30.0.12>172.30.0.25 0x23 = 172.30.0.25>172.30.0.12 0x27 psn",
+	},
+	"linlinw5_nccl_ring2_node1.pcap": {
+		"172.30.0.11>172.30.0.12 0x28 = 172.30.0.12>172.30.0.11 0x22 psn",
+		"172.30.0.11>172.30.0.25 0x22 = 172.30.0.25>172.30.0.11 0x23 psn",
+	},
+	"linlinw5_nccl_ring2_node2.pcap": {
+		"172.30.0.11>172.30.0.12 0x28 = 172.30.0.12>172.30.0.11 0x22 psn",
+		"172.30.0.12>172.30.0.25 0x23 = 172.30.0.25>172.30.0.12 0x27 psn",
+	},
+	"linlinw5_nccl_tree2_node0.pcap": {
+		"172.30.0.12>172.30.0.25 0x26 = 172.30.0.25>172.30.0.12 0x2b psn",
+		"172.30.0.12>172.30.0.25 0x27 = 172.30.0.25>172.30.0.12 0x2e psn",
+	},
+	"linlinw5_nccl_tree2_node1.pcap": {
+		"172.30.0.11>172.30.0.12 0x2c = 172.30.0.12>172.30.0.11 0x25 psn",
+		"172.30.0.11>172.30.0.12 0x2d = 172.30.0.12>172.30.0.11 0x27 psn",
+	},
+	"linlinw5_nccl_tree2_node2.pcap": {
+		"172.30.0.11>172.30.0.12 0x2c = 172.30.0.12>172.30.0.11 0x25 psn",
+		"172.30.0.11>172.30.0.12 0x2d = 172.30.0.12>172.30.0.11 0x27 psn",
+		"172.30.0.12>172.30.0.25 0x26 = 172.30.0.25>172.30.0.12 0x2b psn",
+		"172.30.0.12>172.30.0.25 0x27 = 172.30.0.25>172.30.0.12 0x2e psn",
+	},
+}
+
+// parseFlowName parses "A>B 0xQP".
+func parseFlowName(t *testing.T, s string) Key {
+	t.Helper()
+	addrs, qp, ok := strings.Cut(s, " ")
+	src, dst, ok2 := strings.Cut(addrs, ">")
+	n, err := strconv.ParseUint(strings.TrimPrefix(qp, "0x"), 16, 32)
+	if !ok || !ok2 || err != nil {
+		t.Fatalf("bad flow name %q", s)
+	}
+	return key(src, dst, uint32(n))
+}
+
+// TestRealPairs checks pairing, and that the real captures (clean runs,
+// no loss) show no retransmission, gap or second epoch.
+func TestRealPairs(t *testing.T) {
+	for file, pairs := range realPairs {
+		t.Run(file, func(t *testing.T) {
+			tab := feedFile(t, "../testdata/pcaps/real/"+file)
+			byKey := map[Key]*Flow{}
+			for _, f := range tab.Flows() {
+				if f.Epoch != 0 {
+					t.Errorf("%s: epoch %d", flowName(f), f.Epoch)
+				}
+				if f.Retransmitted() != 0 || f.PSNGaps() != 0 || f.Requests.OutOfOrder+f.ReadResponses.OutOfOrder != 0 {
+					t.Errorf("%s: retransmitted %d, gaps %d, out of order %d; want none", flowName(f),
+						f.Retransmitted(), f.PSNGaps(), f.Requests.OutOfOrder+f.ReadResponses.OutOfOrder)
+				}
+				byKey[f.Key] = f
+			}
+			want := map[*Flow]string{}
+			for _, p := range pairs {
+				a, rest, _ := strings.Cut(p, " = ")
+				b, how := rest[:strings.LastIndexByte(rest, ' ')], rest[strings.LastIndexByte(rest, ' ')+1:]
+				x, y := byKey[parseFlowName(t, a)], byKey[parseFlowName(t, b)]
+				if x == nil || y == nil {
+					t.Fatalf("%s: flow missing", p)
+				}
+				want[x] = fmt.Sprint(flowName(y), " ", how)
+				want[y] = fmt.Sprint(flowName(x), " ", how)
+			}
+			for _, f := range tab.Flows() {
+				got := "none none"
+				if f.Partner != nil {
+					got = fmt.Sprint(flowName(f.Partner), " ", f.PairedBy)
+				}
+				w, ok := want[f]
+				if !ok {
+					w = "none none"
+				}
+				if got != w {
+					t.Errorf("%s: partner %s, want %s", flowName(f), got, w)
+				}
+			}
+		})
+	}
+}
+
+// TestPairAmbiguous: two QPs from A to B send the same PSNs at the same
+// moments, and B ACKs both only after both sent everything. Nothing tells
+// which ACK flow answers which QP, so no flow is paired. A third pair, on
+// the same hosts, whose first ACK comes between the other two QPs' first
+// requests, is told apart by the timing.
+func TestPairAmbiguous(t *testing.T) {
+	c := newClock(Config{})
+	for psn := uint32(0); psn < 10; psn++ {
+		c.add(time.Microsecond, roce(hostA, hostB, opSendOnly, 0x101, psn, 64))
+		c.add(time.Microsecond, roce(hostA, hostB, opSendOnly, 0x102, psn, 64))
+	}
+	c.add(time.Microsecond, roce(hostB, hostA, opAck, 0x201, 9, 0))
+	c.add(time.Microsecond, roce(hostB, hostA, opAck, 0x202, 9, 0))
+
+	// QP 0x103 sends PSN 100 and is ACKed before QP 0x104 sends anything;
+	// both then go on to the same PSNs. The first ACK to QP 0x203 fits
+	// only QP 0x103; once they are linked, QP 0x104 is the only flow left
+	// for the ACKs to 0x204.
+	c.add(time.Microsecond, roce(hostA, hostB, opSendOnly, 0x103, 100, 64))
+	c.add(time.Microsecond, roce(hostB, hostA, opAck, 0x203, 100, 0))
+	c.add(time.Microsecond, roce(hostA, hostB, opSendOnly, 0x104, 100, 64))
+	c.add(time.Microsecond, roce(hostB, hostA, opAck, 0x204, 100, 0))
+	for psn := uint32(101); psn < 105; psn++ {
+		c.add(time.Microsecond, roce(hostA, hostB, opSendOnly, 0x103, psn, 64))
+		c.add(time.Microsecond, roce(hostA, hostB, opSendOnly, 0x104, psn, 64))
+	}
+	c.add(time.Microsecond, roce(hostB, hostA, opAck, 0x203, 104, 0))
+	c.add(time.Microsecond, roce(hostB, hostA, opAck, 0x204, 104, 0))
+	c.tab.Finish()
+
+	wantPartner := map[uint32]uint32{0x103: 0x203, 0x203: 0x103, 0x104: 0x204, 0x204: 0x104}
+	for _, f := range c.tab.Flows() {
+		got, _ := f.PartnerQPN()
+		if want := wantPartner[f.Key.DestQP]; got != want || (want == 0) != (f.Partner == nil) {
+			t.Errorf("%s: partner %s, want QP %#x", flowName(f), flowName(f.Partner), want)
+		}
+	}
+}
+
+// TestPairMidConnection: a flow whose responses name PSNs no
+// request in the capture had sent yet (the mirror started mid-connection)
+// is paired on its later responses.
+func TestPairMidConnection(t *testing.T) {
+	c := newClock(Config{})
+	// ACKs for requests sent before the capture began.
+	c.add(time.Microsecond, roce(hostB, hostA, opAck, 0x201, 4998, 0))
+	c.add(time.Microsecond, roce(hostB, hostA, opAck, 0x201, 4999, 0))
+	for psn := uint32(5000); psn < 5010; psn++ {
+		c.add(time.Microsecond, roce(hostA, hostB, opSendOnly, 0x101, psn, 64))
+		c.add(time.Microsecond, roce(hostB, hostA, opAck, 0x201, psn, 0))
+	}
+	// An unrelated QP with far PSNs.
+	c.add(time.Microsecond, roce(hostA, hostB, opSendOnly, 0x102, 900000, 64))
+	reqs := c.flows(key(hostA, hostB, 0x101))
+	if len(reqs) != 1 || reqs[0].Partner == nil || reqs[0].Partner.Key.DestQP != 0x201 || reqs[0].PairedBy != PairPSN {
+		t.Fatalf("request flow partner %v, want the ACK flow to QP 0x201 by PSN", flowName(reqs[0].Partner))
+	}
+}
+
+// TestPairCrowded: more QPs than maxPairCands between two hosts, all from
+// PSN 0, ACKed one by one right after each request. The first looks find
+// too many candidates; later ones, once the QPs' PSNs have spread, pair
+// every flow.
+func TestPairCrowded(t *testing.T) {
+	const n = 2 * maxPairCands
+	c := newClock(Config{})
+	for qp := uint32(0); qp < n; qp++ {
+		c.add(time.Microsecond, roce(hostA, hostB, opSendOnly, 0x100+qp, 0, 64))
+	}
+	for qp := uint32(0); qp < n; qp++ {
+		c.add(time.Microsecond, roce(hostB, hostA, opAck, 0x200+qp, 0, 0))
+	}
+	// QP i then sends 4*i more requests, each ACKed at once.
+	for qp := uint32(0); qp < n; qp++ {
+		for psn := uint32(1); psn <= 4*qp; psn++ {
+			c.add(time.Microsecond, roce(hostA, hostB, opSendOnly, 0x100+qp, psn, 64))
+			c.add(time.Microsecond, roce(hostB, hostA, opAck, 0x200+qp, psn, 0))
+		}
+	}
+	c.tab.Finish()
+	for _, f := range c.tab.Flows() {
+		// QP 0 sent only PSN 0, like every other QP: it stays ambiguous.
+		if f.Key.DestQP&0xff == 0 {
+			if f.Partner != nil {
+				t.Errorf("%s paired with %s, want no partner", flowName(f), flowName(f.Partner))
+			}
+			continue
+		}
+		if f.Partner == nil || f.PairedBy != PairPSN || f.Partner.Key.DestQP&0xff != f.Key.DestQP&0xff {
+			t.Errorf("%s paired with %s by %v", flowName(f), flowName(f.Partner), f.PairedBy)
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package flows
+
+import (
+	"github.com/rocedump/rocedump/decode/bth"
+	"github.com/rocedump/rocedump/decode/packet"
+)
+
+// maxReadSpan caps the extra PSNs one RDMA READ request may consume when
+// its length or the path MTU is not known, so that "ahead" keeps meaning
+// less than half the PSN space.
+const maxReadSpan = psnHalf / 2
+
+// readSpan is the range of extra PSNs an RDMA READ request consumes beyond
+// its own: one per response packet after the first.
+// The count depends on the path MTU: exact once the flow has shown it
+// (pmtu, see learnMTU), else anything an MTU of 256 to 4096 bytes allows. A
+// READ whose RETH was cut by the snap length may consume any number.
+func readSpan(h *bth.BTH, pmtu uint32) (lo, hi int32) {
+	if !h.Opcode.IsReadRequest() {
+		return 0, 0
+	}
+	if h.Ext&bth.HasRETH == 0 {
+		return 0, maxReadSpan
+	}
+	n := uint64(h.RETH.DMALen)
+	if pmtu != 0 {
+		k := min(responsePackets(n, uint64(pmtu)), maxReadSpan+1)
+		return int32(k - 1), int32(k - 1)
+	}
+	least := responsePackets(n, 4096)
+	most := min(responsePackets(n, 256), maxReadSpan+1)
+	return int32(least - 1), int32(most - 1)
+}
+
+// responsePackets is the number of READ response packets for n bytes at a
+// path MTU of mtu: one for a zero-length READ.
+func responsePackets(n, mtu uint64) uint64 {
+	if n == 0 {
+		return 1
+	}
+	return (n + mtu - 1) / mtu
+}
+
+// validMTU says whether n is an IBTA path MTU (256, 512, 1024, 2048, 4096).
+func validMTU(n uint64) bool {
+	return n >= 256 && n <= 4096 && n&(n-1) == 0
+}
+
+// learnMTU records the path MTU when p shows it: the FIRST and MIDDLE
+// packets of a SEND, an RDMA WRITE or an RDMA READ response carry exactly
+// one path MTU of payload (IBTA vol 1 ch. 9). A flow's requests and the
+// READ responses it carries are sent by one QP, so they share its MTU.
+func (f *Flow) learnMTU(p *packet.Packet) {
+	op := p.BTH.Opcode
+	if (op.IsFirst() || op.IsMiddle()) && validMTU(uint64(p.PayloadLen)) {
+		f.pmtu = uint32(p.PayloadLen)
+	}
+}
+
+// readState is the last RDMA READ request a flow carried that was not a
+// re-issue.
+type readState struct {
+	valid bool
+	psn   uint32
+	span  int32 // most extra PSNs it may consume
+	va    uint64
+	end   uint64 // VA + DMA length
+	rkey  uint32
+}
+
+// noteRead remembers h, an RDMA READ request.
+func (f *Flow) noteRead(h *bth.BTH) {
+	if h.Ext&bth.HasRETH == 0 {
+		f.lastRead.valid = false
+		return
+	}
+	_, hi := readSpan(h, f.pmtu)
+	e := &h.RETH
+	f.lastRead = readState{valid: true, psn: h.PSN, span: hi, va: e.VA, end: e.VA + uint64(e.DMALen), rkey: e.RKey}
+}
+
+// rereads says whether h, an RDMA READ request, re-issues the rest of the
+// previous READ: a requester that misses a response packet asks again from
+// that packet's PSN for the remaining bytes (IBTA vol 1 ch. 9), so the
+// new READ has the same R_Key and end address, a later VA, and a PSN within
+// the first READ's response PSNs. Such a READ is a retransmission, not a new
+// message; it also shows the path MTU, (VA - first VA) / (PSN - first PSN).
+func (f *Flow) rereads(h *bth.BTH) bool {
+	r := &f.lastRead
+	if !r.valid || h.Ext&bth.HasRETH == 0 {
+		return false
+	}
+	e := &h.RETH
+	if e.RKey != r.rkey || e.VA <= r.va || e.VA+uint64(e.DMALen) != r.end {
+		return false
+	}
+	d := psnDiff(h.PSN, r.psn)
+	if d <= 0 || d > r.span {
+		return false
+	}
+	if done := e.VA - r.va; done%uint64(d) == 0 && validMTU(done/uint64(d)) {
+		f.pmtu = uint32(done / uint64(d))
+	}
+	return true
+}
