@@ -24,7 +24,7 @@ type Identity struct {
 	Node      string // node name ("dgx-01"); empty when known only by subnet
 	Interface string // interface name ("mlx5_0"); empty when known only by subnet
 	Role      Role
-	Rail      int  // compute rail, when HasRail
+	Rail      int // compute rail, when HasRail
 	HasRail   bool
 	Known     bool   // false: Role is RoleUnknown
 	Source    string // "interface", "subnet" or "rail-subnet": which entry matched
@@ -35,9 +35,11 @@ type Identity struct {
 type Topology struct {
 	byIP    map[netip.Addr]Identity
 	subnets []subnet // longest prefix first
+	nodes   []string // sorted
 }
 
 type subnet struct {
 	prefix netip.Prefix
 	id     Identity
+	origin string // "topo.yaml:12" or `--rail-subnet "10.0.3.0/24=3"`, for conflict messages
 }

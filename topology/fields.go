@@ -1,0 +1,62 @@
+package topology
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+)
+
+// The value parsers shared by the file and --rail-subnet. Their errors are
+// plain messages; callers wrap them with a position and a sentinel.
+
+// parseRole reads the roles a file may name: every Role but RoleUnknown.
+func parseRole(s string) (Role, error) {
+	switch r := Role(s); r {
+	case RoleCompute, RoleStorage, RoleManagement, RoleBMC:
+		return r, nil
+	}
+	return "", fmt.Errorf("unknown role %q (want compute, storage, management or bmc)", s)
+}
+
+func parseRail(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("rail %q is not an integer", s)
+	}
+	if n < 0 {
+		return 0, fmt.Errorf("rail %d is negative (rails count from 0)", n)
+	}
+	return n, nil
+}
+
+// parseIP reads an IPv4 or IPv6 address; an IPv4-mapped IPv6 address becomes
+// IPv4, as Lookup sees it.
+func parseIP(s string) (netip.Addr, error) {
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("ip %q is not an IP address", s)
+	}
+	if a.Zone() != "" {
+		return netip.Addr{}, fmt.Errorf("ip %q has a zone; give the address alone", s)
+	}
+	return a.Unmap(), nil
+}
+
+// parseCIDR reads a prefix with no host bits set. An IPv4-mapped IPv6
+// prefix (::ffff:10.0.0.0/104) becomes the IPv4 one.
+func parseCIDR(s string) (netip.Prefix, error) {
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("cidr %q is not a CIDR prefix like 10.0.3.0/24", s)
+	}
+	if p.Addr().Is4In6() {
+		if p.Bits() < 96 {
+			return netip.Prefix{}, fmt.Errorf("cidr %q mixes IPv4-mapped and other IPv6 addresses", s)
+		}
+		p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+	}
+	if m := p.Masked(); m != p {
+		return netip.Prefix{}, fmt.Errorf("cidr %q has host bits set (did you mean %s?)", s, m)
+	}
+	return p, nil
+}
