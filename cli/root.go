@@ -48,6 +48,7 @@ or input error.`,
 	root.AddCommand(NewCmdRead(ios, nil))
 	root.AddCommand(NewCmdFlows(ios, nil))
 	root.AddCommand(NewCmdExtract(ios, nil))
+	root.AddCommand(NewCmdReport(ios, nil))
 	return root
 }
 

@@ -1,0 +1,236 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/reports"
+	"github.com/rocedump/rocedump/reports/render"
+	"github.com/rocedump/rocedump/topology"
+)
+
+// ReportOptions are the inputs of `rocedump report`.
+type ReportOptions struct {
+	IO IOStreams
+
+	Captures    []string
+	Topology    string
+	RailSubnets []string
+	Format      string
+	Output      string
+	FailOn      string
+	DataDSCP    uint8
+	CNPDSCP     uint8
+	ECNWindow   time.Duration
+}
+
+// reportFormats are the formats of `report` (and of `live` at its end).
+var reportFormats = []string{"text", "markdown", "json", "html"}
+
+// NewCmdReport builds `rocedump report`. runF replaces reportRun in tests.
+func NewCmdReport(ios IOStreams, runF func(*ReportOptions) error) *cobra.Command {
+	opts := &ReportOptions{IO: ios}
+	cmd := &cobra.Command{
+		Use:   "report CAPTURE... [--topology FILE] [--format text|markdown|json|html] [-o FILE] [--fail-on warning|critical]",
+		Short: "Find what went wrong: loss, congestion, cross-rail, storage on compute",
+		Long: `Analyse captures and report findings with evidence, ranked critical first:
+the report to attach to an incident ticket.
+
+Findings (the "kind" of each):
+  retransmission        go-back-N after NAKs, timeout resends, RNR NAKs, other NAKs
+  mirror_loss           PSN gaps the responder ACKed past: the mirror, not the
+                        fabric, lost them (loss analysis then needs care)
+  congestion            CNPs per QP and source, FECN/BECN
+  ecn_not_acted         CE marks with no CNP back; RoCE that is not ECN-capable
+  dscp_mismatch         RoCE data or CNPs on an unexpected DSCP (--data-dscp,
+                        --cnp-dscp)
+  pfc                   PFC pause frames per priority, pause storms
+  cross_rail            compute traffic between different rails (needs the
+                        topology: GPU n of every node belongs to rail n)
+  storage_on_compute    NVMe-oF, iSER, NFS/RDMA, NVMe/TCP, iSCSI, NFS or storage
+                        NICs on a compute capture
+  non_rdma_on_compute   SSH, NCCL bootstrap and other TCP/UDP on compute links
+  fan_out               QPs per HCA and per node
+  capture_health        truncation, ICRC errors, malformed frames, cut-off files,
+                        drops: what the capture can and cannot show
+
+The topology file (--topology) says which IP is which identity of each node
+(compute HCA and its rail, storage, management, BMC); see
+testdata/topology/README.md. Without one, --rail-subnet CIDR=RAIL maps
+compute subnets to rails.
+
+Exit codes: 0 no finding at or above --fail-on, 1 findings at or above it,
+2 usage or input error.`,
+		Example: `  rocedump report --topology testdata/topology/dgx-pod.yaml testdata/pcaps/gen/clean_allreduce.pcap
+  rocedump report --format markdown -o ticket.md mirror.pcap.gz
+  rocedump report --format html -o incident.html --topology pod.yaml /captures/incident-4711/
+  rocedump report --rail-subnet 10.0.0.0/16=0 --rail-subnet 10.1.0.0/16=1 --fail-on warning mirror.pcap`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Captures = args
+			if runF != nil {
+				return runF(opts)
+			}
+			return reportRun(opts)
+		},
+	}
+	f := cmd.Flags()
+	addReportFlags(f, opts)
+	return cmd
+}
+
+// addReportFlags adds the flags that `report` and `live` share.
+func addReportFlags(f flagSet, opts *ReportOptions) {
+	f.StringVar(&opts.Topology, "topology", "", "topology `FILE` (YAML) naming each IP's node, role and rail")
+	f.StringSliceVar(&opts.RailSubnets, "rail-subnet", nil, "map a compute subnet to a rail, `CIDR=RAIL` (repeatable)")
+	f.StringVar(&opts.Format, "format", "text", "report format: "+strings.Join(reportFormats, ", "))
+	f.StringVarP(&opts.Output, "output", "o", "", "write the report to `FILE` instead of standard output")
+	f.StringVar(&opts.FailOn, "fail-on", "critical", "exit 1 when a finding is at or above `SEVERITY`: warning, critical, or never")
+	f.Uint8Var(&opts.DataDSCP, "data-dscp", 26, "DSCP that RoCE data should carry")
+	f.Uint8Var(&opts.CNPDSCP, "cnp-dscp", 48, "DSCP that CNPs should carry")
+	f.DurationVar(&opts.ECNWindow, "ecn-window", time.Millisecond, "how soon a CNP must follow a CE mark for ECN to count as acted on")
+}
+
+// flagSet is the part of pflag.FlagSet the report flags use.
+type flagSet interface {
+	StringVar(p *string, name, value, usage string)
+	StringVarP(p *string, name, shorthand, value, usage string)
+	StringSliceVar(p *[]string, name string, value []string, usage string)
+	Uint8Var(p *uint8, name string, value uint8, usage string)
+	DurationVar(p *time.Duration, name string, value time.Duration, usage string)
+}
+
+// checkReportOptions validates the shared flags and loads the topology.
+func checkReportOptions(opts *ReportOptions) (*topology.Topology, reports.Severity, bool, error) {
+	switch opts.Format {
+	case "text", "markdown", "json", "html":
+	default:
+		return nil, 0, false, usageErrorf("--format %q: want one of %s", opts.Format, strings.Join(reportFormats, ", "))
+	}
+	failOn, never := reports.Critical, false
+	if opts.FailOn == "never" {
+		never = true
+	} else if s, err := reports.ParseSeverity(opts.FailOn); err != nil || s == reports.Info {
+		return nil, 0, false, usageErrorf("--fail-on %q: want warning, critical or never", opts.FailOn)
+	} else {
+		failOn = s
+	}
+	if opts.DataDSCP > 63 || opts.CNPDSCP > 63 {
+		return nil, 0, false, usageErrorf("DSCP values are 0 to 63")
+	}
+	var topo *topology.Topology
+	if opts.Topology != "" {
+		t, err := topology.Load(opts.Topology)
+		if err != nil {
+			return nil, 0, false, usageErrorf("%v", err)
+		}
+		topo = t
+	}
+	for _, spec := range opts.RailSubnets {
+		if topo == nil {
+			topo = topology.New()
+		}
+		if err := topo.AddRailSubnet(spec); err != nil {
+			return nil, 0, false, usageErrorf("--rail-subnet: %v", err)
+		}
+	}
+	return topo, failOn, never, nil
+}
+
+func reportRun(opts *ReportOptions) error {
+	topo, failOn, never, err := checkReportOptions(opts)
+	if err != nil {
+		return err
+	}
+	cfg := reports.Config{DataDSCP: opts.DataDSCP, CNPDSCP: opts.CNPDSCP, ECNWindow: opts.ECNWindow}
+	table := flows.NewTable(flows.Config{})
+	coll := reports.NewCollector(table, cfg)
+	st, err := analyze(analyzeOptions{Paths: opts.Captures, Progress: opts.IO.ErrOut, Sinks: []packetSink{coll}})
+	if err != nil {
+		return err
+	}
+	coll.Finish()
+	rep := reports.Run(&reports.Input{
+		Capture:  st.info(),
+		Flows:    table.Flows(),
+		Collect:  coll,
+		Topology: topo,
+		Config:   cfg,
+	}, "rocedump "+Version)
+	if err := writeReport(opts, rep); err != nil {
+		return err
+	}
+	printProblems(opts.IO.ErrOut, st)
+	n := rep.AtOrAbove(failOn)
+	fmt.Fprintf(opts.IO.ErrOut, "rocedump: %d flows, %d findings (%d critical, %d warning, %d info)\n",
+		rep.Summary.Flows, len(rep.Findings), rep.Summary.Critical, rep.Summary.Warning, rep.Summary.Info)
+	if !never && n > 0 {
+		return &exitError{code: ExitFindings, err: fmt.Errorf("%d findings at or above %s (--fail-on)", n, failOn)}
+	}
+	return nil
+}
+
+// writeReport renders rep in opts.Format to opts.Output or stdout.
+func writeReport(opts *ReportOptions, rep *reports.Report) error {
+	var w io.Writer = opts.IO.Out
+	var file *os.File
+	if opts.Output != "" && opts.Output != "-" {
+		f, err := os.Create(opts.Output)
+		if err != nil {
+			return usageErrorf("%v", err)
+		}
+		file, w = f, f
+		defer f.Close()
+	}
+	bw := bufio.NewWriter(w)
+	var err error
+	switch opts.Format {
+	case "text":
+		err = render.WriteText(bw, rep)
+	case "markdown":
+		err = render.WriteMarkdown(bw, rep)
+	case "json":
+		err = render.WriteJSON(bw, rep)
+	case "html":
+		err = render.WriteHTML(bw, rep)
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil && file != nil {
+		err = file.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	return nil
+}
+
+// info converts the pass's statistics for the report.
+func (st *captureStats) info() reports.CaptureInfo {
+	ci := reports.CaptureInfo{
+		Files:       st.Files,
+		Packets:     st.Packets,
+		RoCE:        st.RoCE,
+		Malformed:   st.Malformed,
+		Truncated:   st.Truncated,
+		ICRCBad:     st.ICRCBad,
+		Unsupported: st.Unsupported,
+		First:       st.First.UTC(),
+		Last:        st.Last.UTC(),
+		DurationS:   st.Last.Sub(st.First).Seconds(),
+		CutOff:      st.CutOff,
+		Problems:    st.Problems,
+	}
+	if ci.Problems == nil {
+		ci.Problems = []string{}
+	}
+	return ci
+}

@@ -1,0 +1,97 @@
+package render
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rocedump/rocedump/reports"
+	"github.com/rocedump/rocedump/reports/flowtable"
+)
+
+// fact is one labelled line of the capture summary.
+type fact struct{ Label, Value string }
+
+// captureFacts describes the capture for the summary tables.
+func captureFacts(r *reports.Report) []fact {
+	c := r.Capture
+	fs := []fact{
+		{"Files", files(c.Files)},
+		{"Packets", u64(c.Packets) + " (" + u64(c.RoCE) + " RoCE)"},
+		{"Span", spanText(c)},
+		{"Truncated", u64(c.Truncated)},
+		{"Malformed", u64(c.Malformed)},
+		{"ICRC bad", u64(c.ICRCBad)},
+	}
+	if c.Unsupported > 0 {
+		fs = append(fs, fact{"Unsupported link type", u64(c.Unsupported)})
+	}
+	if c.CutOff {
+		fs = append(fs, fact{"Cut off", "yes: the last file ends mid-packet"})
+	}
+	fs = append(fs, fact{"Drops", drops(c.Drops)})
+	s := r.Summary
+	fs = append(fs,
+		fact{"Flows", strconv.Itoa(s.Flows) + " QP flows, " + strconv.Itoa(s.QPs) + " QPs, " + strconv.Itoa(s.Hosts) + " hosts, " + flowtable.HumanBytes(s.Bytes)},
+		fact{"Topology", topology(s.Topology)},
+	)
+	for _, p := range c.Problems {
+		fs = append(fs, fact{"Problem", p})
+	}
+	return fs
+}
+
+// captureLine is the one-line capture summary of the text report.
+func captureLine(c reports.CaptureInfo) string {
+	parts := []string{
+		files(c.Files),
+		u64(c.Packets) + " packets (" + u64(c.RoCE) + " RoCE)",
+		spanText(c),
+		u64(c.Truncated) + " truncated",
+	}
+	if c.Malformed > 0 {
+		parts = append(parts, u64(c.Malformed)+" malformed")
+	}
+	if c.ICRCBad > 0 {
+		parts = append(parts, u64(c.ICRCBad)+" ICRC bad")
+	}
+	if c.CutOff {
+		parts = append(parts, "cut off")
+	}
+	return strings.Join(parts, ", ") + "; drops: " + drops(c.Drops)
+}
+
+func files(fs []string) string {
+	switch len(fs) {
+	case 0:
+		return "no files"
+	case 1:
+		return fs[0]
+	}
+	return strconv.Itoa(len(fs)) + " files (" + strings.Join(fs, ", ") + ")"
+}
+
+func spanText(c reports.CaptureInfo) string {
+	if c.First.IsZero() && c.Last.IsZero() {
+		return "no timestamps"
+	}
+	d := time.Duration(c.DurationS * 1e9)
+	if c.DurationS == 0 {
+		d = c.Last.Sub(c.First)
+	}
+	return stamp(c.First) + " to " + stamp(c.Last) + " (" + flowtable.HumanDuration(d) + ")"
+}
+
+func drops(d *reports.Drops) string {
+	if d == nil {
+		return "not counted (file input)"
+	}
+	return u64(d.Kernel) + " kernel, " + u64(d.Interface) + " interface"
+}
+
+func topology(given bool) string {
+	if given {
+		return "given"
+	}
+	return "none (nodes are IP addresses)"
+}

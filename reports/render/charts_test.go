@@ -1,0 +1,134 @@
+package render
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rocedump/rocedump/reports"
+	"github.com/rocedump/rocedump/reports/flowtable"
+)
+
+// TestChartsEdgeCases draws each chart from series that are empty, one bin
+// long, huge or not numbers at all, and checks what is drawn.
+func TestChartsEdgeCases(t *testing.T) {
+	start := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	one := func(v float64) reports.Series {
+		return reports.Series{Start: start, Bin: time.Millisecond, Bins: []float64{v}}
+	}
+	many := func(n int, v float64) reports.Series {
+		s := reports.Series{Start: start, Bin: time.Microsecond, Bins: make([]float64, n)}
+		for i := range s.Bins {
+			s.Bins[i] = v * float64(i%7)
+		}
+		return s
+	}
+	recs := []flowtable.Record{{ID: 1, Src: "10.0.0.1", Dst: "10.0.0.2", Bytes: 10}}
+	tests := []struct {
+		name string
+		tl   *reports.Timeline
+		want []string // in every chart, in order: throughput, congestion, events
+		not  []string // in no chart
+	}{
+		{
+			name: "nil timeline",
+			tl:   nil,
+			want: []string{"No data: the capture has no per-flow", "No data: the capture has no CNP", "No data: the capture has no retransmission"},
+		},
+		{
+			name: "series without bins or bin width",
+			tl: &reports.Timeline{FlowBits: map[int]reports.Series{1: {Start: start, Bins: []float64{5}}},
+				CNPs: reports.Series{Start: start, Bin: time.Second}, Retransmits: reports.Series{Bins: []float64{1}}},
+			want: []string{"No data", "No data", "No data"},
+		},
+		{
+			name: "one bin",
+			tl:   &reports.Timeline{FlowBits: map[int]reports.Series{1: one(8e6)}, CNPs: one(3), CEMarks: one(4), Retransmits: one(2), PSNGaps: one(0)},
+			want: []string{`<circle cx="592.0"`, `<circle cx="592.0"`, "PSN gaps: 0 total"},
+			not:  []string{"No data"},
+		},
+		{
+			name: "huge values",
+			tl:   &reports.Timeline{FlowBits: map[int]reports.Series{1: one(1e300), 2: one(math.MaxFloat64)}, CNPs: one(1e200), Retransmits: one(1e18)},
+			want: []string{"Ebps", "E/s", "at most 1e+18 per 1.00 ms"},
+		},
+		{
+			name: "not numbers",
+			tl: &reports.Timeline{FlowBits: map[int]reports.Series{1: {Start: start, Bin: time.Millisecond, Bins: []float64{math.NaN(), math.Inf(1), -5, 8000}}},
+				CEMarks: reports.Series{Start: start, Bin: time.Millisecond, Bins: []float64{math.Inf(-1), 2}}},
+			want: []string{"8 Mbps", "2.0k/s", "No data: the capture has no retransmission"},
+		},
+		{
+			name: "many bins are merged",
+			tl:   &reports.Timeline{FlowBits: map[int]reports.Series{1: many(100000, 1)}, CEMarks: many(100000, 1), Retransmits: many(100000, 1)},
+			want: []string{"ms)", "</svg>", "per 334 µs"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &reports.Report{Flows: recs, Timeline: tc.tl}
+			cs := charts(r)
+			for i, c := range cs {
+				svg := string(c.SVG)
+				if !strings.Contains(svg, tc.want[i]) {
+					t.Errorf("%s chart lacks %q:\n%s", c.Title, tc.want[i], svg)
+				}
+				for _, bad := range append(tc.not, "NaN", "Inf") {
+					if strings.Contains(svg, bad) {
+						t.Errorf("%s chart contains %q", c.Title, bad)
+					}
+				}
+				if !inText(svg, "e+") {
+					t.Errorf("%s chart has a coordinate in exponent form", c.Title)
+				}
+				if len(svg) > 200_000 {
+					t.Errorf("%s chart is %d bytes; bins should have been merged", c.Title, len(svg))
+				}
+			}
+		})
+	}
+}
+
+// inText reports whether every occurrence of s is in a text element, not
+// a coordinate.
+func inText(svg, s string) bool {
+	for _, l := range strings.Split(svg, "\n") {
+		if strings.Contains(l, s) && !strings.HasPrefix(l, "<text") && !strings.Contains(l, "<title>") {
+			return false
+		}
+	}
+	return true
+}
+
+func TestYScale(t *testing.T) {
+	tests := []struct {
+		max       float64
+		top, step float64
+		labels    string
+	}{
+		{0, 1, 0.5, "0 0.5/s 1.0/s"},
+		{7, 8, 2, "0 2/s 4/s 6/s 8/s"},
+		{380e9, 400e9, 100e9, "0 100 Gbps 200 Gbps 300 Gbps 400 Gbps"},
+		{0.3, 0.3, 0.1, "0 0.1/s 0.2/s 0.3/s"},
+		{12500, 15000, 5000, "0 5k/s 10k/s 15k/s"},
+	}
+	for _, tc := range tests {
+		sc := yScale(tc.max)
+		if math.Abs(sc.Top-tc.top) > 1e-9*tc.top || math.Abs(sc.Step-tc.step) > 1e-9*tc.step {
+			t.Errorf("yScale(%v) = %+v, want top %v step %v", tc.max, sc, tc.top, tc.step)
+		}
+		u := perSecond()
+		if strings.Contains(tc.labels, "bps") {
+			u = rateUnits()
+		}
+		l := u.labeler(sc)
+		var got []string
+		for _, v := range sc.ticks() {
+			got = append(got, l.label(v))
+		}
+		if g := strings.Join(got, " "); g != tc.labels {
+			t.Errorf("labels for max %v = %q, want %q", tc.max, g, tc.labels)
+		}
+	}
+}

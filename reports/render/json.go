@@ -1,0 +1,92 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/rocedump/rocedump/reports"
+	"github.com/rocedump/rocedump/reports/flowtable"
+)
+
+// WriteJSON writes r as one indented JSON object with the fields of the
+// report schema (see Schema): schema_version, tool, capture, summary,
+// flows and findings. Lists are [] and maps {} when empty, never null;
+// times are in UTC; findings are ranked critical first. A count that is
+// not a finite number is an error, since JSON cannot carry it.
+func WriteJSON(w io.Writer, r *reports.Report) error {
+	doc, err := jsonReport(r)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(doc)
+}
+
+// jsonReport is a copy of r made ready for JSON; r is not modified.
+func jsonReport(r *reports.Report) (*reports.Report, error) {
+	out := *r
+	out.Timeline = nil
+	c := &out.Capture
+	c.Files = nonNil(c.Files)
+	c.Problems = nonNil(c.Problems)
+	c.First, c.Last = c.First.UTC(), c.Last.UTC()
+	if c.Drops != nil {
+		d := *c.Drops
+		c.Drops = &d
+	}
+
+	out.Flows = make([]flowtable.Record, len(r.Flows))
+	for i, f := range r.Flows {
+		f.RNRTimers = nonNilMap(f.RNRTimers)
+		f.Opcodes = nonNilMap(f.Opcodes)
+		f.DSCP = nonNilMap(f.DSCP)
+		f.ECN = nonNilMap(f.ECN)
+		f.UDPSrcPorts = nonNil(f.UDPSrcPorts)
+		out.Flows[i] = f
+	}
+
+	out.Findings = nonNil(ranked(r.Findings))
+	for i := range out.Findings {
+		f := &out.Findings[i]
+		f.Flows = nonNil(f.Flows)
+		f.Nodes = nonNil(f.Nodes)
+		counts := make(map[string]float64, len(f.Evidence.Counts))
+		for k, v := range f.Evidence.Counts {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("render: json: finding %q: count %q is %v, which JSON cannot carry", f.Title, k, v)
+			}
+			counts[k] = v
+		}
+		f.Evidence.Counts = counts
+		f.Evidence.First = utcFrame(f.Evidence.First)
+		f.Evidence.Last = utcFrame(f.Evidence.Last)
+	}
+	return &out, nil
+}
+
+func utcFrame(f *reports.Frame) *reports.Frame {
+	if f == nil {
+		return nil
+	}
+	c := *f
+	c.Time = c.Time.UTC()
+	return &c
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func nonNilMap[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return map[K]V{}
+	}
+	return m
+}

@@ -1,0 +1,127 @@
+package render
+
+import (
+	"bytes"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestWritersLeaveReportUnchanged renders every fixture in every format
+// and checks the report is as it was (renderers copy before they sort).
+func TestWritersLeaveReportUnchanged(t *testing.T) {
+	for i, fx := range fixtures() {
+		for _, wr := range writers {
+			want := fixtures()[i].r // a fresh copy
+			if err := wr.write(&bytes.Buffer{}, fx.r); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(fx.r, want) {
+				t.Errorf("%s.%s: the writer changed the report", fx.name, wr.ext)
+			}
+		}
+	}
+}
+
+// TestRanking checks that every format lists critical findings first and
+// keeps the report's order within a severity.
+func TestRanking(t *testing.T) {
+	r := incidentReport()
+	want := []string{"Go-back-N", "ECN not acted on", "PFC pause storm", "The mirror missed", "RoCE data on DSCP 0",
+		"Congestion on rail 2", "Cross-rail traffic", "Fan-out is normal", "NVMe-oF connection", "SSH on a compute link", "1204 truncated"}
+	for _, wr := range writers {
+		var b bytes.Buffer
+		if err := wr.write(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		out, at := b.String(), 0
+		for _, w := range want {
+			i := strings.Index(out[at:], w)
+			if i < 0 {
+				t.Errorf("%s: %q missing or out of order", wr.ext, w)
+				break
+			}
+			at += i
+		}
+	}
+}
+
+func TestJSONRejectsNaN(t *testing.T) {
+	r := incidentReport()
+	r.Findings[0].Evidence.Counts["ratio"] = math.NaN()
+	err := WriteJSON(&bytes.Buffer{}, r)
+	if err == nil || !strings.Contains(err.Error(), `count "ratio" is NaN`) {
+		t.Errorf("WriteJSON with a NaN count: error %v, want one naming the count", err)
+	}
+}
+
+func TestMarkdownEscape(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain text 10.0.0.1", "plain text 10.0.0.1"},
+		{"a | b", `a \| b`},
+		{"<script>alert(1)</script>", `\<script\>alert(1)\</script\>`},
+		{"*bold* and `code` [link](x) ~strike~", "\\*bold\\* and \\`code\\` \\[link\\](x) \\~strike\\~"},
+		{"snake_case_name stays", "snake_case_name stays"},
+		{"_emphasis_ goes", `\_emphasis\_ goes`},
+		{"# heading", `\# heading`},
+		{"#3 is not a heading", "#3 is not a heading"},
+		{"- list", `\- list`},
+		{"1. list", `1\. list`},
+		{"4.2 ms", "4.2 ms"},
+		{"---", `\---`},
+		{"a &amp; b & c", `a \&amp; b & c`},
+		{"back\\slash", `back\\slash`},
+		{"two\nlines", "two lines"},
+	}
+	for _, tc := range tests {
+		if got := mdInline(tc.in); got != tc.want {
+			t.Errorf("mdInline(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestWrap(t *testing.T) {
+	tests := []struct {
+		name, text, first, indent string
+		width                     int
+		want                      string
+	}{
+		{"fits", "a b c", "> ", "  ", 10, "> a b c\n"},
+		{"wraps", "aaa bbb ccc ddd", "> ", "  ", 9, "> aaa bbb\n  ccc ddd\n"},
+		{"long word alone", "x " + strings.Repeat("y", 12) + " z", "", "", 5, "x\n" + strings.Repeat("y", 12) + "\nz\n"},
+		{"line breaks kept", "one\ntwo", "- ", "  ", 80, "- one\n  two\n"},
+		{"runes count once", "ééé ééé", "", "", 7, "ééé ééé\n"},
+		{"empty", "", "Next: ", "", 80, "Next:\n"},
+	}
+	for _, tc := range tests {
+		if got := wrap(tc.text, tc.first, tc.indent, tc.width); got != tc.want {
+			t.Errorf("%s: wrap = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestCountValue(t *testing.T) {
+	tests := []struct {
+		name string
+		v    float64
+		want string
+	}{
+		{"packets", 412, "412"},
+		{"ratio", 1.0 / 3, "0.333333"},
+		{"bytes", 6_200_000_000, "6200000000 (6.20 GB)"},
+		{"retransmitted_bytes", 999, "999"},
+		{"max_recovery_ms", 4.2, "4.2 (4.20 ms)"},
+		{"gap_us", 12.5, "12.5 (12.5 µs)"},
+		{"cnps_per_s", 70000, "70000"},
+		{"peak_bps", 4e11, "400000000000 (400 Gbps)"},
+		{"huge", 1e20, "1e+20"},
+		{"big_fraction", 1234567.5, "1234568"},
+		{"weird_s", math.Inf(1), "+Inf"},
+	}
+	for _, tc := range tests {
+		if got := countValue(count{tc.name, tc.v}); got != tc.want {
+			t.Errorf("countValue(%s, %v) = %q, want %q", tc.name, tc.v, got, tc.want)
+		}
+	}
+}

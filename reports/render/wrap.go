@@ -1,0 +1,51 @@
+package render
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// textWidth is the column the text report wraps at.
+const textWidth = 100
+
+// wrap breaks text into lines of at most width columns, each starting with
+// indent; the first line starts with first instead. Words longer than a
+// line stand alone. Line breaks in text start new lines.
+func wrap(text, first, indent string, width int) string {
+	var b strings.Builder
+	prefix := first
+	for i, para := range strings.Split(text, "\n") {
+		if i > 0 {
+			prefix = indent
+		}
+		line, n := prefix, utf8.RuneCountInString(prefix)
+		empty := true
+		for _, w := range strings.Fields(para) {
+			wn := utf8.RuneCountInString(w)
+			if !empty && n+1+wn > width {
+				b.WriteString(line + "\n")
+				line, n, empty = indent, utf8.RuneCountInString(indent), true
+			}
+			if !empty {
+				line, n = line+" ", n+1
+			}
+			line, n, empty = line+w, n+wn, false
+		}
+		b.WriteString(strings.TrimRight(line, " ") + "\n")
+		prefix = indent
+	}
+	return b.String()
+}
+
+// indentLines puts indent before every non-empty line of s.
+func indentLines(s, indent string) string {
+	lines := strings.SplitAfter(s, "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		if strings.TrimSpace(l) != "" {
+			b.WriteString(indent)
+		}
+		b.WriteString(l)
+	}
+	return b.String()
+}
