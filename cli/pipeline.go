@@ -25,6 +25,7 @@ type captureStats struct {
 	Unsupported uint64 // frames of a link type rocedump does not decode
 	First, Last time.Time
 	Problems    []string // files cut off or ended by a bad record
+	CutOff      bool     // a file was cut off mid-record
 }
 
 // packetSink receives every decoded frame of an analysis, in time order.
@@ -103,6 +104,9 @@ func analyze(o analyzeOptions) (*captureStats, error) {
 	prog.done()
 	for _, p := range m.Problems() {
 		st.Problems = append(st.Problems, p.Error())
+		if errors.Is(p, capture.ErrCutOff) {
+			st.CutOff = true
+		}
 	}
 	if st.Unsupported > 0 {
 		for lt := range skipped {
