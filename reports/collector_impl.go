@@ -1,40 +1,217 @@
 package reports
 
 import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/rocedump/rocedump/decode/bth"
 	"github.com/rocedump/rocedump/decode/packet"
 	"github.com/rocedump/rocedump/flows"
 )
 
-// collectorState is the Collector's implementation state (not yet written).
-type collectorState struct{}
+// collectorState is the Collector's implementation state. Each concern has
+// its own file: collector_flow.go (per-flow DSCP and ECN-capability
+// counts), collector_conv.go (non-RoCE conversations), collector_pfc.go
+// (PFC and pause storms), collector_cm.go (RDMA CM requests),
+// collector_ecn.go (ECN-to-CNP reaction), collector_timeline.go (the
+// adaptive time bins) and collector_health.go (where the bad frames are).
+//
+// Memory: per flow a flowObs (about 100 bytes, plus its time series: at
+// most timelineMaxBins × 8 bytes, for the first maxFlowSeries flows), per
+// conversation, per host direction with CE marks and per CM request one
+// entry; nothing grows with the number of packets.
+type collectorState struct {
+	started     bool
+	first, last time.Time // capture times of the first and last frame
+
+	// lastKey and lastFlow cache the flow of the previous RoCE packet, so
+	// that consecutive packets of one QP skip the table lookup.
+	lastKey  flows.Key
+	lastFlow *flows.Flow
+
+	perFlow  []flowObs // by flow ID - 1
+	conv     convTable
+	pfc      pfcState
+	cm       cmState
+	ecn      ecnState
+	tl       timeline
+	health   healthObs
+	cnpSpan  frameSpan // first and last CNP
+	ceSpan   frameSpan // first and last CE-marked RoCE packet
+	finished bool
+}
 
 // NewCollector returns a Collector that feeds t and observes the rest.
 func NewCollector(t *flows.Table, cfg Config) *Collector {
-	return &Collector{Table: t, cfg: cfg.WithDefaults()}
+	c := &Collector{Table: t, cfg: cfg.WithDefaults()}
+	c.c.conv.init()
+	c.c.ecn.init(c.cfg.ECNWindow)
+	c.c.cm.init()
+	return c
 }
 
 // Add accounts one decoded frame: RoCE frames go to the flow table, and
-// everything is observed for the other reports.
-func (c *Collector) Add(p *packet.Packet, at flows.FrameRef) { c.Table.Add(p, at) }
+// everything is observed for the other reports. Frames must come in capture
+// time order (as capture.Merger delivers them); small reorderings are
+// tolerated. In steady state (no new flow, conversation or time bin) Add
+// allocates nothing.
+func (c *Collector) Add(p *packet.Packet, at flows.FrameRef) {
+	s := &c.c
+	if !s.started {
+		s.started, s.first, s.last = true, at.Time, at.Time
+		s.tl.init(at.Time)
+	}
+	if at.Time.After(s.last) {
+		s.last = at.Time
+	}
+	if p.Kind != packet.KindOther {
+		s.health.add(p, at)
+	}
+	switch p.Kind {
+	case packet.KindRoCE:
+		c.addRoCE(p, at)
+	case packet.KindOther:
+		switch {
+		case p.HasPFC:
+			s.pfc.add(&p.PFC, at)
+		case p.IPVersion != 0 && p.Src.IsValid() && p.Dst.IsValid():
+			s.conv.add(p, at)
+		}
+	}
+}
 
-// Finish closes the pass: the flow table pairs flows, pending windows expire.
-func (c *Collector) Finish() { c.Table.Finish() }
+// addRoCE feeds the flow table and notes what the flow counters cannot
+// tell: per-class DSCP, ECN reaction, CM requests and the time series.
+func (c *Collector) addRoCE(p *packet.Packet, at flows.FrameRef) {
+	s := &c.c
+	bin := s.tl.index(at.Time, s)
+	s.tl.roce[bin] += float64(p.IPTotalLen) * 8
+	if !p.HasBTH {
+		c.Table.Add(p, at) // the table decides what it keeps
+		return
+	}
+	k := flows.Key{Src: p.Src, Dst: p.Dst, DestQP: p.BTH.DestQP}
+	before := s.lastFlow
+	if before == nil || s.lastKey != k {
+		before = c.Table.Current(k)
+	}
+	var retx0, gaps0 uint64
+	if before != nil {
+		retx0, gaps0 = before.Retransmitted(), before.PSNGaps()
+	}
+	c.Table.Add(p, at)
+	f := before
+	if f == nil || f.Last.File != at.File || f.Last.Frame != at.Frame {
+		// a new flow, or a new epoch of the key
+		f, retx0, gaps0 = c.Table.Current(k), 0, 0
+	}
+	s.lastKey, s.lastFlow = k, f
+	if f == nil {
+		return
+	}
+	s.tl.retx[bin] += float64(f.Retransmitted() - retx0)
+	s.tl.gaps[bin] += float64(f.PSNGaps() - gaps0)
 
-// Conversations returns the non-RoCE conversations, biggest first.
-func (c *Collector) Conversations() []*Conversation { return nil }
+	op := p.BTH.Opcode
+	ce := p.ECN&3 == 3
+	switch {
+	case op.IsCNP():
+		s.tl.cnps[bin]++
+		s.cnpSpan.add(at)
+		// A CNP from B to A answers the CE marks on A's packets to B.
+		s.ecn.cnp(p.Dst, p.Src, at)
+	case ce:
+		s.ecn.mark(p.Src, p.Dst, at)
+	}
+	if ce {
+		s.tl.ce[bin]++
+		s.ceSpan.add(at)
+	}
+	if p.HasCM && p.CM.IsCM() && p.CM.AttributeID == bth.CMAttrREQ {
+		s.cm.add(p, at)
+	}
+	o := s.flowObs(f.ID)
+	o.observe(p, at, &c.cfg)
+	o.series.add(bin, uint64(p.IPTotalLen)*8)
+}
+
+// flowObs returns the observation state of flow id, growing the table.
+func (s *collectorState) flowObs(id int) *flowObs {
+	for len(s.perFlow) < id {
+		s.perFlow = append(s.perFlow, flowObs{})
+		o := &s.perFlow[len(s.perFlow)-1]
+		o.series.tracked = len(s.perFlow) <= maxFlowSeries
+	}
+	return &s.perFlow[id-1]
+}
+
+// Finish closes the pass: the flow table pairs flows, pending windows
+// expire (CE marks, PFC pauses). It may be called more than once.
+func (c *Collector) Finish() {
+	c.Table.Finish()
+	s := &c.c
+	if s.finished {
+		return
+	}
+	s.finished = true
+	s.pfc.finish(s.last)
+	s.ecn.finish(s.last, c.Table.Flows())
+}
+
+// Conversations returns the non-RoCE conversations, biggest first (by
+// bytes, then packets; ties by addresses, protocol and port).
+func (c *Collector) Conversations() []*Conversation {
+	out := slices.Clone(c.c.conv.list)
+	slices.SortFunc(out, func(a, b *Conversation) int {
+		if r := cmp.Compare(b.Bytes, a.Bytes); r != 0 {
+			return r
+		}
+		if r := cmp.Compare(b.Packets, a.Packets); r != 0 {
+			return r
+		}
+		if r := a.Src.Compare(b.Src); r != 0 {
+			return r
+		}
+		if r := a.Dst.Compare(b.Dst); r != 0 {
+			return r
+		}
+		if r := cmp.Compare(a.Proto, b.Proto); r != 0 {
+			return r
+		}
+		return cmp.Compare(a.ServicePort, b.ServicePort)
+	})
+	return out
+}
 
 // PFC returns what was seen per priority, and the number of 802.3x PAUSE
-// frames (not priority-based).
-func (c *Collector) PFC() (prio [8]PFCPriority, pause uint64) { return prio, 0 }
+// frames (not priority-based). Storms are counted by Finish.
+func (c *Collector) PFC() (prio [8]PFCPriority, pause uint64) {
+	for i := range prio {
+		prio[i] = c.c.pfc.prio[i].out
+		prio[i].Priority = i
+	}
+	return prio, c.c.pfc.pause
+}
 
-// CMConnects returns the RDMA CM connection requests, in capture order.
-func (c *Collector) CMConnects() []CMConnect { return nil }
+// CMConnects returns the RDMA CM connection requests, in capture order. A
+// REQ resent by the CM (same sender and communication ID) is listed once.
+func (c *Collector) CMConnects() []CMConnect { return slices.Clone(c.c.cm.list) }
 
-// ECN returns the ECN reaction per host direction.
-func (c *Collector) ECN() []ECNReaction { return nil }
+// ECN returns the ECN reaction per host direction that had CE-marked
+// packets, ordered by source then destination. Call Finish first: marks
+// still inside their window when the capture ended are decided there.
+func (c *Collector) ECN() []ECNReaction { return c.c.ecn.reactions() }
 
-// DSCP returns the DSCP conformance of every flow.
-func (c *Collector) DSCP() []DSCPCheck { return nil }
+// DSCP returns the DSCP conformance of every flow, in flow ID order.
+func (c *Collector) DSCP() []DSCPCheck {
+	out := make([]DSCPCheck, 0, len(c.c.perFlow))
+	for i := range c.c.perFlow {
+		out = append(out, c.c.perFlow[i].check(i+1))
+	}
+	return out
+}
 
-// Timeline returns the time series for the charts.
-func (c *Collector) Timeline() *Timeline { return &Timeline{} }
+// Timeline returns the time series for the charts: every series on the
+// same bins (see timeline for the bin rule).
+func (c *Collector) Timeline() *Timeline { return c.c.tl.export(c.c.perFlow) }

@@ -1,4 +1,422 @@
 package reports
 
-// Congestion is a report module (not yet written: returns no findings).
-func Congestion(in *Input) []Finding { return nil }
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/reports/flowtable"
+)
+
+// Congestion reports the congestion signals of the capture: DCQCN at work
+// (CE marks and CNPs), DCQCN not working (CE marks nobody answers, RoCE
+// data that is not ECN-capable), traffic on the wrong DSCP, and PFC.
+//
+// Kinds and severity rules:
+//   - congestion: CNPs, CE marks, FECN or BECN seen. Info while the share of
+//     CE-marked or CNP-answered data packets stays below 1% (DCQCN doing its
+//     job); warning at 1% or more (sustained congestion).
+//   - ecn_not_acted: CE marks with no CNP back within Config.ECNWindow, per
+//     host direction (see collector_ecn.go for the exact rule): warning.
+//     RoCE data packets that are not ECN-capable (ECN 00): warning, as
+//     switches cannot mark them and DCQCN is off for those QPs.
+//   - dscp_mismatch: data packets not on Config.DataDSCP: warning, critical
+//     when they are half or more of all RoCE data (the job runs outside the
+//     lossless class). CNPs not on Config.CNPDSCP: warning.
+//   - pfc: PFC pause frames. Critical when a priority had a pause storm
+//     (PFCStormDuration); warning when a priority was paused for 1% or more
+//     of the capture, or 802.3x link-level PAUSE frames were seen; info
+//     otherwise.
+func Congestion(in *Input) []Finding {
+	var out []Finding
+	if f, ok := congestionFinding(in); ok {
+		out = append(out, f)
+	}
+	out = append(out, ecnNotActed(in)...)
+	out = append(out, notECT(in)...)
+	out = append(out, dscpMismatch(in)...)
+	if f, ok := pfcFinding(in); ok {
+		out = append(out, f)
+	}
+	return out
+}
+
+func congestionFinding(in *Input) (Finding, bool) {
+	var cnps, ce, fecn, becn, data uint64
+	var cnpFlows, ceFlows []*flows.Flow
+	bySource := map[netip.Addr]*struct{ cnps, qps uint64 }{}
+	for _, f := range in.Flows {
+		cnps += f.CNPs
+		ce += f.ECNCE
+		fecn += f.FECN
+		becn += f.BECN
+		data += f.Packets - f.CNPs
+		if f.CNPs > 0 {
+			cnpFlows = append(cnpFlows, f)
+			s := bySource[f.Key.Src]
+			if s == nil {
+				s = &struct{ cnps, qps uint64 }{}
+				bySource[f.Key.Src] = s
+			}
+			s.cnps += f.CNPs
+			s.qps++
+		}
+		if f.ECNCE > 0 || f.FECN > 0 {
+			ceFlows = append(ceFlows, f)
+		}
+	}
+	if cnps+ce+fecn+becn == 0 {
+		return Finding{}, false
+	}
+	sev := Info
+	if data > 0 && (float64(ce) >= 0.01*float64(data) || float64(cnps) >= 0.01*float64(data)) {
+		sev = Warning
+	}
+	f := Finding{
+		Kind:     KindCongestion,
+		Severity: sev,
+		Evidence: Evidence{Counts: map[string]float64{
+			"cnps": float64(cnps), "ce_marked": float64(ce), "fecn": float64(fecn), "becn": float64(becn),
+			"data_packets": float64(data), "notified_qps": float64(len(cnpFlows)), "cnp_sources": float64(len(bySource)),
+		}},
+		Next: "Find the congested egress: the switch port toward the CNP sources (ECN-marked and PFC counters, queue depth). " +
+			"For an AllReduce, check for incast (many ranks into one HCA) and for cross-rail or storage traffic sharing the path.",
+	}
+	switch {
+	case cnps > 0:
+		f.Title = fmt.Sprintf("%s slowed %s (CNPs from %s)", plural(cnps, "CNP"), plural(len(cnpFlows), "QP"), plural(len(bySource), "host"))
+	case ce > 0:
+		f.Title = fmt.Sprintf("%s marked ECN Congestion Experienced", plural(ce, "RoCE packet"))
+	default:
+		f.Title = fmt.Sprintf("InfiniBand FECN/BECN bits on %s", plural(fecn+becn, "packet"))
+	}
+	f.Detail = fmt.Sprintf("Switches marked %s of %d RoCE data packets CE (%s) and receiving HCAs sent %s back, "+
+		"so DCQCN cut the rate of the notified QPs. ", plural(ce, "packet"), data, percent(float64(ce), float64(data)), plural(cnps, "CNP"))
+	if in.Collect != nil && cnps > 0 {
+		tl := in.Collect.Timeline()
+		peak, at := 0.0, 0
+		for i, v := range tl.CNPs.Bins {
+			if v > peak {
+				peak, at = v, i
+			}
+		}
+		perMS := peak / (float64(tl.CNPs.Bin) / float64(time.Millisecond))
+		f.Evidence.Counts["peak_cnps_per_ms"] = perMS
+		f.Detail += fmt.Sprintf("CNPs peaked at %.0f per ms in the %s starting %s. ", perMS, flowtable.HumanDuration(tl.CNPs.Bin),
+			tl.CNPs.Start.Add(time.Duration(at)*tl.CNPs.Bin).UTC().Format("15:04:05.000000"))
+	}
+	if sev == Warning {
+		f.Detail += "At 1% or more of the data this is sustained congestion: the AllReduce runs below line rate for as long as it lasts."
+	} else {
+		f.Detail += "At this level it is DCQCN doing its job, but it tells where the fabric is tight."
+	}
+	if fecn+becn > 0 {
+		f.Detail += fmt.Sprintf(" %d packets carry the BTH FECN bit and %d BECN (CNPs set BECN by design).", fecn, becn)
+	}
+	var span frameSpan
+	if in.Collect != nil {
+		if in.Collect.c.cnpSpan.ok {
+			span = in.Collect.c.cnpSpan
+		} else {
+			span = in.Collect.c.ceSpan
+		}
+	}
+	span.set(in, &f.Evidence)
+
+	slices.SortStableFunc(cnpFlows, func(a, b *flows.Flow) int { return cmp.Compare(b.CNPs, a.CNPs) })
+	var lines []string
+	for _, fl := range cnpFlows {
+		f.Flows = append(f.Flows, fl.ID)
+		f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
+		lines = append(lines, fmt.Sprintf("qp %s at %s: %s from %s over %s (flow %d)",
+			qpn(fl.Key.DestQP), endpoint(in, fl.Key.Dst), plural(fl.CNPs, "CNP"), fl.Key.Src,
+			flowtable.HumanDuration(fl.Duration()), fl.ID))
+	}
+	srcs := make([]netip.Addr, 0, len(bySource))
+	for a := range bySource {
+		srcs = append(srcs, a)
+	}
+	slices.SortFunc(srcs, func(a, b netip.Addr) int {
+		if c := cmp.Compare(bySource[b].cnps, bySource[a].cnps); c != 0 {
+			return c
+		}
+		return a.Compare(b)
+	})
+	for _, a := range srcs {
+		s := bySource[a]
+		lines = append(lines, fmt.Sprintf("%s sent %s to %s", endpoint(in, a), plural(s.cnps, "CNP"), plural(s.qps, "QP")))
+	}
+	slices.SortStableFunc(ceFlows, func(a, b *flows.Flow) int { return cmp.Compare(b.ECNCE+b.FECN, a.ECNCE+a.FECN) })
+	for _, fl := range ceFlows {
+		f.Flows = append(f.Flows, fl.ID)
+		f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
+		line := fmt.Sprintf("flow %d %s: %d of %d packets CE-marked", fl.ID, flowName(fl), fl.ECNCE, fl.Packets)
+		if fl.FECN > 0 || fl.BECN > 0 {
+			line += fmt.Sprintf(", FECN %d, BECN %d", fl.FECN, fl.BECN)
+		}
+		lines = append(lines, line)
+	}
+	f.Evidence.Details = capped(lines)
+	return f, true
+}
+
+// ecnNotActed reports CE marks that no CNP answered.
+func ecnNotActed(in *Input) []Finding {
+	if in.Collect == nil {
+		return nil
+	}
+	var marks, notActed, undecided uint64
+	var lines []string
+	var span frameSpan
+	var bad []ECNReaction
+	for _, r := range in.Collect.ECN() {
+		marks += r.CEMarked
+		undecided += r.CEMarked - r.Acted - r.NotActed
+		if r.NotActed == 0 {
+			continue
+		}
+		notActed += r.NotActed
+		bad = append(bad, r)
+		span.add(*r.FirstNotActed)
+		span.add(*r.LastNotActed)
+	}
+	if notActed == 0 {
+		return nil
+	}
+	slices.SortStableFunc(bad, func(a, b ECNReaction) int { return cmp.Compare(b.NotActed, a.NotActed) })
+	f := Finding{
+		Kind:     KindECNNotActed,
+		Severity: Warning,
+		Title:    fmt.Sprintf("%s got no CNP back (ECN not acted on)", plural(notActed, "CE-marked packet")),
+		Detail: fmt.Sprintf("Switches marked these packets Congestion Experienced, but the receiving HCA sent no CNP to the sender within %s, "+
+			"so DCQCN never slowed the sender: queues keep growing until PFC pauses the link, and pauses spread into storms. "+
+			"Usually the receiver's ECN notification point is disabled for this priority.", flowtable.HumanDuration(in.Config.ECNWindow)),
+		Evidence: Evidence{Counts: map[string]float64{
+			"ce_marked": float64(marks), "not_acted": float64(notActed), "undecided": float64(undecided), "directions": float64(len(bad)),
+		}},
+		Next: "On the receiving hosts, check DCQCN: /sys/class/net/<if>/ecn/roce_np/enable/<prio> (mlnx_qos, or `mlxreg`/`mlxconfig ROCE_CC_PRIO_MASK`) " +
+			"for the RoCE priority; also check that the mirror sees both directions, or CNPs are missed.",
+	}
+	span.set(in, &f.Evidence)
+	for _, r := range bad {
+		f.Nodes = append(f.Nodes, nodeOf(in, r.Src), nodeOf(in, r.Dst))
+		lines = append(lines, fmt.Sprintf("%s > %s: %d of %d CE marks without a CNP back", endpoint(in, r.Src), endpoint(in, r.Dst), r.NotActed, r.CEMarked))
+		for _, fl := range in.Flows {
+			if fl.Key.Src == r.Src && fl.Key.Dst == r.Dst && fl.ECNCE > 0 {
+				f.Flows = append(f.Flows, fl.ID)
+			}
+		}
+	}
+	f.Evidence.Details = capped(lines)
+	return []Finding{f}
+}
+
+// notECT reports RoCE data that switches cannot mark.
+func notECT(in *Input) []Finding {
+	if in.Collect == nil {
+		return nil
+	}
+	obs := in.Collect.c.perFlow
+	var n, data uint64
+	var span frameSpan
+	var lines []string
+	f := Finding{Kind: KindECNNotActed, Severity: Warning}
+	for _, fl := range in.Flows {
+		if fl.ID < 1 || fl.ID > len(obs) {
+			continue
+		}
+		o := &obs[fl.ID-1]
+		data += o.ectData + o.notECTData
+		if o.notECTData == 0 {
+			continue
+		}
+		n += o.notECTData
+		span.add(o.firstNotECT)
+		f.Flows = append(f.Flows, fl.ID)
+		f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
+		lines = append(lines, fmt.Sprintf("flow %d %s: %d of %d data packets not ECN-capable", fl.ID, flowName(fl), o.notECTData, o.notECTData+o.ectData))
+	}
+	if n == 0 {
+		return nil
+	}
+	f.Title = fmt.Sprintf("RoCE data is not ECN-capable on %s: congestion control is off", plural(len(f.Flows), "flow"))
+	f.Detail = fmt.Sprintf("%d of %d RoCE data packets carry ECN 00 (not ECT). Switches cannot mark them, so no CNP is ever sent and DCQCN never "+
+		"slows these QPs: under load they fill switch buffers until PFC pauses the link.", n, data)
+	f.Evidence = Evidence{Counts: map[string]float64{"not_ect_packets": float64(n), "data_packets": float64(data), "flows": float64(len(f.Flows))}, Details: capped(lines)}
+	if span.ok {
+		f.Evidence.First = evFrame(in, span.first)
+	}
+	f.Next = "On the sending hosts, check that DCQCN's reaction point is enabled for the RoCE priority (/sys/class/net/<if>/ecn/roce_rp/enable/<prio>) " +
+		"and that the application's traffic class keeps the ECT bits (RDMA CM tos, NCCL_IB_TC)."
+	return []Finding{f}
+}
+
+// dscpMismatch reports flows whose data or CNPs are off the expected DSCP.
+func dscpMismatch(in *Input) []Finding {
+	if in.Collect == nil {
+		return nil
+	}
+	checks := in.Collect.DSCP()
+	byID := map[int]*flows.Flow{}
+	for _, fl := range in.Flows {
+		byID[fl.ID] = fl
+	}
+	var out []Finding
+	for _, class := range []string{"data", "CNP"} {
+		want, ci := in.Config.DataDSCP, dscpData
+		if class == "CNP" {
+			want, ci = in.Config.CNPDSCP, dscpCNP
+		}
+		var total, wrong uint64
+		var span frameSpan
+		var lines []string
+		f := Finding{Kind: KindDSCPMismatch, Severity: Warning}
+		values := map[uint8]uint64{}
+		obs := in.Collect.c.perFlow
+		for i := range checks {
+			d := &checks[i]
+			n, all := d.DataWrong, d.Data
+			if class == "CNP" {
+				n, all = d.CNPWrong, d.CNP
+			}
+			total += all
+			fl := byID[d.FlowID]
+			if n == 0 || fl == nil || d.FlowID > len(obs) {
+				continue
+			}
+			wrong += n
+			span.add(*d.First)
+			span.add(*d.Last)
+			f.Flows = append(f.Flows, fl.ID)
+			f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
+			var vs []string
+			byValue := obs[d.FlowID-1].wrong[ci]
+			for _, v := range slices.Sorted(maps.Keys(byValue)) {
+				vs = append(vs, fmt.Sprintf("%d on DSCP %d", byValue[v], v))
+				values[v] += byValue[v]
+			}
+			lines = append(lines, fmt.Sprintf("flow %d %s: %d of %d %s packets wrong (%s)", fl.ID, flowName(fl), n, all, class, strings.Join(vs, ", ")))
+		}
+		if wrong == 0 {
+			continue
+		}
+		var vs []string
+		for _, v := range slices.Sorted(maps.Keys(values)) {
+			vs = append(vs, fmt.Sprintf("%d", v))
+		}
+		f.Evidence = Evidence{Counts: map[string]float64{
+			"wrong_packets": float64(wrong), strings.ToLower(class) + "_packets": float64(total), "expected_dscp": float64(want), "flows": float64(len(f.Flows)),
+		}, Details: capped(lines)}
+		span.set(in, &f.Evidence)
+		if class == "data" {
+			if float64(wrong) >= 0.5*float64(total) {
+				f.Severity = Critical
+			}
+			f.Title = fmt.Sprintf("%s of RoCE data not on DSCP %d", plural(wrong, "packet"), want)
+			f.Detail = fmt.Sprintf("%d of %d RoCE data packets carry DSCP %s instead of %d. The switches map DSCP to a priority, so these "+
+				"packets miss the lossless RoCE queue: they can be dropped (go-back-N retransmissions) or paused on a class that "+
+				"does not expect PFC, and they are not ECN-marked like the rest.", wrong, total, strings.Join(vs, ", "), want)
+			f.Next = "Check the traffic class the application sets (NCCL_IB_TC, RDMA CM tos, `cma_roce_tos`) and the HCA's trust mode and " +
+				"DSCP-to-priority map (mlnx_qos -i <if>: trust dscp, dscp2prio), and the switch's QoS map on these ports."
+		} else {
+			f.Title = fmt.Sprintf("%s not on DSCP %d", plural(wrong, "CNP"), want)
+			f.Detail = fmt.Sprintf("%d of %d CNPs carry DSCP %s instead of %d. CNPs belong on their own strict-priority class; queued behind data "+
+				"they reach the sender late and DCQCN reacts after the queue has already built.", wrong, total, strings.Join(vs, ", "), want)
+			f.Next = "Check the CNP DSCP and priority on the receiving HCAs (/sys/class/net/<if>/ecn/roce_np/cnp_dscp and cnp_802p_prio) and the switch's CNP queue."
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// pfcFinding reports PFC pause frames per priority.
+func pfcFinding(in *Input) (Finding, bool) {
+	if in.Collect == nil {
+		return Finding{}, false
+	}
+	prio, pause := in.Collect.PFC()
+	var xoff, storms uint64
+	var span frameSpan
+	var lines, stormPrios []string
+	var worstShare float64
+	capSpan := in.Capture.Last.Sub(in.Capture.First)
+	if capSpan <= 0 && in.Collect.c.started {
+		capSpan = in.Collect.c.last.Sub(in.Collect.c.first)
+	}
+	counts := map[string]float64{}
+	for i := range prio {
+		p := &prio[i]
+		if p.Frames == 0 {
+			continue
+		}
+		st := &in.Collect.c.pfc.prio[i]
+		xoff += p.XOFF
+		storms += uint64(p.Storms)
+		span.add(*p.First)
+		span.add(*p.Last)
+		share := 0.0
+		if capSpan > 0 {
+			share = float64(st.pausedT) / float64(capSpan)
+		}
+		worstShare = max(worstShare, share)
+		pfx := fmt.Sprintf("priority_%d_", i)
+		counts[pfx+"frames"] = float64(p.Frames)
+		counts[pfx+"xoff"] = float64(p.XOFF)
+		counts[pfx+"xon"] = float64(p.XON)
+		counts[pfx+"pause_quanta"] = float64(p.PauseQuanta)
+		counts[pfx+"paused_us"] = float64(st.pausedT) / float64(time.Microsecond)
+		counts[pfx+"storms"] = float64(p.Storms)
+		line := fmt.Sprintf("priority %d: %s (%d XOFF, %d XON), %d quanta, paused %s", i, plural(p.Frames, "frame"), p.XOFF, p.XON,
+			p.PauseQuanta, flowtable.HumanDuration(st.pausedT))
+		if capSpan > 0 {
+			line += " (" + percent(float64(st.pausedT), float64(capSpan)) + " of the capture)"
+		}
+		line += ", longest pause " + flowtable.HumanDuration(st.longest)
+		if p.Storms > 0 {
+			line += fmt.Sprintf(", %s, longest %s", plural(p.Storms, "storm"), flowtable.HumanDuration(p.LongestStorm))
+			stormPrios = append(stormPrios, fmt.Sprint(i))
+		}
+		lines = append(lines, line)
+	}
+	frames := in.Collect.c.pfc.frames
+	if frames == 0 && pause == 0 {
+		return Finding{}, false
+	}
+	counts["pfc_frames"] = float64(frames)
+	counts["xoff_frames"] = float64(xoff)
+	counts["storms"] = float64(storms)
+	counts["pause_frames_802_3x"] = float64(pause)
+	f := Finding{
+		Kind:     KindPFC,
+		Severity: Info,
+		Evidence: Evidence{Counts: counts, Details: capped(lines)},
+		Next: "Find the port that sends the pauses (switch PFC counters per priority, `ethtool -S <if> | grep pause` on the HCAs) and what " +
+			"keeps its queue full; check that the PFC watchdog is on. PFC on the RoCE priority should be rare when DCQCN works.",
+	}
+	span.set(in, &f.Evidence)
+	switch {
+	case storms > 0:
+		f.Severity = Critical
+		f.Title = fmt.Sprintf("PFC pause storm on priority %s", strings.Join(stormPrios, ", "))
+		f.Detail = fmt.Sprintf("A priority stayed paused without a break for longer than %s (every XOFF arrived before the previous pause ran out, "+
+			"at an assumed %d Gb/s). A storm stops every QP on that priority behind the paused port and spreads upstream hop by hop: "+
+			"the AllReduce stalls and NCCL may time out.", flowtable.HumanDuration(PFCStormDuration), PFCLinkGbps)
+	default:
+		if worstShare >= 0.01 || pause > 0 {
+			f.Severity = Warning
+		}
+		f.Title = fmt.Sprintf("%s paused traffic", plural(frames+pause, "PFC frame"))
+		f.Detail = fmt.Sprintf("Switches or HCAs sent %d XOFF pauses; the paused time assumes %d Gb/s links. PFC keeps RoCE lossless, "+
+			"but every pause stalls all QPs on that priority of the link, so pauses on a large share of the capture slow the AllReduce "+
+			"and show that DCQCN is not keeping queues short.", xoff, PFCLinkGbps)
+	}
+	if pause > 0 {
+		f.Detail += fmt.Sprintf(" %d 802.3x link-level PAUSE frames stop every priority of the link, not just RoCE: global pause should be off where PFC is used.", pause)
+	}
+	return f, true
+}

@@ -1,4 +1,179 @@
 package reports
 
-// CrossRail is a report module (not yet written: returns no findings).
-func CrossRail(in *Input) []Finding { return nil }
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/reports/flowtable"
+	"github.com/rocedump/rocedump/topology"
+)
+
+// CrossRail reports compute-to-compute RoCE flows whose two ends are on
+// different rails of a rail-optimised fabric, per node pair. Flows between
+// the same rail of different nodes (on one leaf or on different leaves) are
+// what the fabric is built for and are never flagged.
+//
+// Severity rules:
+//   - no topology (no --topology, no --rail-subnet): one info finding that
+//     says cross-rail cannot be judged; nothing is guessed;
+//   - cross-rail flows: warning; critical when they carry half or more of
+//     the compute-to-compute bytes (the job as a whole is crossing rails);
+//   - RoCE endpoints the topology does not name, or compute addresses
+//     without a rail: one info finding listing them as unknown.
+func CrossRail(in *Input) []Finding {
+	if len(in.Flows) == 0 {
+		return nil
+	}
+	if in.Topology == nil {
+		return []Finding{{
+			Kind:     KindCrossRail,
+			Severity: Info,
+			Title:    "Cross-rail traffic not judged: no topology given",
+			Detail: "Which rail an address is on is not in the packets. Without a topology rocedump does not guess, " +
+				"so cross-rail flows, if any, are not reported.",
+			Next: "Run again with --topology FILE (nodes, interfaces, roles, rails) or --rail-subnet CIDR=RAIL for each rail.",
+		}}
+	}
+	type pairKey struct{ a, b string } // node names, a <= b
+	type pair struct {
+		key   pairKey
+		bytes uint64
+		flows []*flows.Flow
+		qps   map[flows.Key]bool
+		conns map[int]bool // lower flow ID of each connection (a flow and its partner)
+		rails map[[2]int]bool
+	}
+	pairs := map[pairKey]*pair{}
+	var computeBytes, crossBytes uint64
+	unknown := map[netip.Addr]topology.Identity{}
+	var span frameSpan
+	for _, f := range in.Flows {
+		s, d := identity(in, f.Key.Src), identity(in, f.Key.Dst)
+		for _, e := range []struct {
+			ip netip.Addr
+			id topology.Identity
+		}{{f.Key.Src, s}, {f.Key.Dst, d}} {
+			if !e.id.Known || e.id.Role == topology.RoleCompute && !e.id.HasRail {
+				unknown[e.ip] = e.id
+			}
+		}
+		if s.Role != topology.RoleCompute || d.Role != topology.RoleCompute || !s.HasRail || !d.HasRail {
+			continue
+		}
+		computeBytes += f.WireBytes
+		if s.Rail == d.Rail {
+			continue
+		}
+		crossBytes += f.WireBytes
+		na, nb := nodeOf(in, f.Key.Src), nodeOf(in, f.Key.Dst)
+		ra, rb := s.Rail, d.Rail
+		if nb < na || na == nb && rb < ra {
+			na, nb, ra, rb = nb, na, rb, ra
+		}
+		k := pairKey{na, nb}
+		p := pairs[k]
+		if p == nil {
+			p = &pair{key: k, qps: map[flows.Key]bool{}, conns: map[int]bool{}, rails: map[[2]int]bool{}}
+			pairs[k] = p
+		}
+		p.bytes += f.WireBytes
+		p.flows = append(p.flows, f)
+		if f.Key.DestQP > gsiQPN {
+			p.qps[flows.Key{Dst: f.Key.Dst, DestQP: f.Key.DestQP}] = true
+			if f.HasSrcQP {
+				p.qps[flows.Key{Dst: f.Key.Src, DestQP: f.SrcQP}] = true
+			}
+			id := f.ID
+			if f.Partner != nil {
+				id = min(id, f.Partner.ID)
+			}
+			p.conns[id] = true
+		}
+		p.rails[[2]int{ra, rb}] = true
+		span.add(f.First)
+		span.add(f.Last)
+	}
+	var out []Finding
+	if len(pairs) > 0 {
+		list := slices.Collect(maps.Values(pairs))
+		slices.SortFunc(list, func(x, y *pair) int {
+			if c := cmp.Compare(y.bytes, x.bytes); c != 0 {
+				return c
+			}
+			if c := strings.Compare(x.key.a, y.key.a); c != 0 {
+				return c
+			}
+			return strings.Compare(x.key.b, y.key.b)
+		})
+		f := Finding{Kind: KindCrossRail, Severity: Warning}
+		var nflows, nqps, nconns int
+		var lines []string
+		for _, p := range list {
+			nflows += len(p.flows)
+			nqps += len(p.qps)
+			nconns += len(p.conns)
+			var rails []string
+			for _, r := range slices.SortedFunc(maps.Keys(p.rails), func(x, y [2]int) int {
+				if c := cmp.Compare(x[0], y[0]); c != 0 {
+					return c
+				}
+				return cmp.Compare(x[1], y[1])
+			}) {
+				rails = append(rails, fmt.Sprintf("rail %d-%d", r[0], r[1]))
+			}
+			lines = append(lines, fmt.Sprintf("%s <> %s: %s (%s), %s, %s (%s)", p.key.a, p.key.b, plural(len(p.conns), "connection"),
+				plural(len(p.qps), "QP"), plural(len(p.flows), "flow"), flowtable.HumanBytes(p.bytes), strings.Join(rails, ", ")))
+			f.Nodes = append(f.Nodes, p.key.a, p.key.b)
+			for _, fl := range p.flows {
+				f.Flows = append(f.Flows, fl.ID)
+			}
+		}
+		if computeBytes > 0 && float64(crossBytes) >= 0.5*float64(computeBytes) {
+			f.Severity = Critical
+		}
+		f.Title = fmt.Sprintf("%s cross rails between %s (%s)", plural(nconns, "QP connection"), plural(len(list), "node pair"), flowtable.HumanBytes(crossBytes))
+		f.Detail = fmt.Sprintf("On a rail-optimised fabric GPU n of every node talks to GPU n of the others over rail n, one hop through the rail's leaf. "+
+			"These %s connect HCAs on different rails, so their traffic climbs to the spine and competes with the AllReduce for uplinks "+
+			"(%s of the %s of compute-to-compute RoCE traffic). NCCL normally keeps traffic on a rail and moves it between GPUs over NVLink (PXN).",
+			plural(nflows, "flow"), percent(float64(crossBytes), float64(computeBytes)), flowtable.HumanBytes(computeBytes))
+		f.Evidence = Evidence{
+			Counts: map[string]float64{
+				"node_pairs": float64(len(list)), "flows": float64(nflows), "qps": float64(nqps), "connections": float64(nconns),
+				"cross_rail_bytes": float64(crossBytes), "compute_bytes": float64(computeBytes),
+			},
+			Details: capped(lines),
+		}
+		span.set(in, &f.Evidence)
+		f.Next = "Check the job's NCCL settings (NCCL_CROSS_NIC, NCCL_PXN_DISABLE, NCCL_IB_HCA order, NCCL_TOPO_FILE) and `nvidia-smi topo -m` " +
+			"on the nodes listed; then the HCA cabling and the rail addresses in the topology file."
+		out = append(out, f)
+	}
+	if len(unknown) > 0 {
+		ips := slices.SortedFunc(maps.Keys(unknown), netip.Addr.Compare)
+		var lines, nodes []string
+		for _, a := range ips {
+			nodes = append(nodes, a.String())
+			if id := unknown[a]; id.Known {
+				lines = append(lines, a.String()+" (compute, no rail)")
+			} else {
+				lines = append(lines, a.String()+" (unknown)")
+			}
+		}
+		out = append(out, Finding{
+			Kind:     KindCrossRail,
+			Severity: Info,
+			Title:    fmt.Sprintf("%s not placed on a rail by the topology", plural(len(ips), "RoCE endpoint")),
+			Detail: "The topology does not name these addresses (or names them compute without a rail), so flows to and from them " +
+				"were not judged for cross-rail traffic.",
+			Nodes:    nodes,
+			Evidence: Evidence{Counts: map[string]float64{"unknown_endpoints": float64(len(ips))}, Details: capped(lines)},
+			Next:     "Add the addresses to the topology file (or a --rail-subnet covering them).",
+		})
+	}
+	return out
+}

@@ -1,4 +1,226 @@
 package reports
 
-// CaptureHealth is a report module (not yet written: returns no findings).
-func CaptureHealth(in *Input) []Finding { return nil }
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rocedump/rocedump/reports/flowtable"
+)
+
+// CaptureHealth reports what limits the capture as evidence, because it
+// changes what the other findings can claim. It says nothing about a clean
+// capture: the span and packet counts are in the report's capture section.
+//
+// Severity rules:
+//   - live capture drops (kernel or interface) > 0: critical, since loss
+//     and retransmission findings can no longer tell fabric loss from
+//     capture loss;
+//   - no packets, or no RoCE packets: warning (nothing to judge);
+//   - ICRC errors: warning; critical when they are ≥ 1% of the RoCE frames
+//     captured whole or ≥ 1000 frames (corruption on the wire, or a broken
+//     mirror);
+//   - a file cut off mid-record or ended by a bad record: warning;
+//   - frames of a link type rocedump does not read: warning;
+//   - malformed frames on UDP 4791: warning when ≥ 1% of the frames on
+//     4791, info below;
+//   - frames cut by the snap length: info (payload sizes still come from
+//     the UDP length; the ICRC of those frames is unchecked).
+func CaptureHealth(in *Input) []Finding {
+	c := &in.Capture
+	var out []Finding
+	if d := c.Drops; d != nil && d.Kernel+d.Interface > 0 {
+		out = append(out, Finding{
+			Kind:     KindCaptureHealth,
+			Severity: Critical,
+			Title:    fmt.Sprintf("The live capture dropped %d packets", d.Kernel+d.Interface),
+			Detail: fmt.Sprintf("The capture itself lost %d packets (%d in the kernel, %d at the interface) out of %d read. "+
+				"A PSN gap may be a packet the capture dropped rather than one the fabric lost, so loss and retransmission "+
+				"findings of this capture are unreliable.", d.Kernel+d.Interface, d.Kernel, d.Interface, c.Packets),
+			Evidence: Evidence{Counts: map[string]float64{
+				"kernel_drops": float64(d.Kernel), "interface_drops": float64(d.Interface), "packets": float64(c.Packets),
+			}},
+			Next: "Capture again with a larger buffer (-B), a capture filter on UDP 4791, or a snap length of 128 bytes; or capture on a dedicated host.",
+		})
+	}
+	switch {
+	case c.Packets == 0:
+		out = append(out, Finding{
+			Kind:     KindCaptureHealth,
+			Severity: Warning,
+			Title:    "The capture holds no packets",
+			Detail:   "No packet was read, so nothing about the fabric can be judged.",
+			Evidence: Evidence{Counts: map[string]float64{"packets": 0}},
+			Next:     "Check the capture command, its filter and that the mirror session is active.",
+		})
+	case c.RoCE == 0:
+		out = append(out, noRoCE(in))
+	}
+	if c.ICRCBad > 0 {
+		out = append(out, icrcFinding(in))
+	}
+	if c.CutOff || len(c.Problems) > 0 {
+		f := Finding{
+			Kind:     KindCaptureHealth,
+			Severity: Warning,
+			Title:    "The capture could not be read to its end",
+			Detail: "Reading stopped early in at least one file; every whole record before that point was analysed, " +
+				"but traffic after it is missing from every finding.",
+			Evidence: Evidence{Counts: map[string]float64{"problems": float64(len(c.Problems))}, Details: capped(slices.Clone(c.Problems))},
+			Next:     "Copy the capture again (it may have been copied while still being written) or stop the capture cleanly before reading it.",
+		}
+		if c.CutOff {
+			f.Title = "A capture file is cut off mid-record"
+			f.Evidence.Counts["cut_off"] = 1
+		}
+		out = append(out, f)
+	}
+	if c.Unsupported > 0 {
+		out = append(out, Finding{
+			Kind:     KindCaptureHealth,
+			Severity: Warning,
+			Title:    fmt.Sprintf("%s of a link type rocedump does not read were skipped", plural(c.Unsupported, "frame")),
+			Detail: fmt.Sprintf("%d of %d frames use a link type rocedump cannot decode (see the problems above), so their traffic is in no finding.",
+				c.Unsupported, c.Packets),
+			Evidence: Evidence{Counts: map[string]float64{"unsupported_frames": float64(c.Unsupported), "packets": float64(c.Packets)}},
+			Next:     "Capture with Ethernet (or Linux cooked) framing, or convert the file with editcap.",
+		})
+	}
+	if c.Malformed > 0 {
+		out = append(out, malformedFinding(in))
+	}
+	if c.Truncated > 0 {
+		out = append(out, truncatedFinding(in))
+	}
+	return out
+}
+
+// captureSpan describes the capture's time span for a detail sentence.
+func captureSpan(c *CaptureInfo) string {
+	if c.First.IsZero() {
+		return "no time span"
+	}
+	d := c.Last.Sub(c.First)
+	if c.DurationS > 0 {
+		d = time.Duration(c.DurationS * float64(time.Second))
+	}
+	return fmt.Sprintf("%s from %s", flowtable.HumanDuration(d), c.First.UTC().Format("2006-01-02 15:04:05.000000 UTC"))
+}
+
+func noRoCE(in *Input) Finding {
+	c := &in.Capture
+	f := Finding{
+		Kind:     KindCaptureHealth,
+		Severity: Warning,
+		Title:    fmt.Sprintf("No RoCE traffic in %s", plural(c.Packets, "packet")),
+		Detail: fmt.Sprintf("None of the %d packets (%s) is RoCE (RoCEv2 on UDP 4791 or RoCEv1), so no QP, loss or congestion finding can be made. "+
+			"The mirror may watch the wrong port or VLAN, or a capture filter may exclude UDP 4791.", c.Packets, captureSpan(c)),
+		Evidence: Evidence{Counts: map[string]float64{"packets": float64(c.Packets), "roce_packets": 0}},
+		Next:     "Check the mirror session's source ports (the compute HCA links) and any capture filter; `rocedump read` shows what was captured.",
+	}
+	if in.Collect != nil {
+		for _, cv := range in.Collect.Conversations() {
+			f.Evidence.Details = append(f.Evidence.Details, fmt.Sprintf("%s > %s %s: %s, %s",
+				cv.Src, cv.Dst, protoPort(cv.Proto, cv.ServicePort), plural(cv.Packets, "packet"), flowtable.HumanBytes(cv.Bytes)))
+		}
+		f.Evidence.Details = capped(f.Evidence.Details)
+	}
+	return f
+}
+
+func icrcFinding(in *Input) Finding {
+	c := &in.Capture
+	whole := c.RoCE - min(c.RoCE, c.Truncated)
+	sev := Warning
+	if c.ICRCBad >= 1000 || float64(c.ICRCBad) >= 0.01*float64(whole) {
+		sev = Critical
+	}
+	f := Finding{
+		Kind:     KindCaptureHealth,
+		Severity: sev,
+		Title:    fmt.Sprintf("%s failed the ICRC check", plural(c.ICRCBad, "RoCE frame")),
+		Detail: fmt.Sprintf("%d of %d RoCE frames captured whole (%s) carry a wrong invariant CRC. A receiving HCA drops such frames, "+
+			"so the sender will retransmit them; if the fabric counters show no errors, the mirror or capture host corrupted them instead.",
+			c.ICRCBad, whole, percent(float64(c.ICRCBad), float64(whole))),
+		Evidence: Evidence{Counts: map[string]float64{"icrc_bad": float64(c.ICRCBad), "roce_frames_checked": float64(whole)}},
+		Next:     "Compare with the switch ports' FCS/symbol error counters and the HCAs' port counters (ethtool -S: rx_crc_errors_phy, rx_icrc_encapsulated); check the optics and cables of the flows below.",
+	}
+	if in.Collect != nil {
+		in.Collect.c.health.icrcBad.set(in, &f.Evidence)
+	}
+	for _, fl := range in.Flows {
+		if fl.ICRCBad > 0 {
+			f.Flows = append(f.Flows, fl.ID)
+			f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
+			f.Evidence.Details = append(f.Evidence.Details, fmt.Sprintf("flow %d %s: %d bad ICRC", fl.ID, flowName(fl), fl.ICRCBad))
+		}
+	}
+	f.Evidence.Details = capped(f.Evidence.Details)
+	return f
+}
+
+func malformedFinding(in *Input) Finding {
+	c := &in.Capture
+	on4791 := c.RoCE + c.Malformed
+	sev := Info
+	if float64(c.Malformed) >= 0.01*float64(on4791) {
+		sev = Warning
+	}
+	f := Finding{
+		Kind:     KindCaptureHealth,
+		Severity: sev,
+		Title:    fmt.Sprintf("%s on the RoCE port are not valid InfiniBand transport packets", plural(c.Malformed, "frame")),
+		Detail: fmt.Sprintf("%d of %d frames to UDP 4791 (or EtherType 0x8915) do not hold a valid BTH. They are counted and skipped; "+
+			"they may be another application on port 4791, frames corrupted on the way to the mirror, or a mirror that rewrites headers.",
+			c.Malformed, on4791),
+		Evidence: Evidence{Counts: map[string]float64{"malformed": float64(c.Malformed), "frames_to_roce_port": float64(on4791)}},
+		Next:     "Look at the first malformed frame with `rocedump read -v` (it prints the reason) or Wireshark.",
+	}
+	if in.Collect != nil {
+		h := &in.Collect.c.health
+		h.malformed.set(in, &f.Evidence)
+		type rc struct {
+			name string
+			n    uint64
+		}
+		var rs []rc
+		for r, n := range h.reasons {
+			rs = append(rs, rc{r.String(), n})
+		}
+		slices.SortFunc(rs, func(a, b rc) int {
+			if c := cmp.Compare(b.n, a.n); c != 0 {
+				return c
+			}
+			return strings.Compare(a.name, b.name)
+		})
+		for _, r := range rs {
+			f.Evidence.Details = append(f.Evidence.Details, fmt.Sprintf("%s: %d", r.name, r.n))
+		}
+		f.Evidence.Details = capped(f.Evidence.Details)
+	}
+	return f
+}
+
+func truncatedFinding(in *Input) Finding {
+	c := &in.Capture
+	f := Finding{
+		Kind:     KindCaptureHealth,
+		Severity: Info,
+		Title:    fmt.Sprintf("%s cut by the snap length", plural(c.Truncated, "frame")),
+		Detail: fmt.Sprintf("%d of %d frames were captured only in part, as mirror sessions with truncation do. Payload sizes and bytes still "+
+			"come from the IP and UDP lengths and are right; the ICRC of those frames cannot be checked, so wire corruption on them goes unseen.",
+			c.Truncated, c.Packets),
+		Evidence: Evidence{Counts: map[string]float64{"truncated_frames": float64(c.Truncated), "packets": float64(c.Packets)}},
+		Next:     "Nothing to fix for QP, loss and congestion analysis; for ICRC checks capture whole frames.",
+	}
+	if in.Collect != nil {
+		if n := in.Collect.c.health.mgmtCut; n > 0 {
+			f.Evidence.Counts["cm_mads_cut"] = float64(n)
+			f.Detail += fmt.Sprintf(" %s on QP1 were cut before their CM header or service ID, so RDMA CM connections "+
+				"(and storage over RDMA CM) cannot be identified from them; a snap length of 256 bytes keeps them.", plural(n, "management datagram"))
+		}
+	}
+	return f
+}

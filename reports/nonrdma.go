@@ -1,4 +1,167 @@
 package reports
 
-// NonRDMAOnCompute is a report module (not yet written: returns no findings).
-func NonRDMAOnCompute(in *Input) []Finding { return nil }
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/rocedump/rocedump/reports/flowtable"
+	"github.com/rocedump/rocedump/topology"
+)
+
+// Thresholds of NonRDMAOnCompute.
+const (
+	// socketTransportBytes is how much "bootstrap" TCP between compute
+	// addresses makes it look like NCCL's socket transport carrying the
+	// collective itself (NCCL_IB_DISABLE, or IB init failed) rather than
+	// the few kilobytes of a bootstrap.
+	socketTransportBytes = 100e6
+	// otherWarnBytes is how much other TCP/UDP on compute links makes it a
+	// warning rather than a note.
+	otherWarnBytes = 10e6
+	portSSH        = 22
+)
+
+// NonRDMAOnCompute reports TCP and UDP traffic on compute links, grouped by
+// what it is: SSH, NCCL bootstrap (TCP between two compute addresses, both
+// on ports ≥ 1024: NCCL's bootstrap and socket transport) and other TCP/UDP
+// by protocol and port. Storage protocols are left to StorageOnCompute,
+// ICMP and ICMPv6 (reachability, neighbour discovery) are not reported.
+//
+// A conversation is on a compute link when an end is a compute address:
+// one with the compute role in the topology, or, without a topology, one
+// that is also a RoCE endpoint of the capture (its traffic reaches that
+// address, so it crosses that HCA's link). NCCL bootstrap needs both ends
+// to be compute addresses.
+//
+// Severity rules: SSH: warning. NCCL bootstrap: warning; critical when it
+// carries ≥ 100 MB (the collective itself over TCP sockets). Other TCP/UDP:
+// info; warning from 10 MB.
+func NonRDMAOnCompute(in *Input) []Finding {
+	if in.Collect == nil {
+		return nil
+	}
+	roce := map[netip.Addr]bool{}
+	if in.Topology == nil {
+		for _, f := range in.Flows {
+			roce[f.Key.Src], roce[f.Key.Dst] = true, true
+		}
+	}
+	computeEnd := func(a netip.Addr) bool {
+		if in.Topology == nil {
+			return roce[a]
+		}
+		return identity(in, a).Role == topology.RoleCompute
+	}
+	var ssh, boot, other []*Conversation
+	for _, c := range in.Collect.Conversations() {
+		if c.Proto != protoTCP && c.Proto != protoUDP || storageIPService(c.Proto, c.ServicePort) != "" {
+			continue
+		}
+		s, d := computeEnd(c.Src), computeEnd(c.Dst)
+		if !s && !d {
+			continue
+		}
+		switch {
+		case c.Proto == protoTCP && c.ServicePort == portSSH:
+			ssh = append(ssh, c)
+		case c.Proto == protoTCP && s && d && c.ServicePort >= 1024:
+			boot = append(boot, c)
+		default:
+			other = append(other, c)
+		}
+	}
+	var out []Finding
+	where := "compute HCA addresses"
+	if in.Topology == nil {
+		where = "addresses that also carry RoCE (no topology: taken for compute links)"
+	}
+	if len(ssh) > 0 {
+		f := convFinding(in, ssh, Warning)
+		f.Title = fmt.Sprintf("SSH on compute links: %s", plural(len(ssh), "conversation"))
+		f.Detail = fmt.Sprintf("SSH sessions run over %s. Interactive and scp traffic on a compute rail is not in the lossless class "+
+			"and competes with the AllReduce; it usually means a host resolves node names to compute addresses.", where)
+		f.Next = "Check /etc/hosts and DNS for the node names (they should resolve to the management addresses) and the ssh configuration of the job launcher (mpirun, Slurm)."
+		out = append(out, f)
+	}
+	if len(boot) > 0 {
+		f := convFinding(in, boot, Warning)
+		bytes := f.Evidence.Counts["bytes"]
+		f.Title = fmt.Sprintf("NCCL bootstrap TCP on compute links: %s", plural(len(boot), "conversation"))
+		f.Detail = fmt.Sprintf("TCP between two %s on high ports on both sides: NCCL's bootstrap (rank exchange, ring set-up) and its socket "+
+			"transport use TCP on the interface NCCL_SOCKET_IFNAME names, or the first suitable one when it is unset. The bootstrap belongs on "+
+			"the management network; on a compute rail it shares the HCA with the RDMA traffic outside the lossless class.", where)
+		if bytes >= socketTransportBytes {
+			f.Severity = Critical
+			f.Detail += fmt.Sprintf(" %s is far more than a bootstrap: NCCL is likely moving the collective itself over TCP sockets "+
+				"(NCCL_IB_DISABLE=1, NCCL_NET=Socket, or the IB plugin failed to initialise).", flowtable.HumanBytes(uint64(bytes)))
+		}
+		f.Next = "Set NCCL_SOCKET_IFNAME to the management interface (e.g. NCCL_SOCKET_IFNAME=eno1) in the job environment; with NCCL_DEBUG=INFO " +
+			"the log shows the bootstrap interface and whether NET/IB was chosen."
+		out = append(out, f)
+	}
+	if len(other) > 0 {
+		f := convFinding(in, other, Info)
+		if f.Evidence.Counts["bytes"] >= otherWarnBytes {
+			f.Severity = Warning
+		}
+		f.Title = fmt.Sprintf("Other TCP/UDP on compute links: %s", servicesSummary(other))
+		f.Detail = fmt.Sprintf("Non-RDMA traffic runs over %s. It is not in the lossless class and takes bandwidth and buffer from the RoCE traffic; "+
+			"compute rails should carry RDMA only.", where)
+		f.Next = "Find the services on those ports on the nodes listed (ss -tunap) and move them to the management or storage network."
+		out = append(out, f)
+	}
+	return out
+}
+
+// convFinding builds the common part of a finding about conversations:
+// nodes, counts, span and one detail line per conversation.
+func convFinding(in *Input, cs []*Conversation, sev Severity) Finding {
+	f := Finding{Kind: KindNonRDMAOnCompute, Severity: sev}
+	var span frameSpan
+	var packets, bytes uint64
+	var lines []string
+	for _, c := range cs {
+		packets += c.Packets
+		bytes += c.Bytes
+		span.add(c.First)
+		span.add(c.Last)
+		f.Nodes = append(f.Nodes, nodeOf(in, c.Src), nodeOf(in, c.Dst))
+		lines = append(lines, fmt.Sprintf("%s: %s > %s, %s, %s", protoPort(c.Proto, c.ServicePort), endpoint(in, c.Src), endpoint(in, c.Dst),
+			plural(c.Packets, "packet"), flowtable.HumanBytes(c.Bytes)))
+	}
+	f.Evidence = Evidence{Counts: map[string]float64{
+		"conversations": float64(len(cs)), "packets": float64(packets), "bytes": float64(bytes),
+	}, Details: capped(lines)}
+	span.set(in, &f.Evidence)
+	return f
+}
+
+// servicesSummary is "tcp/8080 (2), udp/123 (1)", busiest first, capped.
+func servicesSummary(cs []*Conversation) string {
+	n := map[string]int{}
+	b := map[string]uint64{}
+	for _, c := range cs {
+		k := protoPort(c.Proto, c.ServicePort)
+		n[k]++
+		b[k] += c.Bytes
+	}
+	keys := slices.SortedFunc(maps.Keys(n), func(x, y string) int {
+		if c := cmp.Compare(b[y], b[x]); c != 0 {
+			return c
+		}
+		return strings.Compare(x, y)
+	})
+	var parts []string
+	for i, k := range keys {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(keys)-5))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (%d)", k, n[k]))
+	}
+	return strings.Join(parts, ", ")
+}

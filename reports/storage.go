@@ -1,4 +1,365 @@
 package reports
 
-// StorageOnCompute is a report module (not yet written: returns no findings).
-func StorageOnCompute(in *Input) []Finding { return nil }
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/rocedump/rocedump/decode/bth"
+	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/reports/flowtable"
+	"github.com/rocedump/rocedump/topology"
+)
+
+// Storage service ports.
+const (
+	portNVMeOF  = 4420  // NVMe over Fabrics: RDMA CM service and NVMe/TCP
+	portISCSI   = 3260  // iSCSI over TCP, iSER over RDMA CM
+	portNFS     = 2049  // NFS over TCP or UDP
+	portNFSRDMA = 20049 // NFS over RDMA (RDMA CM service)
+	storageWhy  = "Storage on the compute fabric takes QPs, switch buffer and link bandwidth from the AllReduce: " +
+		"a checkpoint write or a dataset read bursts into the same lossless queues as the collective, and the incast " +
+		"at a storage target is a classic start of PFC storms."
+)
+
+// storageCMService names an RDMA CM service port, or "" for others.
+func storageCMService(port uint16) string {
+	switch port {
+	case portNVMeOF:
+		return "NVMe-oF/RDMA"
+	case portISCSI:
+		return "iSER"
+	case portNFSRDMA:
+		return "NFS/RDMA"
+	}
+	return ""
+}
+
+// storageIPService names a TCP or UDP storage service, or "".
+func storageIPService(proto uint8, port uint16) string {
+	switch {
+	case proto == protoTCP && port == portNVMeOF:
+		return "NVMe/TCP"
+	case proto == protoTCP && port == portISCSI:
+		return "iSCSI"
+	case (proto == protoTCP || proto == protoUDP) && port == portNFS:
+		return "NFS"
+	}
+	return ""
+}
+
+// StorageOnCompute reports storage traffic seen on a compute capture, one
+// finding per kind of evidence: RDMA CM connections to storage services
+// (NVMe-oF 4420, iSER 3260, NFS/RDMA 20049), storage protocols over TCP or
+// UDP (NVMe/TCP 4420, iSCSI 3260, NFS 2049), and RoCE flows or other
+// conversations with an address the topology gives the storage role.
+//
+// Severity rules: critical when the storage traffic rides compute-role
+// addresses (either end is a compute HCA in the topology); warning
+// otherwise (storage on the captured links, but not on compute HCAs, or no
+// topology to tell).
+func StorageOnCompute(in *Input) []Finding {
+	var out []Finding
+	if f, ok := storageCM(in); ok {
+		out = append(out, f)
+	}
+	if f, ok := storageIP(in); ok {
+		out = append(out, f)
+	}
+	if f, ok := storageRole(in); ok {
+		out = append(out, f)
+	}
+	return out
+}
+
+func isCompute(in *Input, ip netip.Addr) bool {
+	return identity(in, ip).Role == topology.RoleCompute
+}
+
+func isStorage(in *Input, ip netip.Addr) bool {
+	return identity(in, ip).Role == topology.RoleStorage
+}
+
+// storageCM reports RDMA CM connection requests to storage service ports,
+// with the RDMA flows those connections carried.
+func storageCM(in *Input) (Finding, bool) {
+	type svc struct {
+		name  string
+		port  uint16
+		reqs  int
+		pairs map[[2]netip.Addr]bool
+		flows map[int]*flows.Flow
+	}
+	svcs := map[uint16]*svc{}
+	var span frameSpan
+	compute := false
+	f := Finding{Kind: KindStorageOnCompute}
+	get := func(port uint16) *svc {
+		s := svcs[port]
+		if s == nil {
+			s = &svc{name: storageCMService(port), port: port, pairs: map[[2]netip.Addr]bool{}, flows: map[int]*flows.Flow{}}
+			svcs[port] = s
+		}
+		return s
+	}
+	note := func(s *svc, client, server netip.Addr) {
+		s.pairs[[2]netip.Addr{client, server}] = true
+		compute = compute || isCompute(in, client) || isCompute(in, server)
+		f.Nodes = append(f.Nodes, nodeOf(in, client), nodeOf(in, server))
+	}
+	if in.Collect != nil {
+		for _, c := range in.Collect.CMConnects() {
+			if c.PortSpace != bth.PortSpaceTCP || storageCMService(c.Port) == "" {
+				continue
+			}
+			s := get(c.Port)
+			s.reqs++
+			note(s, c.Src, c.Dst)
+			span.add(c.Frame)
+		}
+	}
+	// The flows of those connections, from the CM exchange the flow table
+	// tied to them; this also finds connections whose REQ the collector
+	// did not see as such.
+	for _, fl := range in.Flows {
+		if fl.CM == nil || !fl.CM.IPService || fl.CM.PortSpace != bth.PortSpaceTCP || storageCMService(fl.CM.Port) == "" {
+			continue
+		}
+		s := get(fl.CM.Port)
+		s.flows[fl.ID] = fl
+		compute = compute || isCompute(in, fl.Key.Src) || isCompute(in, fl.Key.Dst)
+		f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
+	}
+	if len(svcs) == 0 {
+		return f, false
+	}
+	counts := map[string]float64{}
+	var lines, names []string
+	var reqs int
+	var bytes uint64
+	for _, port := range slices.Sorted(maps.Keys(svcs)) {
+		s := svcs[port]
+		var b uint64
+		for _, fl := range s.flows {
+			b += fl.WireBytes
+		}
+		bytes += b
+		reqs += s.reqs
+		names = append(names, fmt.Sprintf("%s (%d)", s.name, port))
+		counts[fmt.Sprintf("cm_requests_%d", port)] = float64(s.reqs)
+		counts[fmt.Sprintf("flows_%d", port)] = float64(len(s.flows))
+		pairs := slices.SortedFunc(maps.Keys(s.pairs), comparePair)
+		for _, p := range pairs {
+			lines = append(lines, fmt.Sprintf("%s: %s > %s", s.name, endpoint(in, p[0]), endpoint(in, p[1])))
+		}
+		for _, id := range slices.Sorted(maps.Keys(s.flows)) {
+			fl := s.flows[id]
+			f.Flows = append(f.Flows, id)
+			lines = append(lines, fmt.Sprintf("%s flow %d %s: %s, %s", s.name, id, flowName(fl), plural(fl.Packets, "packet"), flowtable.HumanBytes(fl.WireBytes)))
+		}
+	}
+	counts["cm_requests"] = float64(reqs)
+	counts["flows"] = float64(len(f.Flows))
+	counts["bytes"] = float64(bytes)
+	f.Severity = Warning
+	where := "on the captured links"
+	if compute {
+		f.Severity = Critical
+		where = "on compute HCA addresses"
+	}
+	f.Title = fmt.Sprintf("Storage over RDMA %s: %s", where, strings.Join(names, ", "))
+	f.Detail = fmt.Sprintf("%s to storage service ports set up RDMA connections %s, and their QPs carried %s. %s",
+		plural(reqs, "RDMA CM connection request"), where, flowtable.HumanBytes(bytes), storageWhy)
+	f.Evidence = Evidence{Counts: counts, Details: capped(lines)}
+	span.set(in, &f.Evidence)
+	f.Next = "Find which hosts mount storage over the compute HCAs (nvme list-subsys, iscsiadm -m session, mount -t nfs), and move them to the " +
+		"storage NICs or a separate storage fabric; if storage must share it, give it its own priority and DSCP."
+	return f, true
+}
+
+func comparePair(a, b [2]netip.Addr) int {
+	if c := a[0].Compare(b[0]); c != 0 {
+		return c
+	}
+	return a[1].Compare(b[1])
+}
+
+// storageIP reports NVMe/TCP, iSCSI and NFS conversations.
+func storageIP(in *Input) (Finding, bool) {
+	if in.Collect == nil {
+		return Finding{}, false
+	}
+	f := Finding{Kind: KindStorageOnCompute, Severity: Warning}
+	byName := map[string]*struct{ convs, packets, bytes uint64 }{}
+	var lines []string
+	var span frameSpan
+	compute := false
+	for _, c := range in.Collect.Conversations() {
+		name := storageIPService(c.Proto, c.ServicePort)
+		if name == "" {
+			continue
+		}
+		s := byName[name]
+		if s == nil {
+			s = &struct{ convs, packets, bytes uint64 }{}
+			byName[name] = s
+		}
+		s.convs++
+		s.packets += c.Packets
+		s.bytes += c.Bytes
+		compute = compute || isCompute(in, c.Src) || isCompute(in, c.Dst)
+		span.add(c.First)
+		span.add(c.Last)
+		f.Nodes = append(f.Nodes, nodeOf(in, c.Src), nodeOf(in, c.Dst))
+		lines = append(lines, fmt.Sprintf("%s (%s): %s > %s, %s, %s", name, protoPort(c.Proto, c.ServicePort),
+			endpoint(in, c.Src), endpoint(in, c.Dst), plural(c.Packets, "packet"), flowtable.HumanBytes(c.Bytes)))
+	}
+	if len(byName) == 0 {
+		return f, false
+	}
+	counts := map[string]float64{}
+	var names []string
+	var convs, bytes uint64
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		s := byName[name]
+		key := strings.ToLower(strings.ReplaceAll(name, "/", "_"))
+		counts[key+"_conversations"] = float64(s.convs)
+		counts[key+"_bytes"] = float64(s.bytes)
+		convs += s.convs
+		bytes += s.bytes
+		names = append(names, name)
+	}
+	counts["conversations"] = float64(convs)
+	counts["bytes"] = float64(bytes)
+	where := "on the captured links"
+	if compute {
+		f.Severity = Critical
+		where = "on compute HCA addresses"
+	}
+	f.Title = fmt.Sprintf("%s %s", strings.Join(names, ", "), where)
+	f.Detail = fmt.Sprintf("%s of storage protocols over TCP/UDP (%s, %s) run %s. %s", plural(convs, "conversation"),
+		strings.Join(names, ", "), flowtable.HumanBytes(bytes), where, storageWhy)
+	if compute {
+		f.Detail += " Over TCP it is also not in the lossless class: its drops and retransmits share the links with RDMA."
+	}
+	f.Evidence = Evidence{Counts: counts, Details: capped(lines)}
+	span.set(in, &f.Evidence)
+	f.Next = "Check the storage mounts and initiators on the nodes listed (nvme list-subsys, iscsiadm -m session, mount -t nfs) and their " +
+		"routes: the storage target should be reached through the storage NIC, not a compute HCA address."
+	return f, true
+}
+
+// storageRole reports RoCE flows and conversations with an endpoint the
+// topology gives the storage role (those not already named by port).
+func storageRole(in *Input) (Finding, bool) {
+	if in.Topology == nil {
+		return Finding{}, false
+	}
+	type ep struct {
+		flows, convs int
+		bytes        uint64
+		peers        map[netip.Addr]bool
+	}
+	eps := map[netip.Addr]*ep{}
+	f := Finding{Kind: KindStorageOnCompute, Severity: Warning}
+	var span frameSpan
+	compute := false
+	get := func(a netip.Addr) *ep {
+		e := eps[a]
+		if e == nil {
+			e = &ep{peers: map[netip.Addr]bool{}}
+			eps[a] = e
+		}
+		return e
+	}
+	for _, fl := range in.Flows {
+		for _, pr := range [][2]netip.Addr{{fl.Key.Src, fl.Key.Dst}, {fl.Key.Dst, fl.Key.Src}} {
+			if !isStorage(in, pr[0]) {
+				continue
+			}
+			e := get(pr[0])
+			e.flows++
+			e.bytes += fl.WireBytes
+			e.peers[pr[1]] = true
+			compute = compute || isCompute(in, pr[1])
+			f.Flows = append(f.Flows, fl.ID)
+			f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
+			span.add(fl.First)
+			span.add(fl.Last)
+		}
+	}
+	var convs []*Conversation // distinct conversations with a storage end
+	if in.Collect != nil {
+		for _, c := range in.Collect.Conversations() {
+			if storageIPService(c.Proto, c.ServicePort) != "" {
+				continue // reported by port
+			}
+			if isStorage(in, c.Src) || isStorage(in, c.Dst) {
+				convs = append(convs, c)
+			}
+			for _, pr := range [][2]netip.Addr{{c.Src, c.Dst}, {c.Dst, c.Src}} {
+				if !isStorage(in, pr[0]) {
+					continue
+				}
+				e := get(pr[0])
+				e.convs++
+				e.bytes += c.Bytes
+				e.peers[pr[1]] = true
+				compute = compute || isCompute(in, pr[1])
+				f.Nodes = append(f.Nodes, nodeOf(in, c.Src), nodeOf(in, c.Dst))
+				span.add(c.First)
+				span.add(c.Last)
+			}
+		}
+	}
+	if len(eps) == 0 {
+		return f, false
+	}
+	var lines []string
+	var bytes uint64
+	addrs := slices.SortedFunc(maps.Keys(eps), func(a, b netip.Addr) int {
+		if c := cmp.Compare(eps[b].bytes, eps[a].bytes); c != 0 {
+			return c
+		}
+		return a.Compare(b)
+	})
+	for _, a := range addrs {
+		e := eps[a]
+		var peers []string
+		for _, p := range slices.SortedFunc(maps.Keys(e.peers), netip.Addr.Compare) {
+			peers = append(peers, endpoint(in, p))
+		}
+		lines = append(lines, fmt.Sprintf("%s: %s, %s, %s with %s", endpoint(in, a), plural(e.flows, "RoCE flow"),
+			plural(e.convs, "other conversation"), flowtable.HumanBytes(e.bytes), strings.Join(peers, ", ")))
+	}
+	slices.Sort(f.Flows)
+	f.Flows = slices.Compact(f.Flows)
+	nflows := len(f.Flows)
+	for _, fl := range in.Flows {
+		if isStorage(in, fl.Key.Src) || isStorage(in, fl.Key.Dst) {
+			bytes += fl.WireBytes
+		}
+	}
+	for _, c := range convs {
+		bytes += c.Bytes
+	}
+	f.Title = fmt.Sprintf("%s seen on the captured links", plural(len(addrs), "storage address"))
+	where := "on the captured links"
+	if compute {
+		f.Severity = Critical
+		where = "with compute HCA addresses"
+		f.Title = fmt.Sprintf("%s talk to compute HCA addresses", plural(len(addrs), "storage address"))
+	}
+	f.Detail = fmt.Sprintf("Addresses the topology gives the storage role exchange %s (%s, %s) %s on this capture. %s",
+		flowtable.HumanBytes(bytes), plural(nflows, "RoCE flow"), plural(len(convs), "other conversation"), where, storageWhy)
+	f.Evidence = Evidence{Counts: map[string]float64{
+		"storage_endpoints": float64(len(addrs)), "roce_flows": float64(nflows), "conversations": float64(len(convs)), "bytes": float64(bytes),
+	}, Details: capped(lines)}
+	span.set(in, &f.Evidence)
+	f.Next = "Check the routes of the storage traffic (ip route get <storage ip> on the nodes listed, GPUDirect Storage / cufile.json NIC selection): " +
+		"storage should leave through the storage NICs."
+	return f, true
+}

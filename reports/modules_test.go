@@ -1,0 +1,440 @@
+package reports
+
+import (
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/gen"
+	"github.com/rocedump/rocedump/topology"
+)
+
+const pod = "report_pod.yaml"
+
+// truthBytes sums the wire bytes of the named scenario flows, both ways.
+func truthBytes(tr *gen.Truth, names ...string) float64 {
+	var n int64
+	for _, f := range tr.Flows {
+		if slices.Contains(names, f.Flow) {
+			n += f.WireBytes
+		}
+	}
+	return float64(n)
+}
+
+// TestNoFalseFindings: clean traffic gives nothing at warning or above and
+// no cross_rail finding at all, with the topology; without one, only the
+// note that cross-rail needs a topology.
+func TestNoFalseFindings(t *testing.T) {
+	for _, name := range []string{"report_clean_rails", "clean_allreduce"} {
+		t.Run(name, func(t *testing.T) {
+			fs := runAll(loadGen(t, name, pod))
+			for _, f := range fs {
+				if f.Severity >= Warning || f.Kind == KindCrossRail || f.Kind != KindFanOut {
+					t.Errorf("unexpected finding: %s", summary([]Finding{f}))
+				}
+			}
+			if len(ofKind(fs, KindFanOut)) != 1 {
+				t.Errorf("want one fan_out note, got %s", summary(fs))
+			}
+			fs = runAll(loadGen(t, name, ""))
+			if cr := ofKind(fs, KindCrossRail); len(cr) != 1 || cr[0].Severity != Info || !strings.Contains(cr[0].Next, "--topology") {
+				t.Errorf("without a topology want one info cross_rail note, got %s", summary(cr))
+			}
+		})
+	}
+}
+
+// TestCrossRail checks the cross-rail finding against the scenario.
+func TestCrossRail(t *testing.T) {
+	tr := genTruth(t, "report_cross_rail")
+	fs := ofKind(runAll(loadGen(t, "report_cross_rail", pod)), KindCrossRail)
+	if len(fs) != 2 {
+		t.Fatalf("want a cross-rail warning and an unknown-endpoint note, got %s", summary(fs))
+	}
+	f := fs[0]
+	if f.Severity != Warning {
+		t.Errorf("severity %v, want warning (cross-rail is %v of %v bytes)", f.Severity, f.Evidence.Counts["cross_rail_bytes"], f.Evidence.Counts["compute_bytes"])
+	}
+	cross := []string{"x-r0-r3-a", "x-r0-r3-b", "x-r5-r6", "x-same-node"}
+	wantCounts(t, f, map[string]float64{
+		"node_pairs": 3, "connections": 4, "qps": 8, "flows": 8,
+		"cross_rail_bytes": truthBytes(tr, cross...),
+		"compute_bytes":    truthBytes(tr, append(cross, "same-r0", "same-r1", "same-r2", "same-r3", "same-r0-leaf")...),
+	})
+	if want := []string{"dgx-01", "dgx-02", "dgx-03", "dgx-04"}; !slices.Equal(f.Nodes, want) {
+		t.Errorf("nodes %v, want %v", f.Nodes, want)
+	}
+	if len(f.Evidence.Details) != 3 || !strings.HasPrefix(f.Evidence.Details[0], "dgx-01 <> dgx-02: 2 connections (4 QPs), 4 flows") ||
+		!strings.HasSuffix(f.Evidence.Details[2], "(rail 1-2)") {
+		t.Errorf("details %q", f.Evidence.Details)
+	}
+	u := fs[1]
+	if u.Severity != Info || !slices.Equal(u.Nodes, []string{"10.9.9.9"}) || u.Evidence.Details[0] != "10.9.9.9 (unknown)" {
+		t.Errorf("unknown endpoints: %+v", u)
+	}
+}
+
+// TestCrossRailCritical: cross-rail is critical when it is most of the
+// compute traffic, and a compute address without a rail is unknown.
+func TestCrossRailCritical(t *testing.T) {
+	topo, err := topology.Parse([]byte(`nodes:
+  - name: a
+    interfaces:
+      - {name: mlx5_0, ip: 10.0.0.1, role: compute, rail: 0}
+  - name: b
+    interfaces:
+      - {name: mlx5_3, ip: 10.0.3.2, role: compute, rail: 3}
+`), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := loadGen(t, "report_cross_rail", "")
+	in.Topology = topo
+	fs := ofKind(CrossRail(in), KindCrossRail)
+	if len(fs) != 2 || fs[0].Severity != Critical || fs[0].Evidence.Counts["connections"] != 2 {
+		t.Fatalf("got %s", summary(fs))
+	}
+}
+
+// TestMirrorSameFindings: a mirrored (ERSPAN II, VLAN, 128-byte) capture
+// gives the same findings as the plain one, apart from capture_health
+// (truncation) and, for storage, the RDMA CM finding: 128 bytes cut the
+// CM MADs, and capture_health says so.
+func TestMirrorSameFindings(t *testing.T) {
+	for _, name := range []string{"report_cross_rail", "report_storage"} {
+		t.Run(name, func(t *testing.T) {
+			plain := runAll(loadGen(t, name, pod))
+			mirror := runAll(loadGen(t, name+"_mirror", pod))
+			var cmMADs float64
+			for _, c := range genTruth(t, name).CM {
+				for _, n := range c.Messages {
+					cmMADs += float64(n)
+				}
+			}
+			drop := func(fs []Finding, cmFinding bool) []Finding {
+				var out []Finding
+				for _, f := range fs {
+					if f.Kind == KindCaptureHealth || cmFinding && f.Kind == KindStorageOnCompute && f.Evidence.Counts["cm_requests"] > 0 {
+						continue
+					}
+					out = append(out, f)
+				}
+				return out
+			}
+			p, m := drop(plain, cmMADs > 0), drop(mirror, false)
+			if len(p) != len(m) {
+				t.Fatalf("plain:%s\nmirror:%s", summary(p), summary(m))
+			}
+			for i := range p {
+				if p[i].Kind != m[i].Kind || p[i].Severity != m[i].Severity || p[i].Title != m[i].Title ||
+					!slices.Equal(p[i].Nodes, m[i].Nodes) || len(p[i].Flows) != len(m[i].Flows) {
+					t.Errorf("finding %d differs:%s%s", i, summary(p[i:i+1]), summary(m[i:i+1]))
+				}
+				for k, v := range p[i].Evidence.Counts {
+					if m[i].Evidence.Counts[k] != v {
+						t.Errorf("%s %s: %v plain, %v mirrored", p[i].Kind, k, v, m[i].Evidence.Counts[k])
+					}
+				}
+			}
+			h := ofKind(mirror, KindCaptureHealth)
+			if len(h) != 1 || h[0].Severity != Info || h[0].Evidence.Counts["cm_mads_cut"] != cmMADs {
+				t.Errorf("mirror capture_health: want one truncation note with %v CM MADs cut, got %s %v", cmMADs, summary(h), h)
+			}
+			if len(ofKind(plain, KindCaptureHealth)) != 0 {
+				t.Errorf("plain capture_health: %s", summary(ofKind(plain, KindCaptureHealth)))
+			}
+		})
+	}
+}
+
+// TestStorage checks the storage findings of report_storage.
+func TestStorage(t *testing.T) {
+	tr := genTruth(t, "report_storage")
+	in := loadGen(t, "report_storage", pod)
+	fs := ofKind(runAll(in), KindStorageOnCompute)
+	if len(fs) != 3 {
+		t.Fatalf("want RDMA CM, TCP and storage-role findings, got %s", summary(fs))
+	}
+	cm, ip, role := fs[0], fs[1], fs[2]
+	for _, f := range fs {
+		if f.Severity != Critical {
+			t.Errorf("%q: %v, want critical (compute HCA addresses)", f.Title, f.Severity)
+		}
+	}
+	wantCounts(t, cm, map[string]float64{
+		"cm_requests": 3, "cm_requests_4420": 1, "cm_requests_3260": 1, "cm_requests_20049": 1,
+		"flows_4420": 2, "flows_3260": 2, "flows_20049": 0, "flows": 4,
+		"bytes": truthBytes(tr, "nvmeof-io", "iser-io"),
+	})
+	// IP lengths: payload, 40 header bytes a segment, and a 4-byte MSS
+	// option on the SYN and the SYN-ACK
+	ipBytes := func(name string) float64 {
+		for _, s := range tr.TCP {
+			if s.Name == name {
+				return float64(s.ClientBytes + s.ServerBytes + 40*s.Packets + 8)
+			}
+		}
+		t.Fatalf("no TCP session %s", name)
+		return 0
+	}
+	wantCounts(t, ip, map[string]float64{
+		"conversations": 3, "nvme_tcp_conversations": 1, "iscsi_conversations": 1, "nfs_conversations": 1,
+		"nvme_tcp_bytes": ipBytes("nvme-tcp"), "iscsi_bytes": ipBytes("iscsi"), "nfs_bytes": ipBytes("nfs"),
+	})
+	// storage endpoints: the three CM targets, the GDS pair; their flows:
+	// the CM MADs both ways on QP1 and the RDMA both ways
+	wantCounts(t, role, map[string]float64{
+		"storage_endpoints": 5, "roce_flows": float64(2*len(tr.CM) + 6), "conversations": 0,
+	})
+	if !slices.Contains(role.Nodes, "dgx-01") || !slices.Contains(role.Nodes, "10.100.255.30") {
+		t.Errorf("role finding nodes %v", role.Nodes)
+	}
+}
+
+// TestStorageNoTopology: the older storage scenario without a topology
+// gives warnings (storage on the captured links, roles unknown).
+func TestStorageNoTopology(t *testing.T) {
+	tr := genTruth(t, "storage")
+	fs := ofKind(runAll(loadGen(t, "storage", "")), KindStorageOnCompute)
+	if len(fs) != 2 || fs[0].Severity != Warning || fs[1].Severity != Warning {
+		t.Fatalf("want RDMA CM and TCP warnings, got %s", summary(fs))
+	}
+	wantCounts(t, fs[0], map[string]float64{"cm_requests": float64(len(tr.CM)), "flows": 4})
+	wantCounts(t, fs[1], map[string]float64{"conversations": 3})
+}
+
+// TestNonRDMA checks SSH, bootstrap and other TCP on compute links.
+func TestNonRDMA(t *testing.T) {
+	tr := genTruth(t, "report_ssh_bootstrap")
+	pk := func(names ...string) float64 {
+		var n int
+		for _, s := range tr.TCP {
+			if slices.Contains(names, s.Name) {
+				n += s.Packets
+			}
+		}
+		return float64(n)
+	}
+	fs := runAll(loadGen(t, "report_ssh_bootstrap", pod))
+	nr := ofKind(fs, KindNonRDMAOnCompute)
+	if len(nr) != 3 {
+		t.Fatalf("want SSH, bootstrap and other, got %s", summary(nr))
+	}
+	ssh, boot, other := nr[0], nr[1], nr[2]
+	if ssh.Severity != Warning || boot.Severity != Warning || other.Severity != Info {
+		t.Errorf("severities: %s", summary(nr))
+	}
+	wantCounts(t, ssh, map[string]float64{"conversations": 2, "packets": pk("ssh-compute", "ssh-jump")})
+	wantCounts(t, boot, map[string]float64{"conversations": 2, "packets": pk("nccl-boot-1", "nccl-boot-2")})
+	wantCounts(t, other, map[string]float64{"conversations": 1, "packets": pk("rsync")})
+	if !strings.Contains(boot.Next, "NCCL_SOCKET_IFNAME") || !strings.Contains(other.Title, "tcp/873") {
+		t.Errorf("bootstrap next %q, other title %q", boot.Next, other.Title)
+	}
+	for _, f := range fs {
+		if f.Severity >= Warning && f.Kind != KindNonRDMAOnCompute {
+			t.Errorf("unexpected: %s", summary([]Finding{f}))
+		}
+	}
+	// Without a topology the RoCE endpoints (rails 0 and 1 here) stand for
+	// compute addresses: the management SSH and the rsync on rail 2, which
+	// carries no RoCE in this capture, are left out.
+	nr = ofKind(runAll(loadGen(t, "report_ssh_bootstrap", "")), KindNonRDMAOnCompute)
+	if len(nr) != 2 || nr[0].Evidence.Counts["conversations"] != 2 || nr[1].Evidence.Counts["conversations"] != 2 {
+		t.Errorf("without topology: %s", summary(nr))
+	}
+}
+
+// TestCongestionTruth checks the congestion findings of the congestion
+// scenario against its truth.
+func TestCongestionTruth(t *testing.T) {
+	tr := genTruth(t, "congestion")
+	var cnps, ce, fecn, becn, notActed, data, notECT float64
+	for _, f := range tr.Flows {
+		cnps += float64(f.CNPs)
+		ce += float64(f.CEMarked)
+		fecn += float64(f.FECN)
+		becn += float64(f.BECN)
+		data += float64(f.Packets - int64(f.CNPs))
+		// CE marks on a direction whose way back carries no CNP
+		if f.CEMarked > 0 {
+			if back := tr.Flow(f.Flow, map[string]string{"requester": "responder", "responder": "requester"}[f.Role]); back.CNPs == 0 {
+				notActed += float64(f.CEMarked)
+			}
+		}
+	}
+	notECT = float64(tr.Flow("flow-dscp-0", "requester").Packets)
+	in := loadGen(t, "congestion", "")
+	fs := Congestion(in)
+	kinds := map[Kind][]Finding{}
+	for _, f := range fs {
+		f.normalize()
+		kinds[f.Kind] = append(kinds[f.Kind], f)
+	}
+	if len(kinds[KindCongestion]) != 1 || len(kinds[KindECNNotActed]) != 2 || len(kinds[KindDSCPMismatch]) != 1 || len(kinds[KindPFC]) != 1 {
+		t.Fatalf("got %s", summary(fs))
+	}
+	wantCounts(t, kinds[KindCongestion][0], map[string]float64{"cnps": cnps, "ce_marked": ce, "fecn": fecn, "becn": becn, "data_packets": data, "notified_qps": 3})
+	wantCounts(t, kinds[KindECNNotActed][0], map[string]float64{"not_acted": notActed, "ce_marked": ce, "undecided": 0})
+	wantCounts(t, kinds[KindECNNotActed][1], map[string]float64{"not_ect_packets": notECT, "flows": 1})
+	// data off DSCP 26: message 2 of wrong-dscp, and flow-dscp-0 both ways
+	wrong := float64(tr.Flow("wrong-dscp", "requester").DSCP["0"] + tr.Flow("flow-dscp-0", "requester").DSCP["0"] + tr.Flow("flow-dscp-0", "responder").DSCP["0"])
+	wantCounts(t, kinds[KindDSCPMismatch][0], map[string]float64{"wrong_packets": wrong, "data_packets": data, "flows": 3})
+	p := kinds[KindPFC][0]
+	wantCounts(t, p, map[string]float64{"pfc_frames": float64(tr.PFC.Frames), "storms": 0,
+		"priority_3_frames": float64(tr.PFC.Priorities["3"]), "priority_4_frames": float64(tr.PFC.Priorities["4"])})
+	if p.Severity != Warning {
+		t.Errorf("pfc: %v, want warning (paused most of this short capture)", p.Severity)
+	}
+}
+
+// TestCongestionECN checks report_ecn: every congestion finding, with the
+// PFC storm critical.
+func TestCongestionECN(t *testing.T) {
+	tr := genTruth(t, "report_ecn")
+	fs := runAll(loadGen(t, "report_ecn", pod))
+	type want struct {
+		kind   Kind
+		sev    Severity
+		counts map[string]float64
+	}
+	cnps := float64(tr.Flow("ce-acted", "responder").CNPs)
+	wants := []want{
+		{KindCongestion, Warning, map[string]float64{"cnps": cnps, "ce_marked": 4 + 3 + 2 + 2}},
+		{KindECNNotActed, Warning, map[string]float64{"not_acted": 3 + 2, "undecided": 2, "directions": 1}},
+		{KindECNNotActed, Warning, map[string]float64{"not_ect_packets": float64(tr.Flow("not-ect", "requester").Packets)}},
+		{KindDSCPMismatch, Warning, map[string]float64{"wrong_packets": float64(tr.Flow("dscp-0", "requester").DSCP["0"]), "expected_dscp": 26}},
+		{KindDSCPMismatch, Warning, map[string]float64{"wrong_packets": cnps, "cnp_packets": cnps, "expected_dscp": 48}},
+		{KindPFC, Critical, map[string]float64{"storms": 1, "priority_3_storms": 1, "priority_4_storms": 0,
+			"pfc_frames": float64(tr.PFC.Frames), "priority_3_xoff": 30, "priority_4_xoff": 3}},
+	}
+	var got []Finding
+	for _, f := range fs {
+		if f.Kind != KindFanOut {
+			got = append(got, f)
+		}
+	}
+	if len(got) != len(wants) {
+		t.Fatalf("got %s", summary(got))
+	}
+	for i, w := range wants {
+		if got[i].Kind != w.kind || got[i].Severity != w.sev {
+			t.Errorf("finding %d: %s, want %s %s", i, summary(got[i:i+1]), w.kind, w.sev)
+		}
+		wantCounts(t, got[i], w.counts)
+	}
+	if !strings.Contains(got[5].Title, "priority 3") || !strings.Contains(got[5].Evidence.Details[0], "longest 1.53 ms") {
+		t.Errorf("pfc: %q %q", got[5].Title, got[5].Evidence.Details)
+	}
+}
+
+// TestCaptureHealth covers each rule.
+func TestCaptureHealth(t *testing.T) {
+	t.Run("malformed and cut off", func(t *testing.T) {
+		tr := genTruth(t, "malformed")
+		fs := CaptureHealth(loadGen(t, "malformed", ""))
+		if len(fs) != 3 {
+			t.Fatalf("got %s", summary(fs))
+		}
+		icrc, cut, bad := fs[0], fs[1], fs[2]
+		if icrc.Severity != Critical || icrc.Evidence.Counts["icrc_bad"] != float64(tr.ICRCBadFrames) || icrc.Evidence.First == nil {
+			t.Errorf("ICRC: %s %v", summary(fs[:1]), icrc.Evidence.Counts)
+		}
+		if cut.Severity != Warning || cut.Evidence.Counts["cut_off"] != 1 {
+			t.Errorf("cut off: %s", summary(fs[1:2]))
+		}
+		if bad.Severity != Warning || bad.Evidence.Counts["malformed"] != float64(tr.MalformedFrames-tr.ICRCBadFrames) {
+			t.Errorf("malformed: %s %v", summary(fs[2:]), bad.Evidence.Counts)
+		}
+	})
+	t.Run("truncated", func(t *testing.T) {
+		tr := genTruth(t, "mirror_erspan2_vlan_trunc")
+		fs := CaptureHealth(loadGen(t, "mirror_erspan2_vlan_trunc", ""))
+		if len(fs) != 1 || fs[0].Severity != Info || fs[0].Evidence.Counts["truncated_frames"] != float64(tr.TruncatedFrames) {
+			t.Errorf("got %s", summary(fs))
+		}
+	})
+	t.Run("clean", func(t *testing.T) {
+		if fs := CaptureHealth(loadGen(t, "clean_allreduce", "")); len(fs) != 0 {
+			t.Errorf("got %s", summary(fs))
+		}
+	})
+	tests := []struct {
+		name  string
+		info  CaptureInfo
+		sev   []Severity
+		title string
+	}{
+		{"drops", CaptureInfo{Packets: 100, RoCE: 100, Drops: &Drops{Kernel: 3}}, []Severity{Critical}, "dropped 3 packets"},
+		{"no drops", CaptureInfo{Packets: 100, RoCE: 100, Drops: &Drops{}}, nil, ""},
+		{"empty", CaptureInfo{}, []Severity{Warning}, "no packets"},
+		{"no RoCE", CaptureInfo{Packets: 40}, []Severity{Warning}, "No RoCE traffic in 40 packets"},
+		{"ICRC few", CaptureInfo{Packets: 10000, RoCE: 10000, ICRCBad: 5}, []Severity{Warning}, "5 RoCE frames failed"},
+		{"ICRC many", CaptureInfo{Packets: 10000, RoCE: 10000, ICRCBad: 100}, []Severity{Critical}, "100 RoCE frames failed"},
+		{"malformed few", CaptureInfo{Packets: 10000, RoCE: 10000, Malformed: 3}, []Severity{Info}, "3 frames on the RoCE port"},
+		{"unsupported", CaptureInfo{Packets: 10, RoCE: 5, Unsupported: 5}, []Severity{Warning}, "5 frames of a link type"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := CaptureHealth(&Input{Capture: tc.info})
+			var sev []Severity
+			for _, f := range fs {
+				sev = append(sev, f.Severity)
+			}
+			if !slices.Equal(sev, tc.sev) || len(fs) > 0 && !strings.Contains(fs[0].Title, tc.title) {
+				t.Errorf("got %s, want %v %q", summary(fs), tc.sev, tc.title)
+			}
+		})
+	}
+}
+
+// TestFanOut: what is normal is info; a QP count past 1024 or far above
+// the peers' is a warning.
+func TestFanOut(t *testing.T) {
+	mk := func(hcas, peersEach, qpsEach int, extra map[int]int) *Input {
+		in := &Input{}
+		id := 0
+		for h := range hcas {
+			n := qpsEach
+			if e, ok := extra[h]; ok {
+				n = e
+			}
+			for q := range n {
+				id++
+				src := netip.AddrFrom4([4]byte{10, 0, byte(h), 1})
+				dst := netip.AddrFrom4([4]byte{10, 1, byte(q % peersEach), byte(1 + q/peersEach%200)})
+				in.Flows = append(in.Flows, flowOf(id, dst, src, uint32(0x100+q), 1000))
+			}
+		}
+		return in
+	}
+	tests := []struct {
+		name string
+		in   *Input
+		sev  Severity
+		max  float64
+	}{
+		{"256-GPU allreduce", mk(8, 255, 255, nil), Info, 255},
+		{"one HCA past 1024", mk(4, 200, 100, map[int]int{2: 1100}), Warning, 1100},
+		{"one HCA 5x its peers", mk(8, 50, 100, map[int]int{5: 500}), Warning, 500},
+		{"3x is fine", mk(8, 50, 100, map[int]int{5: 300}), Info, 300},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := FanOut(tc.in)
+			if len(fs) != 1 || fs[0].Severity != tc.sev || fs[0].Evidence.Counts["max_qps_per_hca"] != tc.max {
+				t.Errorf("got %s %v", summary(fs), fs)
+			}
+		})
+	}
+	if fs := FanOut(&Input{}); len(fs) != 0 {
+		t.Errorf("no flows: %s", summary(fs))
+	}
+}
+
+// flowOf builds a flow by hand, for module tests without a capture.
+func flowOf(id int, src, dst netip.Addr, qp uint32, bytes uint64) *flows.Flow {
+	return &flows.Flow{ID: id, Key: flows.Key{Src: src, Dst: dst, DestQP: qp}, Packets: 1, WireBytes: bytes}
+}
