@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strconv"
+	"strings"
 
 	"github.com/rocedump/rocedump/flows"
 	"github.com/rocedump/rocedump/topology"
@@ -107,6 +108,9 @@ func capped(lines []string) []string {
 func plural[N int | uint64](n N, noun string) string {
 	if n == 1 {
 		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "s") {
+		return fmt.Sprint(n) + " " + noun + "es" // "addresses"
 	}
 	return fmt.Sprint(n) + " " + noun + "s"
 }
