@@ -84,9 +84,9 @@ func flowsRun(opts *FlowsOptions) error {
 		return err
 	}
 	table.Finish()
-	all := append([]*flows.Flow(nil), table.Flows()...)
-	flowtable.Sort(all, opts.Sort)
-	totals := flowtable.Sum(all)
+	sorted := append([]*flows.Flow(nil), table.Flows()...)
+	flowtable.Sort(sorted, opts.Sort)
+	all := flowtable.Records(sorted)
 	shown := all
 	if opts.Top > 0 && len(shown) > opts.Top {
 		shown = shown[:opts.Top]
@@ -94,9 +94,9 @@ func flowsRun(opts *FlowsOptions) error {
 	out := bufio.NewWriter(opts.IO.Out)
 	switch opts.Format {
 	case "table":
-		err = flowtable.WriteTable(out, shown, totals)
+		err = flowtable.WriteTable(out, shown, all)
 	case "markdown":
-		err = flowtable.WriteMarkdown(out, shown, totals)
+		err = flowtable.WriteMarkdown(out, shown, all)
 	case "csv":
 		err = flowtable.WriteCSV(out, shown)
 	case "json":

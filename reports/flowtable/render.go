@@ -11,81 +11,71 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
-
-	"github.com/rocedump/rocedump/flows"
 )
 
 // Formats are the output formats of the flow table.
 var Formats = []string{"table", "markdown", "csv", "json"}
 
-// columns of the table and Markdown outputs.
-var columns = []string{"#", "SRC", "DST", "QPN", "PARTNER", "TRANSPORT", "PACKETS", "BYTES", "DURATION", "RATE", "RETX", "GAPS", "NAKS", "CNPS", "CE"}
+// Columns are the columns of the table and Markdown outputs.
+var Columns = []string{"#", "SRC", "DST", "QPN", "PARTNER", "TRANSPORT", "PACKETS", "BYTES", "DURATION", "RATE", "RETX", "GAPS", "NAKS", "CNPS", "CE"}
 
-// Totals sums a set of flows for the totals line.
-type Totals struct {
-	Flows, Packets, Bytes, Retx, Gaps, NAKs, CNPs, CE uint64
-	First, Last                                       time.Time
+// NAKTotal counts every NAK of a flow, RNR NAKs included (the NAKS column).
+func NAKTotal(r Record) uint64 {
+	n := r.NAKs
+	return n.PSNSeqErr + n.InvalidRequest + n.RemoteAccessErr + n.RemoteOpErr + n.InvalidRDRequest + n.Other + r.RNRNAKs
 }
 
-// Sum adds up fs.
-func Sum(fs []*flows.Flow) Totals {
-	var t Totals
-	for _, f := range fs {
-		t.Flows++
-		t.Packets += f.Packets
-		t.Bytes += f.WireBytes
-		t.Retx += f.Retransmitted()
-		t.Gaps += f.PSNGaps()
-		t.NAKs += f.NAKTotal() + f.RNRNAKs
-		t.CNPs += f.CNPs
-		t.CE += f.ECNCE
-		if t.First.IsZero() || f.First.Time.Before(t.First) {
-			t.First = f.First.Time
-		}
-		if f.Last.Time.After(t.Last) {
-			t.Last = f.Last.Time
-		}
-	}
-	return t
-}
-
-func (t Totals) rate() float64 {
-	d := t.Last.Sub(t.First)
-	if d <= 0 {
-		return 0
-	}
-	return float64(t.Bytes) * 8 / d.Seconds()
-}
-
-// row is one flow in human units.
-func row(f *flows.Flow) []string {
-	qpn := hex24(f.Key.DestQP)
-	if f.Epoch > 0 {
-		qpn += " ep" + strconv.Itoa(f.Epoch)
+// Row is one flow in human units, the cells of Columns.
+func Row(r Record) []string {
+	qpn := Hex24(r.DestQPN)
+	if r.Epoch > 0 {
+		qpn += " ep" + strconv.Itoa(r.Epoch)
 	}
 	partner := "none"
-	if q, ok := f.PartnerQPN(); ok {
-		partner = hex24(q)
-	} else if f.Transport.String() == "UD" || f.Transport.String() == "UC" || f.Transport.String() == "CNP" {
-		partner = "-"
+	switch {
+	case r.PartnerQPN != nil:
+		partner = Hex24(*r.PartnerQPN)
+	case r.Transport == "UD" || r.Transport == "UC" || r.Transport == "CNP":
+		partner = "-" // no partner by design
 	}
 	return []string{
-		strconv.Itoa(f.ID), f.Key.Src.String(), f.Key.Dst.String(), qpn, partner, f.Transport.String(),
-		strconv.FormatUint(f.Packets, 10), HumanBytes(f.WireBytes), HumanDuration(f.Duration()),
-		HumanRate(f.MeanBitsPerSecond()),
-		strconv.FormatUint(f.Retransmitted(), 10), strconv.FormatUint(f.PSNGaps(), 10),
-		strconv.FormatUint(f.NAKTotal()+f.RNRNAKs, 10), strconv.FormatUint(f.CNPs, 10), strconv.FormatUint(f.ECNCE, 10),
+		strconv.Itoa(r.ID), r.Src, r.Dst, qpn, partner, r.Transport,
+		u(r.Packets), HumanBytes(r.Bytes), HumanDuration(time.Duration(r.DurationS * 1e9)), HumanRate(r.MeanBps),
+		u(r.RetransmittedPackets), u(r.PSNGaps), u(NAKTotal(r)), u(r.CNPs), u(r.ECNCE),
 	}
 }
 
-func totalsRow(t Totals) []string {
-	return []string{"", "TOTAL", strconv.FormatUint(t.Flows, 10) + " flows", "", "", "",
-		strconv.FormatUint(t.Packets, 10), HumanBytes(t.Bytes), HumanDuration(t.Last.Sub(t.First)), HumanRate(t.rate()),
-		strconv.FormatUint(t.Retx, 10), strconv.FormatUint(t.Gaps, 10), strconv.FormatUint(t.NAKs, 10),
-		strconv.FormatUint(t.CNPs, 10), strconv.FormatUint(t.CE, 10)}
+// TotalsRow sums all (not only the flows shown) into the totals line.
+func TotalsRow(all []Record) []string {
+	var pk, by, retx, gaps, nk, cnps, ce uint64
+	var first, last string
+	for _, r := range all {
+		pk, by, retx, gaps = pk+r.Packets, by+r.Bytes, retx+r.RetransmittedPackets, gaps+r.PSNGaps
+		nk, cnps, ce = nk+NAKTotal(r), cnps+r.CNPs, ce+r.ECNCE
+		if first == "" || r.First < first { // fixed-width RFC 3339: strings sort as times
+			first = r.First
+		}
+		if r.Last > last {
+			last = r.Last
+		}
+	}
+	var d time.Duration
+	t0, err0 := time.Parse(time.RFC3339Nano, first)
+	t1, err1 := time.Parse(time.RFC3339Nano, last)
+	if err0 == nil && err1 == nil {
+		d = t1.Sub(t0)
+	}
+	rate := 0.0
+	if d > 0 {
+		rate = float64(by) * 8 / d.Seconds()
+	}
+	return []string{"", "TOTAL", strconv.Itoa(len(all)) + " flows", "", "", "",
+		u(pk), HumanBytes(by), HumanDuration(d), HumanRate(rate),
+		u(retx), u(gaps), u(nk), u(cnps), u(ce)}
 }
 
-func hex24(v uint32) string { return "0x" + leftPad(strconv.FormatUint(uint64(v), 16), 6) }
+// Hex24 formats a QP number as rocedump prints it: 0x000201.
+func Hex24(v uint32) string { return "0x" + leftPad(strconv.FormatUint(uint64(v), 16), 6) }
 
 func leftPad(s string, n int) string {
 	if len(s) >= n {
@@ -96,38 +86,38 @@ func leftPad(s string, n int) string {
 
 // WriteTable writes shown as a terminal table with a totals line for all
 // (the flows before --top cut them).
-func WriteTable(w io.Writer, shown []*flows.Flow, all Totals) error {
+func WriteTable(w io.Writer, shown, all []Record) error {
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAlignment(tw.AlignRight),
 		tablewriter.WithHeaderAlignment(tw.AlignCenter),
 		tablewriter.WithFooterAlignmentConfig(tw.CellAlignment{Global: tw.AlignRight}),
 	)
-	t.Header(anySlice(columns)...)
-	for _, f := range shown {
-		if err := t.Append(row(f)); err != nil {
+	t.Header(anySlice(Columns)...)
+	for _, r := range shown {
+		if err := t.Append(Row(r)); err != nil {
 			return err
 		}
 	}
-	t.Footer(anySlice(totalsRow(all))...)
+	t.Footer(anySlice(TotalsRow(all))...)
 	return t.Render()
 }
 
 // WriteMarkdown writes shown as a GitHub-flavoured Markdown table that
 // pastes cleanly into a ticket, with the totals as its last row.
-func WriteMarkdown(w io.Writer, shown []*flows.Flow, all Totals) error {
+func WriteMarkdown(w io.Writer, shown, all []Record) error {
 	t := tablewriter.NewTable(w,
 		tablewriter.WithRenderer(renderer.NewMarkdown()),
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAlignment(tw.AlignRight),
 	)
-	t.Header(anySlice(columns)...)
-	for _, f := range shown {
-		if err := t.Append(row(f)); err != nil {
+	t.Header(anySlice(Columns)...)
+	for _, r := range shown {
+		if err := t.Append(Row(r)); err != nil {
 			return err
 		}
 	}
-	tot := totalsRow(all)
+	tot := TotalsRow(all)
 	tot[1] = "**TOTAL**"
 	if err := t.Append(tot); err != nil {
 		return err
@@ -141,16 +131,15 @@ var csvColumns = []string{"id", "src", "dst", "dest_qpn", "partner_qpn", "transp
 	"missing_psns", "naks", "rnr_naks", "cnps", "ecn_ce"}
 
 // WriteCSV writes one line per flow with raw numbers, for spreadsheets.
-func WriteCSV(w io.Writer, shown []*flows.Flow) error {
+func WriteCSV(w io.Writer, shown []Record) error {
 	c := csv.NewWriter(w)
 	c.Write(csvColumns)
-	for _, f := range shown {
-		r := NewRecord(f)
+	for _, r := range shown {
 		partner := ""
 		if r.PartnerQPN != nil {
 			partner = strconv.FormatUint(uint64(*r.PartnerQPN), 10)
 		}
-		naks := r.NAKs.PSNSeqErr + r.NAKs.InvalidRequest + r.NAKs.RemoteAccessErr + r.NAKs.RemoteOpErr + r.NAKs.InvalidRDRequest + r.NAKs.Other
+		naks := NAKTotal(r) - r.RNRNAKs
 		c.Write([]string{strconv.Itoa(r.ID), r.Src, r.Dst, u(uint64(r.DestQPN)), partner, r.Transport, strconv.Itoa(r.Epoch),
 			u(r.Packets), u(r.Bytes), u(r.PayloadBytes), r.First, r.Last, f64(r.DurationS), f64(r.MeanBps), f64(r.PeakBps),
 			u(r.RetransmittedPackets), u(r.PSNGaps), u(r.MissingPSNs), u(naks), u(r.RNRNAKs), u(r.CNPs), u(r.ECNCE)})
@@ -160,10 +149,10 @@ func WriteCSV(w io.Writer, shown []*flows.Flow) error {
 }
 
 // WriteJSON writes the flows as a JSON array of Records.
-func WriteJSON(w io.Writer, shown []*flows.Flow) error {
+func WriteJSON(w io.Writer, shown []Record) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(Records(shown))
+	return enc.Encode(shown)
 }
 
 func u(v uint64) string    { return strconv.FormatUint(v, 10) }

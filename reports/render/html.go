@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rocedump/rocedump/reports"
+	"github.com/rocedump/rocedump/reports/flowtable"
 )
 
 //go:embed report.html.tmpl
@@ -66,7 +67,7 @@ func newPage(r *reports.Report) page {
 	p := page{
 		Tool: r.Tool, Verdict: r.Summary.Verdict, Banner: "ok",
 		Files: files(r.Capture.Files), Span: spanText(r.Capture),
-		Facts: captureFacts(r), Charts: charts(r), FlowColumns: flowColumns(),
+		Facts: captureFacts(r), Charts: charts(r), FlowColumns: flowtable.Columns,
 		SchemaVersion: r.SchemaVersion,
 	}
 	fs := ranked(r.Findings)
@@ -86,10 +87,10 @@ func newPage(r *reports.Report) page {
 	all := byBytes(r.Flows)
 	shown := all[:min(len(all), htmlTopFlows)]
 	for _, f := range shown {
-		p.Flows = append(p.Flows, cells(flowRow(f)))
+		p.Flows = append(p.Flows, cells(flowtable.Row(f)))
 	}
 	if len(all) > 0 {
-		p.Totals = cells(flowTotals(r.Flows))
+		p.Totals = cells(flowtable.TotalsRow(r.Flows))
 	}
 	p.FlowsShown, p.FlowsAll = len(shown), len(all)
 	return p

@@ -10,6 +10,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/rocedump/rocedump/reports"
+	"github.com/rocedump/rocedump/reports/flowtable"
 )
 
 // WriteMarkdown writes r as Markdown that pastes cleanly into a ticket:
@@ -108,12 +109,12 @@ func mdFlows(b *bytes.Buffer, r *reports.Report) error {
 	b.WriteString(" (" + strconv.Itoa(len(shown)) + " of " + strconv.Itoa(len(all)) + ")\n\n")
 	var rows [][]string
 	for _, f := range shown {
-		rows = append(rows, mdCells(flowRow(f)))
+		rows = append(rows, mdCells(flowtable.Row(f)))
 	}
-	tot := mdCells(flowTotals(r.Flows))
+	tot := mdCells(flowtable.TotalsRow(r.Flows))
 	tot[1] = "**TOTAL**"
 	rows = append(rows, tot)
-	if err := mdTable(b, flowColumns(), rows, tw.AlignRight); err != nil {
+	if err := mdTable(b, flowtable.Columns, rows, tw.AlignRight); err != nil {
 		return err
 	}
 	if note := moreFlows(len(shown), len(all)); note != "" {

@@ -9,6 +9,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/rocedump/rocedump/reports"
+	"github.com/rocedump/rocedump/reports/flowtable"
 )
 
 // WriteText writes r for a terminal: the verdict, a one-line capture
@@ -168,13 +169,13 @@ func textFlows(b *bytes.Buffer, r *reports.Report) error {
 		tablewriter.WithHeaderAlignment(tw.AlignCenter),
 		tablewriter.WithFooterAlignmentConfig(tw.CellAlignment{Global: tw.AlignRight}),
 	)
-	tb.Header(anySlice(flowColumns())...)
+	tb.Header(anySlice(flowtable.Columns)...)
 	for _, f := range shown {
-		if err := tb.Append(flowRow(f)); err != nil {
+		if err := tb.Append(flowtable.Row(f)); err != nil {
 			return err
 		}
 	}
-	tb.Footer(anySlice(flowTotals(r.Flows))...)
+	tb.Footer(anySlice(flowtable.TotalsRow(r.Flows))...)
 	if err := tb.Render(); err != nil {
 		return err
 	}
