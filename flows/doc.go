@@ -94,10 +94,72 @@
 // flows unpaired: PSN ranges alone do not tell apart QPs that all start at
 // PSN 0 (NCCL), the timing of the responses does.
 //
+// # Retransmissions and loss
+//
+// Retx (RetxStats) explains the resends of a flow's requests and the PSN
+// gaps they show; reports read it and do not re-derive it. While packets
+// arrive, a response (ACK, NAK, READ or atomic response) is applied to the
+// flow whose requests it answers: the one an RDMA CM exchange named or,
+// without one, the only flow its responses so far fit (see Partners). Finish
+// decides, with the final partners, what that link could not.
+//
+// A request packet sequenced retransmitted or out of order is a resend (a
+// re-issued READ is not: ReissuedReads). A resend continues the current
+// episode when its PSN is past the last PSN resent, else it starts one; an
+// episode ends at the first request past the highest PSN sent before it. A
+// PSN sequence error NAK or an RNR NAK at PSN p is pending on the flow whose
+// requests it answers (with no single flow linked yet, on each flow from
+// the same host pair whose sent PSNs cover p, at most 16) until a resend
+// answers it (a resend at p, or one at a PSN after p that does not continue
+// an episode), a later NAK replaces it, or a response applied to the flow
+// acknowledges p.
+// The resend that starts an episode makes it:
+//
+//   - go-back-N (GBNEpisodes) when it answers a pending PSN sequence error
+//     NAK. GBNRecovery is the time from the NAK to that resend, GBNCatchUp
+//     from the NAK to the request that ends the episode;
+//   - an RNR retry (RNRRetries) when it answers a pending RNR NAK. RNRWait
+//     is the time from the RNR NAK (which asked for at least its timer's
+//     value, IBTA vol 1 Table 45);
+//   - a timeout (Timeouts) otherwise. TimeoutWait is the time since the
+//     previous request packet of the flow: the requester's ACK timeout. A
+//     resend whose NAK the capture missed counts here too, with a wait far
+//     below any ACK timeout.
+//
+// GBNResent, RNRResent and TimeoutResent count the resends in each kind of
+// episode; with ReissuedReads they add up to Requests.Retransmitted plus
+// Requests.OutOfOrder. A message tail lost before the mirror and resent
+// after a timeout is in order in the capture: no resend, no episode.
+//
+// Each request PSN that a gap skipped is decided once, at the first of:
+//
+//   - fabric loss (FabricLostPSNs): a copy of it is captured later (out of
+//     order), or a PSN sequence error NAK names it or an earlier PSN of its
+//     gap. It did not reach the responder and was sent again;
+//   - mirror loss (MirrorLostPSNs): the responder acknowledges it (an ACK,
+//     READ or atomic response at its PSN or later, or a NAK or RNR NAK at a
+//     later PSN) before any copy is captured or a NAK names it. It was
+//     delivered; the capture missed it.
+//
+// FabricGaps and MirrorGaps count the gaps with at least one PSN decided
+// each way (a gap can count in both). At Finish, PSNs still undecided at or
+// below the highest PSN the partner acknowledged are mirror loss, and so
+// are the PSNs after the last request the flow carried up to that PSN: the
+// responder acknowledged requests the capture does not hold (one more
+// mirror gap). A flow keeps its last 8 undecided gaps; PSNs of older ones
+// stay undecided (and in MissingPSNs). Gaps in UC and UD flows and in READ
+// responses are not decided: nothing acknowledges them.
+//
+// RetxEvents returns a flow's first 32 events: the NAKs and RNR NAKs it
+// carries, and the episodes, re-issued READs and mirror and fabric losses of
+// its requests. RetxSpan gives the first and last frame of each kind.
+//
 // # Memory
 //
 // A flow holds a fixed-size state plus a few small sets bounded by the
 // number of distinct opcodes, DSCP values, RNR timer values and UDP source
-// ports (capped at 64), and its pairing candidates (at most 16), so memory
-// grows with the number of flows, never with the number of packets.
+// ports (capped at 64), and its pairing candidates (at most 16). Its first
+// NAK, resend, re-issued READ or request gap adds a fixed-size
+// retransmission state (at most 8 undecided gaps) and at most 32 events.
+// Memory grows with the number of flows, never with the number of packets.
 package flows

@@ -126,10 +126,18 @@ type Flow struct {
 	PairedBy PairMethod
 	CM       *CMInfo // the CM exchange that set up this flow's connection, if captured
 
+	// Retx: resend episodes, re-issued READs and the mirror or fabric
+	// loss of the requests this flow carries.
+	Retx RetxStats
+
 	resp     respTracker   // PSNs of the ACKs and responses this flow carries
 	pair     *pairEvidence // candidate partners its responses allow, once it carries one
 	pmtu     uint32        // path MTU of the source QP, once a packet showed it; 0 before
 	lastRead readState     // the last RDMA READ request, to recognise a re-issue
+	lastReq  time.Time     // capture time of the last request packet
+	retx     *retxState    // NAK, episode and gap state; nil until the first
+	reqLink  *Flow         // CM: the flow whose requests this one's responses answer
+	respLink *Flow         // the flow whose responses last answered this one's requests, online
 
 	opcodes   opcodeCounts
 	dscp      valueCounts
@@ -224,6 +232,17 @@ type respTracker struct {
 	started bool
 	high    uint32 // highest response PSN (24-bit serial order)
 	count   uint64 // responses
+
+	acked     bool     // a response acknowledged a PSN
+	ackedHigh uint32   // highest PSN acknowledged: a response's PSN, the one before it for a NAK
+	ackedAt   FrameRef // the response that first acknowledged ackedHigh
+}
+
+// noteAcked records that the partner's requests are acknowledged up to psn.
+func (r *respTracker) noteAcked(psn uint32, at FrameRef) {
+	if !r.acked || psnDiff(psn, r.ackedHigh) > 0 {
+		r.acked, r.ackedHigh, r.ackedAt = true, psn, at
+	}
 }
 
 func (r *respTracker) note(psn uint32) {

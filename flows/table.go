@@ -81,6 +81,7 @@ func (t *Table) Add(p *packet.Packet, at FrameRef) {
 	f.add(p, at)
 	if p.BTH.Opcode.IsResponse() && connected(f.Transport) {
 		t.notePair(f, p.BTH.PSN, at.Time)
+		t.noteResponse(f, &p.BTH, at)
 	}
 }
 
@@ -199,12 +200,14 @@ func (f *Flow) add(p *packet.Packet, at FrameRef) {
 	switch {
 	case op.IsReadRequest() && f.rereads(h):
 		f.Requests.retransmitted(h.PSN)
+		f.noteReissuedRead(h.PSN, at)
 	case op.IsRequest():
 		lo, hi := readSpan(h, f.pmtu)
 		res := f.Requests.observe(h.PSN, lo, hi, false)
 		if op.EndsRequest() && res != seqRetransmit {
 			f.Messages++
 		}
+		f.noteRequest(res, h.PSN, at)
 		if op.IsReadRequest() {
 			f.noteRead(h)
 		}
@@ -222,9 +225,11 @@ func (f *Flow) add(p *packet.Packet, at FrameRef) {
 			} else {
 				f.NAKOther++
 			}
+			f.noteNAK(h, at)
 		case bth.AckKindRNRNAK:
 			f.RNRNAKs++
 			f.rnrTimers.add(h.AETH.RNRTimer())
+			f.noteNAK(h, at)
 		}
 	}
 }
@@ -253,6 +258,7 @@ func (t *Table) Finish() {
 			f.SrcQP, f.HasSrcQP = f.Partner.Key.DestQP, true
 		}
 	}
+	t.finishLoss()
 }
 
 // Flows returns every flow in ID order (first appearance in the capture).

@@ -1,0 +1,332 @@
+package flows
+
+import (
+	"slices"
+	"time"
+
+	"github.com/rocedump/rocedump/decode/bth"
+)
+
+// RetxStats is what a flow's requests show of loss and recovery: resend
+// episodes by cause, re-issued READs, and the PSN gaps of its requests
+// classified as lost in the fabric or missed by the mirror. See the package
+// doc, "Retransmissions and loss", for the exact rules.
+type RetxStats struct {
+	// GBNEpisodes counts go-back-N episodes: resend runs that a PSN
+	// sequence error NAK from the responder started; GBNResent the
+	// request packets resent in them.
+	GBNEpisodes, GBNResent uint64
+	// GBNRecovery is, per episode, the time from the NAK to the first
+	// resend; GBNCatchUp, per episode that got there, from the NAK to the
+	// first request past the highest PSN sent before the episode.
+	GBNRecovery, GBNCatchUp Durations
+
+	// Timeouts counts resend runs with no NAK or RNR NAK before them (the
+	// requester's ACK timer expired); TimeoutResent the packets resent in
+	// them; TimeoutWait, per run, the time from the previous request
+	// packet of the flow to the first resend: the timeout it waited.
+	Timeouts, TimeoutResent uint64
+	TimeoutWait             Durations
+
+	// RNRRetries counts resend runs that an RNR NAK started; RNRResent
+	// the packets resent in them; RNRWait, per run, the time from the RNR
+	// NAK to the first resend.
+	RNRRetries, RNRResent uint64
+	RNRWait               Durations
+
+	// ReissuedReads counts RDMA READ requests that re-issue the rest of
+	// the previous READ (see the package doc): the requester missed a
+	// response packet. They are counted in Requests.Retransmitted too.
+	ReissuedReads uint64
+
+	// MirrorLostPSNs counts request PSNs that a gap skipped and that the
+	// responder acknowledged past before any copy of them was captured:
+	// delivered, but missed by the mirror. MirrorGaps counts the gaps
+	// with at least one such PSN.
+	MirrorLostPSNs, MirrorGaps uint64
+	// FabricLostPSNs counts request PSNs that a gap skipped and that were
+	// later resent (captured out of order) or named missing by a PSN
+	// sequence error NAK: lost before they reached the responder.
+	// FabricGaps counts the gaps with at least one such PSN.
+	FabricLostPSNs, FabricGaps uint64
+
+	// MoreEvents counts the events beyond the first MaxRetxEvents, which
+	// RetxEvents does not keep.
+	MoreEvents uint64
+}
+
+// Durations summarises a set of time intervals.
+type Durations struct {
+	N        uint64 // intervals
+	Min, Max time.Duration
+	Sum      time.Duration
+}
+
+func (d *Durations) add(x time.Duration) {
+	x = max(x, 0)
+	if d.N == 0 || x < d.Min {
+		d.Min = x
+	}
+	if x > d.Max {
+		d.Max = x
+	}
+	d.Sum += x
+	d.N++
+}
+
+// Mean is the mean interval, 0 for none.
+func (d Durations) Mean() time.Duration {
+	if d.N == 0 {
+		return 0
+	}
+	return d.Sum / time.Duration(d.N)
+}
+
+// RetxEventKind says what a RetxEvent is.
+type RetxEventKind uint8
+
+// Retransmission and loss events. NAKs are events of the flow that carries
+// them (the responder's flow); the others of the request flow.
+const (
+	EventNAK          RetxEventKind = iota // a NAK (Code: its NAK code)
+	EventRNRNAK                            // an RNR NAK (Code: its RNR timer)
+	EventGoBackN                           // the first resend of a go-back-N episode (Wait: from the NAK)
+	EventTimeout                           // the first resend of a timeout (Wait: since the previous request)
+	EventRNRRetry                          // the first resend after an RNR NAK (Wait: from the RNR NAK; Code: its timer)
+	EventReissuedRead                      // a re-issued RDMA READ request
+	EventMirrorLoss                        // PSNs of a gap the responder acknowledged past (At: the packet after the gap)
+	EventFabricLoss                        // PSNs of a gap that were resent or NAKed (At: the packet after the gap)
+
+	numRetxEventKinds
+)
+
+var retxEventNames = [numRetxEventKinds]string{
+	"nak", "rnr_nak", "go_back_n", "timeout", "rnr_retry", "reissued_read", "mirror_loss", "fabric_loss",
+}
+
+// String returns the kind's snake_case name ("go_back_n", "mirror_loss", ...).
+func (k RetxEventKind) String() string {
+	if k < numRetxEventKinds {
+		return retxEventNames[k]
+	}
+	return "event"
+}
+
+// MaxRetxEvents is how many events a flow keeps (the first ones).
+const MaxRetxEvents = 32
+
+// RetxEvent is one retransmission or loss event of a flow, for evidence and
+// timelines.
+type RetxEvent struct {
+	Kind  RetxEventKind
+	At    FrameRef
+	PSN   uint32        // the NAK's PSN, the first resent PSN, the first PSN of the loss
+	Code  uint8         // NAK code (EventNAK) or RNR timer (EventRNRNAK, EventRNRRetry)
+	Count uint32        // packets resent (episodes) or PSNs lost (mirror and fabric loss)
+	Wait  time.Duration // episodes: see the kinds
+}
+
+// RetxEvents returns the flow's first MaxRetxEvents events in capture
+// order; Retx.MoreEvents says how many more there were.
+func (f *Flow) RetxEvents() []RetxEvent {
+	if f.retx == nil {
+		return nil
+	}
+	return slices.Clone(f.retx.events)
+}
+
+// RetxSpan returns the first and last frame of the flow's events of kind
+// k, all of them (not only those RetxEvents keeps), and whether there was
+// one.
+func (f *Flow) RetxSpan(k RetxEventKind) (first, last FrameRef, ok bool) {
+	if f.retx == nil || k >= numRetxEventKinds {
+		return FrameRef{}, FrameRef{}, false
+	}
+	s := &f.retx.spans[k]
+	return s.first, s.last, s.ok
+}
+
+// FatalNAKs is the number of NAKs this flow carries whose code puts the
+// requester's QP in the error state: invalid request, remote access error,
+// remote operational error, invalid RD request (every code but PSN
+// sequence error), and reserved codes.
+func (f *Flow) FatalNAKs() uint64 { return f.NAKTotal() - f.NAKs[bth.NAKPSNSequenceError] }
+
+// retxState is a flow's retransmission and loss state. A flow allocates it
+// at its first NAK, resend, re-issued READ or request PSN gap, so a flow
+// without any costs one pointer.
+type retxState struct {
+	pending pendingNAK
+	ep      episode
+	loss    lossTracker
+	events  []RetxEvent
+	spans   [numRetxEventKinds]eventSpan
+}
+
+type eventSpan struct {
+	first, last FrameRef
+	ok          bool
+}
+
+// pendingNAK is the last PSN sequence error or RNR NAK for this flow's
+// requests that no resend has answered yet.
+type pendingNAK struct {
+	valid bool
+	rnr   bool
+	timer uint8
+	psn   uint32
+	at    FrameRef
+}
+
+// episode is the resend run in progress.
+type episode struct {
+	active bool
+	kind   RetxEventKind // EventGoBackN, EventTimeout or EventRNRRetry
+	last   uint32        // last PSN resent
+	nakAt  time.Time     // go-back-N: the NAK's time
+	event  int           // index of its event in events, -1 if not kept
+}
+
+func (f *Flow) ensureRetx() *retxState {
+	if f.retx == nil {
+		f.retx = &retxState{ep: episode{event: -1}}
+	}
+	return f.retx
+}
+
+// event records an event and returns its index in events, -1 if not kept.
+func (f *Flow) event(e RetxEvent) int {
+	s := f.ensureRetx()
+	sp := &s.spans[e.Kind]
+	if !sp.ok {
+		sp.first, sp.ok = e.At, true
+	}
+	sp.last = e.At
+	if len(s.events) == MaxRetxEvents {
+		f.Retx.MoreEvents++
+		return -1
+	}
+	if s.events == nil {
+		s.events = make([]RetxEvent, 0, 8)
+	}
+	s.events = append(s.events, e)
+	return len(s.events) - 1
+}
+
+// noteRequest follows resend episodes and gaps after a request packet at
+// psn was sequenced as res (not for re-issued READs).
+func (f *Flow) noteRequest(res seqResult, psn uint32, at FrameRef) {
+	prev := f.lastReq
+	f.lastReq = at.Time
+	s := f.retx
+	switch res {
+	case seqFirst:
+		return
+	case seqInOrder, seqGap:
+		if res == seqGap && connected(f.Transport) {
+			g := f.Requests.seq.gaps[f.Requests.seq.nGaps-1]
+			f.ensureRetx().loss.open(g, at)
+			if r := f.respLink; r != nil && r.resp.acked {
+				// The responder acknowledged part of the gap before
+				// the packet after it was captured.
+				f.ackedThrough(r.resp.ackedHigh)
+			}
+			s = f.retx
+		}
+		if s != nil && s.ep.active {
+			// The first request past the highest PSN before the episode.
+			if s.ep.kind == EventGoBackN {
+				f.Retx.GBNCatchUp.add(at.Time.Sub(s.ep.nakAt))
+			}
+			s.ep.active = false
+		}
+		return
+	case seqOutOfOrder:
+		f.fillLoss(psn)
+	}
+	f.resend(psn, at, prev)
+}
+
+// resend accounts a request packet sent again (retransmitted, or filling a
+// gap): it continues the current episode or starts one.
+func (f *Flow) resend(psn uint32, at FrameRef, prev time.Time) {
+	s := f.ensureRetx()
+	p := &s.pending
+	ep := &s.ep
+	switch {
+	case p.valid && psn == p.psn:
+	case ep.active && psnDiff(psn, ep.last) > 0:
+		ep.last = psn
+		f.countResent(ep.kind)
+		if ep.event >= 0 {
+			s.events[ep.event].Count++
+		}
+		return
+	case p.valid && psnDiff(psn, p.psn) >= 0:
+	default:
+		// No NAK answered: the requester's ACK timer expired.
+		wait := at.Time.Sub(prev)
+		f.Retx.Timeouts++
+		f.Retx.TimeoutWait.add(wait)
+		f.startEpisode(EventTimeout, psn, at, RetxEvent{Kind: EventTimeout, At: at, PSN: psn, Count: 1, Wait: wait})
+		return
+	}
+	// The resend answers the pending NAK.
+	wait := at.Time.Sub(p.at.Time)
+	p.valid = false
+	if p.rnr {
+		f.Retx.RNRRetries++
+		f.Retx.RNRWait.add(wait)
+		f.startEpisode(EventRNRRetry, psn, at, RetxEvent{Kind: EventRNRRetry, At: at, PSN: psn, Code: p.timer, Count: 1, Wait: wait})
+		return
+	}
+	f.Retx.GBNEpisodes++
+	f.Retx.GBNRecovery.add(wait)
+	f.startEpisode(EventGoBackN, psn, at, RetxEvent{Kind: EventGoBackN, At: at, PSN: psn, Count: 1, Wait: wait})
+	s.ep.nakAt = p.at.Time
+}
+
+func (f *Flow) startEpisode(kind RetxEventKind, psn uint32, at FrameRef, e RetxEvent) {
+	f.countResent(kind)
+	idx := f.event(e)
+	f.retx.ep = episode{active: true, kind: kind, last: psn, event: idx}
+}
+
+func (f *Flow) countResent(kind RetxEventKind) {
+	switch kind {
+	case EventGoBackN:
+		f.Retx.GBNResent++
+	case EventRNRRetry:
+		f.Retx.RNRResent++
+	default:
+		f.Retx.TimeoutResent++
+	}
+}
+
+// noteReissuedRead accounts a re-issued RDMA READ request.
+func (f *Flow) noteReissuedRead(psn uint32, at FrameRef) {
+	f.lastReq = at.Time
+	f.Retx.ReissuedReads++
+	f.event(RetxEvent{Kind: EventReissuedRead, At: at, PSN: psn, Count: 1})
+}
+
+// noteNAK records a NAK or RNR NAK this flow carries.
+func (f *Flow) noteNAK(h *bth.BTH, at FrameRef) {
+	switch h.AETH.Kind() {
+	case bth.AckKindNAK:
+		f.event(RetxEvent{Kind: EventNAK, At: at, PSN: h.PSN, Code: uint8(h.AETH.NAKCode())})
+	case bth.AckKindRNRNAK:
+		f.event(RetxEvent{Kind: EventRNRNAK, At: at, PSN: h.PSN, Code: h.AETH.RNRTimer()})
+	}
+}
+
+// pend makes a PSN sequence error or RNR NAK at psn pending on f, the flow
+// whose requests it answers (or may answer). A NAK repeated for the PSN
+// already pending keeps the first one's time.
+func (f *Flow) pend(rnr bool, timer uint8, psn uint32, at FrameRef) {
+	p := &f.ensureRetx().pending
+	if p.valid && p.psn == psn && p.rnr == rnr {
+		return
+	}
+	*p = pendingNAK{valid: true, rnr: rnr, timer: timer, psn: psn, at: at}
+}

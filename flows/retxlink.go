@@ -1,0 +1,104 @@
+package flows
+
+import "github.com/rocedump/rocedump/decode/bth"
+
+// noteResponse applies a response that s carries (ACK, NAK, READ or atomic
+// response) to the flow whose requests it answers: it decides the gaps the
+// response acknowledges past and makes a PSN sequence error or RNR NAK
+// pending there, for the resend that answers it. Pairing is final only at
+// Finish, so this uses what is known while packets arrive: see requester.
+func (t *Table) noteResponse(s *Flow, h *bth.BTH, at FrameRef) {
+	through, nak, rnr := h.PSN, false, false
+	var timer uint8
+	if h.Ext&bth.HasAETH != 0 {
+		switch h.AETH.Kind() {
+		case bth.AckKindNAK:
+			// A NAK acknowledges every PSN before its own.
+			through = psnAdd(h.PSN, -1)
+			nak = h.AETH.NAKCode() == bth.NAKPSNSequenceError
+		case bth.AckKindRNRNAK:
+			through = psnAdd(h.PSN, -1)
+			rnr, timer = true, h.AETH.RNRTimer()
+		}
+	}
+	s.resp.noteAcked(through, at)
+	r := t.requester(s)
+	if r != nil {
+		r.respLink = s
+		if nak {
+			r.nakedAt(h.PSN)
+		} else {
+			r.ackedThrough(through)
+		}
+	}
+	if !nak && !rnr {
+		return
+	}
+	if r != nil {
+		r.pend(rnr, timer, h.PSN, at)
+		return
+	}
+	// No single requester yet: every flow the NAK may answer holds it.
+	// A resend must then match its PSN, so a flow it does not answer
+	// takes it only for a resend at exactly that PSN.
+	if ev := s.pair; ev != nil && ev.found {
+		for _, c := range ev.cands[:ev.n] {
+			c.pend(rnr, timer, h.PSN, at)
+		}
+		return
+	}
+	n := 0
+	for _, c := range t.byHosts[hostPair{s.Key.Dst, s.Key.Src}] {
+		if c == s || !connected(c.Transport) || !fits(c, h.PSN) {
+			continue
+		}
+		c.pend(rnr, timer, h.PSN, at)
+		if n++; n == maxPairCands {
+			break
+		}
+	}
+}
+
+// requester returns the flow whose requests the responses s carries
+// answer, as far as it is known while packets arrive: the flow an RDMA CM
+// exchange named, or else the only candidate the responses so far fit (see
+// pairEvidence); nil when there is none or more than one.
+func (t *Table) requester(s *Flow) *Flow {
+	if s.CM != nil {
+		if s.reqLink == nil {
+			s.reqLink = t.active[s.Key.Reverse(s.CM.SrcQP)]
+		}
+		return s.reqLink
+	}
+	if ev := s.pair; ev != nil && ev.found && ev.n == 1 {
+		return ev.cands[0]
+	}
+	return nil
+}
+
+// finishLoss decides, once partners are known, what no response decided
+// while packets arrived (the flow had no single requester link then): PSNs
+// of its gaps still not captured at or below the highest PSN the partner
+// acknowledged (see noteResponse) are mirror loss. So are PSNs after the
+// last request the flow carried, up to that highest PSN: the responder
+// acknowledged requests the capture does not hold (one more mirror gap).
+func (t *Table) finishLoss() {
+	for _, f := range t.flows {
+		p := f.Partner
+		if p == nil || !p.resp.acked {
+			continue
+		}
+		a := p.resp.ackedHigh
+		if f.retx != nil && f.retx.loss.n > 0 {
+			f.ackedThrough(a)
+		}
+		s := &f.Requests.seq
+		if !s.started || psnDiff(a, s.expHi) < 0 {
+			continue
+		}
+		n := uint32(psnDiff(a, s.expHi)) + 1
+		f.Retx.MirrorLostPSNs += uint64(n)
+		f.Retx.MirrorGaps++
+		f.event(RetxEvent{Kind: EventMirrorLoss, At: p.resp.ackedAt, PSN: s.expHi, Count: n})
+	}
+}
