@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/rocedump/rocedump/capture"
-	"github.com/rocedump/rocedump/decode/bth"
 	"github.com/rocedump/rocedump/decode/packet"
 	"github.com/rocedump/rocedump/flows"
 )
@@ -57,47 +56,15 @@ func analyze(o analyzeOptions) (*captureStats, error) {
 	defer m.Close()
 	st := &captureStats{Files: paths}
 	prog := newProgress(o.Progress)
-	var (
-		rec     capture.Record
-		pkt     packet.Packet
-		dec     packet.Decoder
-		skipped = map[capture.LinkType]bool{}
-	)
+	fa := newFrameAnalyzer(st, o.Sinks)
+	var rec capture.Record
 	for {
 		file, err := m.Next(&rec)
 		if err == io.EOF {
 			break
 		}
-		st.Packets++
-		if st.First.IsZero() || rec.Timestamp.Before(st.First) {
-			st.First = rec.Timestamp
-		}
-		if rec.Timestamp.After(st.Last) {
-			st.Last = rec.Timestamp
-		}
-		if err := dec.Decode(rec.LinkType, rec.Data, rec.OrigLen, &pkt); err != nil {
-			st.Unsupported++
-			skipped[rec.LinkType] = true
-			continue
-		}
-		if pkt.Truncated {
-			st.Truncated++
-		}
-		switch pkt.Kind {
-		case packet.KindRoCE:
-			st.RoCE++
-			if pkt.ICRC == bth.ICRCBad {
-				st.ICRCBad++
-			}
-		case packet.KindMalformed:
-			st.Malformed++
-		}
-		at := flows.FrameRef{File: file, Frame: rec.Number, Time: rec.Timestamp}
-		for _, s := range o.Sinks {
-			s.Add(&pkt, at)
-		}
-		if o.Each != nil {
-			o.Each(&rec, file, &pkt)
+		if p := fa.add(&rec, file); p != nil && o.Each != nil {
+			o.Each(&rec, file, p)
 		}
 		prog.tick(st.Packets)
 	}
@@ -108,17 +75,7 @@ func analyze(o analyzeOptions) (*captureStats, error) {
 			st.CutOff = true
 		}
 	}
-	if st.Unsupported > 0 {
-		for lt := range skipped {
-			msg := fmt.Sprintf("skipped %d frames: %v", st.Unsupported, &packet.LinkTypeError{LinkType: lt})
-			if st.Unsupported == st.Packets {
-				return st, &exitError{code: ExitUsage, err: errors.New(msg)}
-			}
-			st.Problems = append(st.Problems, msg)
-			break
-		}
-	}
-	return st, nil
+	return st, fa.finish()
 }
 
 // progress prints a self-overwriting progress line on a terminal when a run

@@ -215,12 +215,8 @@ func (e *otherExpr) String() string {
 // arith is a node of an arithmetic expression.
 type arith interface{ String() string }
 
-// numArith is a constant. lit marks a literal (libpcap's pnum), which
-// libpcap checks for division by zero and oversized shifts.
-type numArith struct {
-	v   uint32
-	lit bool
-}
+// numArith is a number.
+type numArith struct{ v uint32 }
 
 func (a *numArith) String() string { return strconv.FormatUint(uint64(a.v), 10) }
 

@@ -41,10 +41,10 @@ func (c *compiler) fail(t token, kind error, format string, args ...any) cond {
 	return constCond(false)
 }
 
-// and, or and not build conds, dropping constants where that changes
-// nothing. "x and false" and "x or true" are kept: the program's
-// optimizer removes x's test as libpcap's does, which may still run
-// x's loads when x comes first.
+// and, or and not build conds. Constants stay in the tree as tests of
+// their own, as libpcap's gen_true/gen_false blocks do: where they fall
+// decides which loads its optimizer keeps, and the program optimizer
+// (program.go) does the folding the same way.
 func and(a, b cond) cond {
 	switch {
 	case a == nil:
@@ -52,30 +52,10 @@ func and(a, b cond) cond {
 	case b == nil:
 		return a
 	}
-	if k, ok := a.(constCond); ok {
-		if !k {
-			return a
-		}
-		return b
-	}
-	if k, ok := b.(constCond); ok && bool(k) {
-		return a
-	}
 	return &andCond{a: a, b: b}
 }
 
-func or(a, b cond) cond {
-	if k, ok := a.(constCond); ok {
-		if k {
-			return a
-		}
-		return b
-	}
-	if k, ok := b.(constCond); ok && !bool(k) {
-		return a
-	}
-	return &orCond{a: a, b: b}
-}
+func or(a, b cond) cond { return &orCond{a: a, b: b} }
 
 func not(a cond) cond {
 	switch a := a.(type) {
@@ -85,6 +65,36 @@ func not(a cond) cond {
 		return a.a
 	}
 	return &notCond{a: a}
+}
+
+// alwaysFalse reports whether c can never accept a frame.
+func alwaysFalse(c cond) bool {
+	switch c := c.(type) {
+	case constCond:
+		return !bool(c)
+	case *andCond:
+		return alwaysFalse(c.a) || alwaysFalse(c.b)
+	case *orCond:
+		return alwaysFalse(c.a) && alwaysFalse(c.b)
+	case *notCond:
+		return alwaysTrue(c.a)
+	}
+	return false
+}
+
+// alwaysTrue reports whether c accepts every frame it does not abort on.
+func alwaysTrue(c cond) bool {
+	switch c := c.(type) {
+	case constCond:
+		return bool(c)
+	case *andCond:
+		return alwaysTrue(c.a) && alwaysTrue(c.b)
+	case *orCond:
+		return alwaysTrue(c.a) || alwaysTrue(c.b)
+	case *notCond:
+		return alwaysFalse(c.a)
+	}
+	return false
 }
 
 // expr compiles a boolean node.
@@ -118,7 +128,7 @@ func (c *compiler) relation(e *relExpr) cond {
 	l, lchk := c.arith(e.l)
 	r, rchk := c.arith(e.r)
 	chk := and(lchk, rchk)
-	if c.optErr != nil && chk != constCond(false) && c.err == nil {
+	if c.optErr != nil && !alwaysFalse(chk) && c.err == nil {
 		c.err = c.optErr
 	}
 	c.optErr = nil

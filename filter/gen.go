@@ -61,14 +61,21 @@ func (c *compiler) linktype(p uint32, t token) cond {
 		case etherTypeIPv6:
 			afs = []uint32{afINET6BSD, afINET6FreeBSD, afINET6Darwin}
 		}
-		var b cond = constCond(false)
+		if afs == nil {
+			return constCond(false)
+		}
+		var b cond
 		for _, af := range afs {
+			var t cond = c.field(0, 4, af)
 			if c.link.kind == linkNull {
 				// Host byte order of the capturing machine, which
 				// the frame alone does not tell: accept either.
-				b = or(b, &afCond{af: af})
+				t = &afCond{af: af}
+			}
+			if b == nil {
+				b = t
 			} else {
-				b = or(b, c.field(0, 4, af))
+				b = or(b, t)
 			}
 		}
 		return b
@@ -248,7 +255,7 @@ func (c *compiler) hostop6(addr, mask [16]byte, dir dirQ, t token) cond {
 		if dir == dDst {
 			off = c.offNet + 24
 		}
-		var b cond = constCond(true)
+		var b cond
 		for i := 3; i >= 0; i-- {
 			a := be32(addr[4*i:])
 			m := be32(mask[4*i:])

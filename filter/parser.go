@@ -563,7 +563,7 @@ func (p *parser) arithPrimary() (arith, error) {
 	switch t.kind {
 	case tNum:
 		p.next()
-		return &numArith{v: t.num, lit: true}, nil
+		return &numArith{v: t.num}, nil
 	case tLen:
 		p.next()
 		return &lenArith{}, nil

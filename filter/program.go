@@ -1,9 +1,6 @@
 package filter
 
-import (
-	"fmt"
-	"sort"
-)
+import "sort"
 
 // A program is the compiled cond tree laid out as a decision graph, as
 // libpcap lays out BPF blocks: every test has a true and a false
@@ -26,6 +23,7 @@ const (
 	insnTrans              // transCond
 	insnVal                // relCond: a op b, or a op k when b is nil
 	insnAF                 // afCond
+	insnConst              // constCond: libpcap's gen_true/gen_false
 )
 
 // insn is one test of a program: (value & mask) op k.
@@ -66,6 +64,8 @@ func (p *program) run(b []byte, wire uint32) bool {
 			}
 		case insnAF:
 			v, ok = nullAF(b)
+		case insnConst:
+			v, ok = 1, true
 		default:
 			v, ok = in.a.value(b, wire)
 		}
@@ -101,7 +101,7 @@ type factKey struct {
 
 // maxOptimize bounds the graph size the optimizer works on; larger
 // programs run unoptimized (they still match the same full frames).
-const maxOptimize = 4000
+const maxOptimize = 10000
 
 // builder lays out and optimizes a program.
 type builder struct {
@@ -123,10 +123,11 @@ func newProgram(c cond) *program {
 func (b *builder) build(c cond, t, f int32) int32 {
 	switch c := c.(type) {
 	case constCond:
+		k := uint32(0)
 		if c {
-			return t
+			k = 1
 		}
-		return f
+		return b.add(insn{kind: insnConst, op: opEq, mask: 0xffffffff, k: k, jt: t, jf: f})
 	case *andCond:
 		return b.build(c.a, b.build(c.b, t, f), f)
 	case *orCond:
@@ -181,10 +182,14 @@ func (c *bytesCond) expand() cond {
 	return r
 }
 
-// key returns the value tested by insn i, if it can carry facts.
-func (b *builder) key(i int32) (factKey, bool) {
+// key returns the value insn i tests.
+func (b *builder) key(i int32) factKey {
 	in := &b.insns[i]
-	return factKey{kind: in.kind, rel: in.rel, nl: in.nl, off: in.off, size: in.size, mask: in.mask, expr: in.expr}, true
+	k := factKey{kind: in.kind, rel: in.rel, nl: in.nl, off: in.off, size: in.size, mask: in.mask, expr: in.expr}
+	if in.kind == insnConst {
+		k.off = in.k // gen_true and gen_false load different constants
+	}
+	return k
 }
 
 // order returns the insns reachable from root, parents before children.
@@ -208,88 +213,58 @@ func (b *builder) order(root int32) []int32 {
 	return post
 }
 
-// A fact is what the tests taken so far tell about a value: the outcome
-// of one test, or (after "== k" held) the constants the value can be.
-type fact struct {
-	key   factKey
-	isSet bool
-	op    cmpOp
-	k     uint32
-	val   bool     // outcome of "key op k"
-	set   []uint32 // isSet: the possible values
+// edges is a set of edges kept as a list that shares its tail: the edges
+// every path from the root to some point takes (libpcap's edge
+// dominators), the nearest first. An edge id is 2*i for the true branch
+// of insn i and 2*i+1 for its false branch.
+type edges struct {
+	edge  int32
+	depth int
+	next  *edges
 }
 
-// edgeFacts returns the facts after taking insn p's branch sense.
-func (b *builder) edgeFacts(in []fact, p int32, sense bool) []fact {
-	key, _ := b.key(p)
-	pin := &b.insns[p]
-	out := make([]fact, 0, len(in)+2)
-	for _, f := range in {
-		if f.key == key && f.isSet && pin.op == opEq && sense {
-			continue // replaced below
-		}
-		out = append(out, f)
+func (l *edges) push(e int32) *edges {
+	d := 1
+	if l != nil {
+		d = l.depth + 1
 	}
-	out = append(out, fact{key: key, op: pin.op, k: pin.k, val: sense})
-	if pin.op == opEq && sense {
-		out = append(out, fact{key: key, isSet: true, set: []uint32{pin.k}})
-	}
-	return out
+	return &edges{edge: e, depth: d, next: l}
 }
 
-// meet keeps what holds on both of two ways into an insn.
-func meet(a, b []fact) []fact {
-	var out []fact
-	for _, fa := range a {
-		for _, fb := range b {
-			if fa.key != fb.key || fa.isSet != fb.isSet {
-				continue
-			}
-			if fa.isSet {
-				// libpcap knows only what every way in knows (edge
-				// dominators): the same constant, not one of several.
-				if fmt.Sprint(fa.set) == fmt.Sprint(fb.set) {
-					out = append(out, fa)
-				}
-				break
-			}
-			if fa.op == fb.op && fa.k == fb.k && fa.val == fb.val {
-				out = append(out, fa)
-				break
-			}
-		}
+func (l *edges) len() int {
+	if l == nil {
+		return 0
 	}
-	return out
+	return l.depth
 }
 
-func unionSorted(a, b []uint32) []uint32 {
-	out := make([]uint32, 0, len(a)+len(b))
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case j == len(b) || i < len(a) && a[i] < b[j]:
-			out = append(out, a[i])
-			i++
-		case i == len(a) || b[j] < a[i]:
-			out = append(out, b[j])
-			j++
-		default:
-			out = append(out, a[i])
-			i++
-			j++
-		}
+// common returns the edges both lists hold: their shared tail.
+func common(a, b *edges) *edges {
+	for a.len() > b.len() {
+		a = a.next
 	}
-	return out
+	for b.len() > a.len() {
+		b = b.next
+	}
+	for a != b {
+		a, b = a.next, b.next
+	}
+	return a
 }
 
-// facts returns, for each reachable insn, what holds on every way in.
-func (b *builder) facts(order []int32) map[int32][]fact {
-	in := make(map[int32][]fact, len(order))
-	seen := make(map[int32]bool, len(order))
-	for n, i := range order {
-		if n == 0 {
-			seen[i] = true
-		}
+func edgeOf(i int32, sense bool) int32 {
+	if sense {
+		return 2 * i
+	}
+	return 2*i + 1
+}
+
+// dominators returns, for each reachable insn, the edges that every path
+// from the root to it takes.
+func (b *builder) dominators(order []int32) []*edges {
+	dom := make([]*edges, len(b.insns))
+	seen := make([]bool, len(b.insns))
+	for _, i := range order {
 		for _, sense := range []bool{true, false} {
 			j := b.insns[i].jt
 			if !sense {
@@ -298,72 +273,225 @@ func (b *builder) facts(order []int32) map[int32][]fact {
 			if j < 0 {
 				continue
 			}
-			f := b.edgeFacts(in[i], i, sense)
+			in := dom[i].push(edgeOf(i, sense))
 			if !seen[j] {
-				in[j], seen[j] = f, true
+				dom[j], seen[j] = in, true
 			} else {
-				in[j] = meet(in[j], f)
+				dom[j] = common(dom[j], in)
 			}
+		}
+	}
+	return dom
+}
+
+// nodeDominators returns, for each reachable insn, the insns every path
+// from the root to it goes through, itself included.
+func (b *builder) nodeDominators(order []int32) []*edges {
+	dom := make([]*edges, len(b.insns))
+	pre := make([]*edges, len(b.insns))
+	seen := make([]bool, len(b.insns))
+	for _, i := range order {
+		dom[i] = pre[i].push(i) // every predecessor came earlier in order
+		for _, j := range []int32{b.insns[i].jt, b.insns[i].jf} {
+			if j < 0 {
+				continue
+			}
+			if !seen[j] {
+				pre[j], seen[j] = dom[i], true
+			} else {
+				pre[j] = common(pre[j], dom[i])
+			}
+		}
+	}
+	return dom
+}
+
+// dominates reports whether insn d is on every path to insn x.
+func dominates(ndom []*edges, d, x int32) bool {
+	for l := ndom[x]; l != nil; l = l.next {
+		if l.edge == d {
+			return true
+		}
+	}
+	return false
+}
+
+// levels returns the reachable insns by height above the returns, lowest
+// first: the order of libpcap's passes.
+func (b *builder) levels(order []int32) []int32 {
+	level := make(map[int32]int, len(order))
+	height := func(j int32) int {
+		if j < 0 {
+			return 0
+		}
+		return level[j]
+	}
+	for n := len(order) - 1; n >= 0; n-- {
+		i := order[n]
+		level[i] = 1 + max(height(b.insns[i].jt), height(b.insns[i].jf))
+	}
+	out := append([]int32(nil), order...)
+	sort.SliceStable(out, func(x, y int) bool { return level[out[x]] < level[out[y]] })
+	return out
+}
+
+// inEdge is a branch into an insn.
+type inEdge struct {
+	pred  int32
+	sense bool
+}
+
+func (b *builder) inEdges(order []int32) map[int32][]inEdge {
+	in := make(map[int32][]inEdge, len(order))
+	for _, i := range order {
+		if j := b.insns[i].jt; j >= 0 {
+			in[j] = append(in[j], inEdge{i, true})
+		}
+		if j := b.insns[i].jf; j >= 0 {
+			in[j] = append(in[j], inEdge{i, false})
 		}
 	}
 	return in
 }
 
-// settled reports the outcome of insn v's test if facts settle it, as
-// libpcap's fold_edge does: the same test was made, or the value is
-// known to be one of some constants.
-func (b *builder) settled(v int32, facts []fact) (outcome, known bool) {
-	key, _ := b.key(v)
-	in := &b.insns[v]
-	for _, f := range facts {
-		if f.key != key {
-			continue
-		}
-		if !f.isSet && f.op == in.op && f.k == in.k {
-			return f.val, true
-		}
-		if f.isSet && in.op == opEq {
-			if len(f.set) == 1 && f.set[0] == in.k {
-				return true, true
-			}
-			k := sort.Search(len(f.set), func(n int) bool { return f.set[n] >= in.k })
-			if k == len(f.set) || f.set[k] != in.k {
-				return false, true
-			}
+// pullup is libpcap's or_pullup (or true) and and_pullup: in a chain of
+// tests below v that share v's true (or: false) successor, a test of the
+// value v's predecessors test is moved ahead of the first test of another
+// value, so that later threading can settle it.
+func (b *builder) pullup(v int32, in map[int32][]inEdge, ndom []*edges, or bool) bool {
+	edgesIn := in[v]
+	if len(edgesIn) == 0 {
+		return false
+	}
+	val := b.key(edgesIn[0].pred)
+	for _, e := range edgesIn[1:] {
+		if b.key(e.pred) != val {
+			return false
 		}
 	}
-	return false, false
+	// along is the branch that continues the chain, shared the one
+	// that must be common.
+	along := func(i int32) *int32 {
+		if or {
+			return &b.insns[i].jf
+		}
+		return &b.insns[i].jt
+	}
+	shared := func(i int32) int32 {
+		if or {
+			return b.insns[i].jt
+		}
+		return b.insns[i].jf
+	}
+	slot := &b.insns[edgesIn[0].pred].jf
+	if edgesIn[0].sense {
+		slot = &b.insns[edgesIn[0].pred].jt
+	}
+	atTop := true
+	for {
+		d := *slot
+		if d < 0 || shared(d) != shared(v) || !dominates(ndom, v, d) {
+			return false
+		}
+		if b.key(d) != val {
+			break
+		}
+		slot = along(d)
+		atTop = false
+	}
+	diff := *slot
+	same := along(diff)
+	for {
+		s := *same
+		if s < 0 || shared(s) != shared(v) || !dominates(ndom, v, s) {
+			return false
+		}
+		if b.key(s) == val {
+			break
+		}
+		same = along(s)
+	}
+	pull := *same
+	*same = *along(pull)
+	*along(pull) = diff
+	if atTop {
+		for _, e := range edgesIn {
+			if e.sense {
+				b.insns[e.pred].jt = pull
+			} else {
+				b.insns[e.pred].jf = pull
+			}
+		}
+	} else {
+		*slot = pull
+	}
+	return true
 }
 
-// thread follows v past tests that facts settle, and past tests whose
-// branches meet (libpcap's opt_j).
-func (b *builder) thread(v int32, facts []fact) int32 {
+// fold returns where insn v goes when edge e, taken to reach it, settles
+// its test (libpcap's fold_edge): e made the same test on the same value,
+// or found the value equal to another constant. Otherwise it returns v.
+func (b *builder) fold(v, e int32) int32 {
+	p, sense := e/2, e%2 == 0
+	kv, kp := b.key(v), b.key(p)
+	in, pin := &b.insns[v], &b.insns[p]
+	if kv != kp || in.op != pin.op {
+		return v
+	}
+	if in.k == pin.k {
+		if sense {
+			return in.jt
+		}
+		return in.jf
+	}
+	if sense && in.op == opEq {
+		return in.jf
+	}
+	return v
+}
+
+// thread follows v past tests that the edges settle, and past tests
+// whose two branches meet (libpcap's opt_j).
+func (b *builder) thread(v int32, dom *edges) int32 {
 	for v >= 0 {
 		in := &b.insns[v]
 		if in.jt == in.jf {
 			v = in.jt
 			continue
 		}
-		outcome, known := b.settled(v, facts)
-		if !known {
+		next := v
+		for e := dom; e != nil && next == v; e = e.next {
+			next = b.fold(v, e.edge)
+		}
+		if next == v {
 			return v
 		}
-		if outcome {
-			v = in.jt
-		} else {
-			v = in.jf
-		}
+		v = next
 	}
 	return v
 }
 
-// optimize rewires edges until nothing changes and returns the root.
+// optimize rewires edges until nothing changes and returns the root, in
+// the passes of libpcap's opt_loop: per pass, jump threading bottom-up
+// (opt_j), then or/and pull-ups (or_pullup, and_pullup).
 func (b *builder) optimize(root int32) int32 {
+	// A constant test has one way out (libpcap's opt_blk).
+	for i := range b.insns {
+		if in := &b.insns[i]; in.kind == insnConst {
+			if in.k == 1 {
+				in.jf = in.jt
+			} else {
+				in.jt = in.jf
+			}
+		}
+	}
 	for changed := true; changed; {
 		changed = false
 		order := b.order(root)
-		facts := b.facts(order)
-		for _, i := range order {
+		dom := b.dominators(order)
+		ndom := b.nodeDominators(order)
+		levels := b.levels(order)
+		for _, i := range levels {
 			for _, sense := range []bool{true, false} {
 				succ := &b.insns[i].jt
 				if !sense {
@@ -372,22 +500,33 @@ func (b *builder) optimize(root int32) int32 {
 				if *succ < 0 {
 					continue
 				}
-				if t := b.thread(*succ, b.edgeFacts(facts[i], i, sense)); t != *succ {
+				if t := b.thread(*succ, dom[i].push(edgeOf(i, sense))); t != *succ {
 					*succ = t
 					changed = true
 				}
 			}
 		}
+		in := b.inEdges(b.order(root))
+		for _, i := range levels {
+			if b.pullup(i, in, ndom, true) {
+				changed = true
+			}
+			if b.pullup(i, in, ndom, false) {
+				changed = true
+			}
+		}
 	}
-	// libpcap's opt_root: a root whose branches meet is dropped only if
-	// that leaves a bare return; otherwise its loads still run first.
+	// libpcap's opt_root: follow a root whose branches meet; the first
+	// root's loads still run before what is left, unless what is left
+	// is a return or the root was a constant (it loads nothing).
 	r := root
 	for r >= 0 && b.insns[r].jt == b.insns[r].jf {
 		r = b.insns[r].jt
 	}
-	if r < 0 {
+	if r < 0 || r == root || b.insns[root].kind == insnConst {
 		return r
 	}
+	b.insns[root].jt, b.insns[root].jf = r, r
 	return root
 }
 
