@@ -51,7 +51,7 @@ func TestReportGolden(t *testing.T) {
 // and input errors.
 func TestReportExitCodes(t *testing.T) {
 	pod := topologyFile("report_pod.yaml")
-	demo := demoCapture("incident_demo.pcap") // warnings, no critical
+	demo := demoCapture("incident_demo.pcap")   // warnings, no critical
 	loss := demoCapture("retransmissions.pcap") // critical (fatal NAKs)
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(bad, []byte("nodes:\n  - name: a\n    interfaces:\n      - {name: x, ip: 10.0.0.300, role: compute, rail: 0}\n"), 0o644)

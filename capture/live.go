@@ -1,0 +1,186 @@
+//go:build cgo
+
+package capture
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strings"
+
+	"github.com/google/gopacket/pcap"
+)
+
+// LiveHandle is a live capture on one interface through libpcap. Next,
+// Stats and Close must be called from one goroutine at a time.
+type LiveHandle struct {
+	name    string
+	h       *pcap.Handle
+	lt      LinkType
+	snapLen int
+	n       int // frames delivered
+}
+
+// OpenLive opens a live capture. Its errors are *LiveError values: a
+// missing interface wraps ErrNoSuchInterface and lists the interfaces
+// there are, a process without the right to capture wraps
+// ErrLivePermission, a filter libpcap rejects wraps ErrLiveFilter.
+func OpenLive(cfg LiveConfig) (*LiveHandle, error) {
+	if have, ok := liveInterfaces(); ok && !slices.Contains(have, cfg.Interface) {
+		return nil, &LiveError{Interface: cfg.Interface, Err: ErrNoSuchInterface, Available: have}
+	}
+	in, err := pcap.NewInactiveHandle(cfg.Interface)
+	if err != nil {
+		return nil, liveOpenError(cfg.Interface, err)
+	}
+	defer in.CleanUp()
+	snap := cfg.SnapLen
+	if snap <= 0 || snap > defaultMaxCapLen {
+		snap = defaultMaxCapLen
+	}
+	timeout := cfg.Timeout
+	if timeout <= 0 {
+		timeout = DefaultLiveTimeout
+	}
+	buf := cfg.BufferSize
+	if buf <= 0 {
+		buf = DefaultLiveBufferSize
+	}
+	for _, err := range []error{
+		in.SetSnapLen(snap),
+		in.SetPromisc(cfg.Promisc),
+		in.SetTimeout(timeout),
+		in.SetBufferSize(buf),
+		in.SetImmediateMode(cfg.Immediate),
+	} {
+		if err != nil {
+			return nil, liveOpenError(cfg.Interface, err)
+		}
+	}
+	h, err := in.Activate()
+	if err != nil {
+		return nil, liveOpenError(cfg.Interface, err)
+	}
+	if cfg.Filter != "" {
+		if err := h.SetBPFFilter(cfg.Filter); err != nil {
+			h.Close()
+			return nil, &LiveError{Interface: cfg.Interface, Err: ErrLiveFilter, Reason: err.Error()}
+		}
+	}
+	return &LiveHandle{
+		name:    cfg.Interface,
+		h:       h,
+		lt:      linkTypeOfDLT(int(h.LinkType())),
+		snapLen: h.SnapLen(),
+	}, nil
+}
+
+// liveOpenError classifies an error of libpcap's pcap_create or
+// pcap_activate. gopacket hides libpcap's status codes behind messages,
+// so the classification goes by them: "Permission Denied" is
+// PCAP_ERROR_PERM_DENIED, "No Such Device" PCAP_ERROR_NO_SUCH_DEVICE.
+func liveOpenError(iface string, err error) error {
+	msg := err.Error()
+	low := strings.ToLower(msg)
+	e := &LiveError{Interface: iface, Reason: msg}
+	switch {
+	case strings.Contains(low, "permission") || strings.Contains(low, "not permitted"):
+		e.Err = ErrLivePermission
+	case strings.Contains(low, "no such device"):
+		e.Err = ErrNoSuchInterface
+		e.Available, _ = liveInterfaces()
+	case msg == "Interface Not Up":
+		e.Reason = "the interface is down (ip link set " + iface + " up)"
+	}
+	return e
+}
+
+// liveInterfaces lists the interfaces a live capture can open: those of
+// the system and libpcap's pseudo-devices such as "any". ok is false when
+// neither list could be read.
+func liveInterfaces() (names []string, ok bool) {
+	if ifs, err := net.Interfaces(); err == nil {
+		ok = true
+		for _, i := range ifs {
+			names = append(names, i.Name)
+		}
+	}
+	if devs, err := pcap.FindAllDevs(); err == nil {
+		ok = true
+		for _, d := range devs {
+			if !slices.Contains(names, d.Name) {
+				names = append(names, d.Name)
+			}
+		}
+	}
+	return names, ok
+}
+
+// linkTypeOfDLT maps the DLT_ value libpcap reports for a live interface
+// to the LINKTYPE_ value files carry; they differ only for a few old
+// types (libpcap's dlt_to_linktype).
+func linkTypeOfDLT(dlt int) LinkType {
+	switch dlt {
+	case 11: // DLT_ATM_RFC1483
+		return 100
+	case 12, 14: // DLT_RAW (14 on OpenBSD)
+		return LinkTypeRaw
+	}
+	return LinkType(dlt)
+}
+
+// Next reads the next frame into rec. rec.Data points into libpcap's
+// buffer and is valid only until the next call. It returns ErrLiveTimeout
+// when no frame came within the buffer timeout, io.EOF once the handle is
+// closed, and another error when the capture failed (the interface went
+// away).
+func (l *LiveHandle) Next(rec *Record) error {
+	data, ci, err := l.h.ZeroCopyReadPacketData()
+	switch {
+	case err == nil:
+	case err == pcap.NextErrorTimeoutExpired:
+		return ErrLiveTimeout
+	case errors.Is(err, io.EOF):
+		return io.EOF
+	default:
+		return fmt.Errorf("capture: %s: %v (%v)", l.name, err, l.h.Error())
+	}
+	l.n++
+	*rec = Record{
+		Timestamp: ci.Timestamp.UTC(),
+		CapLen:    len(data),
+		OrigLen:   max(ci.Length, len(data)),
+		LinkType:  l.lt,
+		Number:    l.n,
+		Data:      data,
+	}
+	return nil
+}
+
+// Stats returns the capture's counters since it was opened.
+func (l *LiveHandle) Stats() (LiveStats, error) {
+	s, err := l.h.Stats()
+	if err != nil {
+		return LiveStats{}, fmt.Errorf("capture: %s: %w", l.name, err)
+	}
+	return LiveStats{
+		Received:       uint64(max(s.PacketsReceived, 0)),
+		KernelDrops:    uint64(max(s.PacketsDropped, 0)),
+		InterfaceDrops: uint64(max(s.PacketsIfDropped, 0)),
+	}, nil
+}
+
+// LinkType is the link type of the frames, as files record it.
+func (l *LiveHandle) LinkType() LinkType { return l.lt }
+
+// SnapLen is the snap length libpcap applies.
+func (l *LiveHandle) SnapLen() int { return l.snapLen }
+
+// Close ends the capture. Frames still in the kernel buffer are lost:
+// read until ErrLiveTimeout first.
+func (l *LiveHandle) Close() error {
+	l.h.Close()
+	return nil
+}

@@ -1,0 +1,312 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocedump/rocedump/capture"
+	"github.com/rocedump/rocedump/decode/packet"
+)
+
+// LiveOptions are the inputs of `rocedump live`.
+type LiveOptions struct {
+	IO IOStreams
+	// Report holds the flags live shares with `rocedump report`: the
+	// format, output, --fail-on, topology and expectations of the report
+	// printed at the end.
+	Report ReportOptions
+
+	Interface string
+	SnapLen   int
+	Promisc   bool
+	BufferMiB int
+	Filter    string
+	Immediate bool
+
+	Interval time.Duration // live view refresh; 0: no live view
+	Duration time.Duration // stop after this long; 0: no limit
+	Count    int           // stop after this many packets; 0: no limit
+	Top      int           // flows on the live view
+
+	Write      string  // -w: pcap file to write
+	FileSizeMB float64 // -C: rotate past this many MB (1 MB = 1,000,000 bytes)
+	RotateSecs int     // -G: rotate every this many seconds
+	FileCount  int     // -W: keep at most this many files, in a ring
+
+	// Context ends the capture when it is done: NewCmdLive sets it to one
+	// that Ctrl-C (SIGINT) and SIGTERM cancel.
+	Context context.Context
+
+	// Test hooks: open replaces capture.OpenLive; started is called once
+	// the capture is open and being read.
+	open    func(capture.LiveConfig) (liveSource, error)
+	started func()
+}
+
+// NewCmdLive builds `rocedump live`. runF replaces liveRun in tests.
+func NewCmdLive(ios IOStreams, runF func(*LiveOptions) error) *cobra.Command {
+	opts := &LiveOptions{IO: ios}
+	cmd := &cobra.Command{
+		Use:   "live -i IFACE [-w FILE [-C MB] [-G SECONDS] [-W COUNT]] [--duration D | -c N] [report flags]",
+		Short: "Capture on a mirror port, watch flows and findings live, then report",
+		Long: `Capture RoCE traffic live from an interface (a switch port mirror, SPAN or
+an ERSPAN collector) with libpcap, show what is happening every --interval,
+and print the full report (as "rocedump report" would, in any of its formats)
+when the capture ends: after --duration, after -c packets, or on Ctrl-C or
+SIGTERM. Every packet the kernel had buffered before the stop is analysed
+and written; a second Ctrl-C quits at once, without a report.
+
+The live view shows packets and bit rate, the busiest QP flows, CNP and
+ECN-CE rates, retransmissions, the findings so far and the kernel and
+interface drop counters. It is redrawn in place on a terminal (stdout, or
+stderr when stdout is redirected); elsewhere it is one line per interval
+on stderr. --interval 0 turns it off.
+
+Capture settings:
+  --snaplen 128 keeps every RoCE header of plain, VLAN-tagged and ERSPAN
+  over IPv4 mirrors (payload sizes come from the UDP length); use 256 for
+  ERSPAN over IPv6 (a 40-byte outer IPv6 header, ERSPAN III with its
+  platform subheader, an inner IPv6 header: about 190 bytes of headers).
+  The default --filter keeps RoCEv2 (udp dst port 4791), RoCEv1 (ether
+  proto 0x8915), GRE/ERSPAN (ip proto 47, ip6 proto 47), VXLAN (udp dst
+  port 4789), PFC (ether proto 0x8808), the storage ports (tcp 4420, 3260,
+  2049, udp 2049) and SSH (tcp 22), untagged, 802.1Q-tagged and QinQ, so
+  that every report module has what it reads. --filter '' keeps everything.
+  Immediate mode is off: the kernel hands packets over in blocks when a
+  block fills or every 100 ms, which costs far fewer wake-ups, and so fewer
+  drops, at high packet rates than handing over each packet. --immediate
+  turns it on (for a trickle of packets on a quiet link).
+
+Writing (-w) keeps the original frames, as captured (cut to --snaplen), and
+their timestamps, in nanosecond pcap files that every rocedump command
+reads; "rocedump report" on them gives the same report as the live one.
+Rotation works like tcpdump's: -C MB starts a new file once the current one
+has grown past MB megabytes (1 MB = 1,000,000 bytes), -G SECONDS once it is
+SECONDS old, -W COUNT keeps at most COUNT files. Files are named FILE,
+FILE1, FILE2, ... without -W, and FILE0 ... FILE<COUNT-1> (zero-padded to
+the digits of COUNT-1) with it, reused in a ring. Unlike tcpdump, FILE is
+not expanded with strftime, -G numbers its files too, and -G with -W keeps
+a ring rather than exiting.
+
+Drops: the kernel (buffer full) and interface drop counters go into the
+report's capture section; any drop makes a critical capture_health finding,
+since a PSN gap may then be the capture's loss rather than the fabric's.
+Raise -B, keep the snap length small, or narrow the filter.
+
+Needs root or CAP_NET_RAW (and CAP_NET_ADMIN for promiscuous mode):
+  sudo setcap cap_net_raw,cap_net_admin=eip $(which rocedump)
+and a build with cgo and libpcap.
+
+Exit codes: 0 no finding at or above --fail-on, 1 findings at or above it,
+2 usage error, no such interface, no permission, or a capture or -w write
+that failed (the report of what was captured is still printed).`,
+		Example: `  sudo rocedump live -i ens1f1 --duration 60s --topology pod.yaml
+  sudo rocedump live -i ens1f1 -w /captures/incident.pcap -C 1000 -W 10 --format markdown -o ticket.md
+  sudo rocedump live -i erspan0 --snaplen 256 -c 1000000 --format json > report.json
+  rocedump report /captures/incident.pcap*    # the same report, offline`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			parent := cmd.Context()
+			if parent == nil {
+				parent = context.Background()
+			}
+			ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			go func() {
+				// After the first signal, the next one ends the process.
+				<-ctx.Done()
+				stop()
+			}()
+			opts.Context = ctx
+			if !cmd.Flags().Changed("filter") {
+				opts.Filter = capture.DefaultLiveFilter()
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return liveRun(opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.Interface, "interface", "i", "", "capture on `IFACE` (\"any\" for every interface)")
+	f.IntVarP(&opts.SnapLen, "snaplen", "s", capture.DefaultLiveSnapLen, "bytes kept of each frame, 0 for whole frames (256 for ERSPAN over IPv6)")
+	f.BoolVar(&opts.Promisc, "promisc", true, "promiscuous mode (a mirror port needs it); --promisc=false to turn off")
+	f.IntVarP(&opts.BufferMiB, "buffer-size", "B", capture.DefaultLiveBufferSize>>20, "kernel capture buffer in `MiB`")
+	f.StringVarP(&opts.Filter, "filter", "f", "", "BPF capture filter `EXPR` (pcap-filter(7)) instead of the default (RoCE, mirrors, PFC, storage, SSH); '' keeps everything")
+	f.BoolVar(&opts.Immediate, "immediate", false, "hand each packet over at once (more drops at high rates)")
+	f.DurationVar(&opts.Interval, "interval", time.Second, "refresh the live view every `D`; 0 turns it off")
+	f.DurationVar(&opts.Duration, "duration", 0, "stop after `D` (e.g. 30s, 5m); 0: until Ctrl-C")
+	f.IntVarP(&opts.Count, "count", "c", 0, "stop after `N` packets; 0: no limit")
+	f.IntVar(&opts.Top, "top", 10, "flows on the live view")
+	f.StringVarP(&opts.Write, "write", "w", "", "write the captured frames to pcap `FILE` as they come")
+	f.Float64VarP(&opts.FileSizeMB, "file-size", "C", 0, "with -w: start a new file once the current one is over `MB` megabytes")
+	f.IntVarP(&opts.RotateSecs, "rotate-seconds", "G", 0, "with -w: start a new file every `SECONDS`")
+	f.IntVarP(&opts.FileCount, "file-count", "W", 0, "with -w and -C or -G: keep at most `COUNT` files, in a ring")
+	addReportFlags(f, &opts.Report)
+	return cmd
+}
+
+// checkLiveOptions validates the capture flags.
+func checkLiveOptions(o *LiveOptions) error {
+	switch {
+	case o.Interface == "":
+		return usageErrorf("-i IFACE is required (the interface to capture on)")
+	case o.SnapLen < 0 || o.SnapLen > 262144:
+		return usageErrorf("--snaplen %d: want 0 (whole frames) to 262144", o.SnapLen)
+	case o.BufferMiB < 1 || o.BufferMiB > 1<<14:
+		return usageErrorf("--buffer-size %d: want 1 to 16384 MiB", o.BufferMiB)
+	case o.Interval < 0 || o.Duration < 0:
+		return usageErrorf("--interval and --duration must not be negative")
+	case o.Count < 0:
+		return usageErrorf("-c %d: want 0 (no limit) or more", o.Count)
+	case o.Top < 0:
+		return usageErrorf("--top %d: want 0 or more", o.Top)
+	case o.FileSizeMB < 0 || o.RotateSecs < 0 || o.FileCount < 0:
+		return usageErrorf("-C, -G and -W must not be negative")
+	case o.Write == "" && (o.FileSizeMB > 0 || o.RotateSecs > 0 || o.FileCount > 0):
+		return usageErrorf("-C, -G and -W need -w FILE")
+	case o.Write == "-":
+		return usageErrorf("-w -: write the packets to a file; standard output carries the report")
+	case o.FileCount > 0 && o.FileSizeMB == 0 && o.RotateSecs == 0:
+		return usageErrorf("-W needs -C or -G: without rotation there is only one file")
+	case o.Write != "" && o.Write == o.Report.Output:
+		return usageErrorf("-w and -o name the same file %q", o.Write)
+	}
+	return nil
+}
+
+func liveRun(opts *LiveOptions) error {
+	if err := checkLiveOptions(opts); err != nil {
+		return err
+	}
+	opts.Report.IO = opts.IO
+	topo, failOn, never, err := checkReportOptions(&opts.Report)
+	if err != nil {
+		return err
+	}
+	ctx := opts.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	open := opts.open
+	if open == nil {
+		open = openLiveHandle
+	}
+	src, err := open(capture.LiveConfig{
+		Interface:  opts.Interface,
+		SnapLen:    opts.SnapLen,
+		Promisc:    opts.Promisc,
+		BufferSize: opts.BufferMiB << 20,
+		Filter:     opts.Filter,
+		Immediate:  opts.Immediate,
+	})
+	if err != nil {
+		return liveOpenError(err)
+	}
+	if lt := src.LinkType(); !packet.Supported(lt) {
+		src.Close()
+		return usageErrorf("%s: %v", opts.Interface, &packet.LinkTypeError{LinkType: lt})
+	}
+	var w *capture.RotatingWriter
+	if opts.Write != "" {
+		w, err = capture.NewRotatingWriter(capture.RotateConfig{
+			Path:     opts.Write,
+			LinkType: src.LinkType(),
+			SnapLen:  src.SnapLen(),
+			FileSize: int64(opts.FileSizeMB * 1e6),
+			Interval: time.Duration(opts.RotateSecs) * time.Second,
+			Count:    opts.FileCount,
+		})
+		if err != nil {
+			src.Close()
+			return usageErrorf("-w: %v", err)
+		}
+	}
+
+	s := newLiveSession(opts, src, w, topo)
+	screen := newLiveScreen(opts.IO)
+	s.run(ctx, screen)
+	rep := s.finish()
+	screen.done(opts.Interval > 0 && (opts.Report.Output == "" || opts.Report.Output == "-") && screen.w == opts.IO.Out)
+
+	if err := writeReport(&opts.Report, rep); err != nil {
+		return err
+	}
+	printProblems(opts.IO.ErrOut, s.st)
+	e := opts.IO.ErrOut
+	fmt.Fprintf(e, "rocedump: captured %d packets on %s in %s; dropped %d in the kernel, %d at the interface\n",
+		s.st.Packets, opts.Interface, time.Since(s.start).Round(time.Millisecond), s.stats.KernelDrops, s.stats.InterfaceDrops)
+	if w != nil {
+		fmt.Fprintf(e, "rocedump: wrote %s\n", liveFilesLine(w.Files()))
+	}
+	n := rep.AtOrAbove(failOn)
+	fmt.Fprintf(e, "rocedump: %d flows, %d findings (%d critical, %d warning, %d info)\n",
+		rep.Summary.Flows, len(rep.Findings), rep.Summary.Critical, rep.Summary.Warning, rep.Summary.Info)
+	switch {
+	case s.writeErr != nil:
+		return &exitError{code: ExitUsage, err: fmt.Errorf("writing %s: %w", opts.Write, s.writeErr)}
+	case s.captureErr != nil:
+		return &exitError{code: ExitUsage, err: fmt.Errorf("the capture on %s failed: %w", opts.Interface, s.captureErr)}
+	case !never && n > 0:
+		return &exitError{code: ExitFindings, err: fmt.Errorf("%d findings at or above %s (--fail-on)", n, failOn)}
+	}
+	return nil
+}
+
+// openLiveHandle opens a libpcap capture.
+func openLiveHandle(cfg capture.LiveConfig) (liveSource, error) {
+	h, err := capture.OpenLive(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// liveOpenError turns a failure to open the capture into the message and
+// exit code (2) the user sees.
+func liveOpenError(err error) error {
+	var le *capture.LiveError
+	if !errors.As(err, &le) {
+		return usageErrorf("%v", err)
+	}
+	switch {
+	case errors.Is(err, capture.ErrLivePermission):
+		return usageErrorf("rocedump live needs root or CAP_NET_RAW: sudo setcap cap_net_raw,cap_net_admin=eip $(which rocedump) (%s: %s)", le.Interface, le.Reason)
+	case errors.Is(err, capture.ErrNoSuchInterface):
+		have := "none found"
+		if len(le.Available) > 0 {
+			have = strings.Join(le.Available, ", ")
+		}
+		return usageErrorf("no interface %q; the interfaces are: %s", le.Interface, have)
+	case errors.Is(err, capture.ErrNoLiveCapture):
+		return usageErrorf("%v", capture.ErrNoLiveCapture)
+	case errors.Is(err, capture.ErrLiveFilter):
+		return usageErrorf("--filter: %s", le.Reason)
+	}
+	return usageErrorf("%s: %s", le.Interface, le.Reason)
+}
+
+// liveFilesLine names the files written: all of them, or the first and
+// last few of a long list. A name reused in a ring counts once.
+func liveFilesLine(files []string) string {
+	var uniq []string
+	seen := map[string]bool{}
+	for _, f := range files {
+		if !seen[f] {
+			seen[f] = true
+			uniq = append(uniq, f)
+		}
+	}
+	if len(uniq) <= 4 {
+		return strings.Join(uniq, ", ")
+	}
+	return fmt.Sprintf("%d files: %s, %s, ..., %s", len(uniq), uniq[0], uniq[1], uniq[len(uniq)-1])
+}
