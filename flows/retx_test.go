@@ -396,6 +396,9 @@ func TestRetxGenerated(t *testing.T) {
 			"uc-mirror":    {}, // nothing acknowledges UC: undecided
 		},
 		"retx_mirror_widespread": widespread,
+		// A 16-packet WRITE lost at its 4th packet, behind the mirror:
+		// go back to it and resend the 13 packets from there.
+		"incident_demo": {"r0-12": {gbn: 1, gbnResent: 13}},
 	}
 	for _, truthPath := range genCaptures(t) {
 		name := strings.TrimSuffix(filepath.Base(truthPath), ".truth.json")
