@@ -188,7 +188,7 @@ func (h *packetHandler) handle(rec *capture.Record) error {
 	h.stats.packets++
 	if f, err := h.filters.get(rec.LinkType); err != nil {
 		return err
-	} else if f != nil && !f.Match(rec.Data) {
+	} else if f != nil && !f.MatchLen(rec.Data, rec.OrigLen) {
 		return nil
 	}
 	pkt := &h.pkt

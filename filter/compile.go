@@ -308,7 +308,7 @@ func (c *compiler) load(a *loadArith) (val, cond) {
 		chk := and(ichk, and(c.abbrev(a.proto, a.tok), c.ipNotFrag()))
 		return &transLoadVal{nl: c.offNet, idx: idx, size: size}, and(c.abbrev(qIP, a.tok), chk)
 	case qICMPv6:
-		chk := and(and(ichk, c.abbrev(qIPv6, a.tok)), c.field(c.offNet+6, 1, ipProtoICMPv6Num))
+		chk := and(and(ichk, c.abbrev(qIPv6, a.tok)), field(c.offNet+6, 1, ipProtoICMPv6Num))
 		return &loadVal{base: c.offNet + 40, idx: idx, size: size}, chk
 	}
 	c.fail(a.tok, ErrUnsupported, "%q is not supported", a.tok.text+"[...]")
@@ -335,11 +335,11 @@ func (c *compiler) other(e *otherExpr) cond {
 		if c.link.linkType != linkTypeSLL2 {
 			return c.fail(e.tok, ErrLinkType, "ifindex not supported on %s", c.link.name)
 		}
-		return c.field(4, 4, e.n)
+		return field(4, 4, e.n)
 	case tByte:
 		switch e.op {
 		case tEq:
-			return c.field(e.n, 1, e.m)
+			return field(e.n, 1, e.m)
 		case tLt:
 			return not(&fieldCond{off: e.n, size: 1, op: opGe, mask: 0xffffffff, k: e.m})
 		case tGt:

@@ -17,8 +17,10 @@ const (
 	abort
 )
 
-// cond is a compiled boolean node. eval gets the captured bytes and the
-// length of the packet on the wire.
+// cond is a compiled boolean node. Filters run the program built from
+// the tree (program.go); eval is the plain evaluation of the tree, BPF
+// without libpcap's optimizer, which the tests hold the program to. eval
+// gets the captured bytes and the length of the packet on the wire.
 type cond interface {
 	eval(b []byte, wire uint32) verdict
 	String() string

@@ -1,35 +1,49 @@
 // Package filter compiles tcpdump capture-filter expressions
 // (pcap-filter(7)) in pure Go and matches them against frames as
-// captured, with the meaning libpcap gives them, without cgo or libpcap.
+// captured, with the meaning libpcap 1.10 gives them, without cgo or
+// libpcap.
 //
 // A Filter is compiled for one pcap link type, because the link-layer
-// header decides where protocol fields are. Supported link types are
-// Ethernet (1), raw IP (101, 228, 229), LINUX_SLL (113), LINUX_SLL2 (276)
-// and NULL/LOOP (0, 108); length and "ether[...]" tests work on any.
+// header decides where protocol fields are: Ethernet (1), raw IP (101;
+// 228 IPv4; 229 IPv6), LINUX_SLL (113), LINUX_SLL2 (276) and NULL/LOOP
+// (0, 108). "len", "less", "greater" and "ether[...]" work on any link
+// type.
 //
-// Supported primitives: [src|dst|src or dst|src and dst] host, net
-// (A.B.C.D/len, A.B.C, "mask"), port, portrange, gateway-less IPv4 and
-// IPv6 addresses; ether host/src/dst, ether proto, ether/ip/ip6
-// broadcast and multicast; ip, ip6, arp, rarp, tcp, udp, sctp, icmp,
-// icmp6, igmp, pim, vrrp, ah, esp, stp, ipx, iso and friends; ip proto,
-// ip6 proto, proto; vlan [id]; less, greater; inbound, outbound and
-// ifindex on LINUX_SLL/SLL2; and arithmetic relations on
-// ether/ip/ip6/arp/rarp/tcp/udp/icmp/icmp6/... [offset:size] with len.
+// The language: [src|dst|src or dst|src and dst] host, net (A.B.C.D/len,
+// A.B.C, "mask M"), port, portrange for IPv4 and IPv6 addresses; ether
+// host/src/dst and ether proto; [ether|ip|ip6] broadcast and multicast;
+// ip, ip6, arp, rarp, tcp, udp, sctp, icmp, icmp6, igmp, igrp, pim, vrrp,
+// carp, ah, esp, stp, ipx, iso, netbeui, atalk, aarp, decnet, lat, sca,
+// mopdl, moprc; [ip|ip6|ether] proto with numbers or \names; vlan [id];
+// less, greater; inbound, outbound (LINUX_SLL/SLL2), ifindex (SLL2); byte;
+// and relations between arithmetic expressions over len, numbers and
+// proto[offset:size] loads (ether, ip, ip6, arp, rarp, tcp, udp, sctp,
+// icmp, icmp6, igmp, igrp, pim, vrrp, carp), with libpcap's named
+// constants (tcpflags, tcp-syn, icmptype, icmp6-echo, ...).
 //
-// Semantics follow libpcap 1.10 (grammar.y and gencode.c), quirks
-// included:
+// libpcap's behaviour is followed where it surprises, too:
 //   - "and" and "or" have equal precedence and group left to right; "not"
 //     binds tighter: "udp or tcp and port 53" is "(udp or tcp) and port 53".
+//     An id without qualifiers takes those of the term before it ("host a
+//     or b", "port 80 or 443").
+//   - In arithmetic, % and ^ have no precedence in libpcap's grammar, so
+//     "a % b + c" is "a % (b + c)"; "1 + udp[8] = 2" tests no protocol.
 //   - "vlan" moves every later primitive 4 bytes on, in textual order,
 //     whatever the parentheses; without "vlan", ip/udp/... match untagged
-//     frames only.
-//   - Ports and tcp[]/udp[] offsets apply to the first IPv4 fragment only;
-//     for IPv6 only the fixed header's next header is looked at (plus one
-//     fragment header for "ip6 proto").
+//     frames only. The tag types are 0x8100, 0x88a8 and 0x9100.
+//   - Ports and tcp[]/udp[] apply to the first IPv4 fragment only; for
+//     IPv6 only the fixed header's next header is looked at (and one
+//     fragment header for "ip6 proto" and "tcp"/"udp").
 //   - A load past the captured bytes, or a division by zero, rejects the
-//     frame outright, as BPF does, even under "not".
-//   - Host, network and Ethernet host names are not resolved; service and
-//     protocol names come from built-in tables.
+//     frame outright, as BPF does, even under "not" - unless libpcap's
+//     optimizer would have removed that load, which this package
+//     reproduces (see program.go).
+//
+// Known differences: host, network, Ethernet-host and gateway names are
+// not resolved (an error); service and protocol names come from built-in
+// tables; NULL headers are taken in either byte order; mpls, pppoes,
+// geneve, protochain, 802.11, ATM, MTP and pf primitives are not
+// supported; a filter that can never match compiles (libpcap refuses it).
 package filter
 
 import "math"

@@ -5,7 +5,7 @@ package filter
 // of tests, so that frames cut short abort at the same places.
 
 // field is "size bytes at off == k".
-func (c *compiler) field(off uint32, size uint8, k uint32) cond {
+func field(off uint32, size uint8, k uint32) cond {
 	return &fieldCond{off: off, size: size, op: opEq, mask: 0xffffffff, k: k}
 }
 
@@ -40,7 +40,7 @@ func (c *compiler) linktype(p uint32, t token) cond {
 	case linkSLL2:
 		// libpcap 1.10 compares the protocol field with any value,
 		// 802.2 SAPs included.
-		return c.field(c.offLinkType, 2, p)
+		return field(c.offLinkType, 2, p)
 	case linkRaw:
 		switch p {
 		case etherTypeIP:
@@ -66,7 +66,7 @@ func (c *compiler) linktype(p uint32, t token) cond {
 		}
 		var b cond
 		for _, af := range afs {
-			var t cond = c.field(0, 4, af)
+			var t cond = field(0, 4, af)
 			if c.link.kind == linkNull {
 				// Host byte order of the capturing machine, which
 				// the frame alone does not tell: accept either.
@@ -88,41 +88,41 @@ func (c *compiler) etherLinktype(p uint32) cond {
 	is8023 := not(fieldOp(lt, 2, opGt, etherMTU))
 	switch p {
 	case llcSAPISONS, llcSAPIP, llcSAPNetBEUI:
-		return and(is8023, c.field(llc, 2, p<<8|p))
+		return and(is8023, field(llc, 2, p<<8|p))
 	case llcSAPIPX:
-		b := or(c.field(llc, 1, llcSAPIPX), c.field(llc, 2, 0xffff))
+		b := or(field(llc, 1, llcSAPIPX), field(llc, 2, 0xffff))
 		b = and(is8023, or(snap(llc, 0, etherTypeIPX), b))
-		return or(c.field(lt, 2, etherTypeIPX), b)
+		return or(field(lt, 2, etherTypeIPX), b)
 	case etherTypeATalk:
-		return or(c.field(lt, 2, p), and(is8023, snap(llc, 0x080007, p)))
+		return or(field(lt, 2, p), and(is8023, snap(llc, 0x080007, p)))
 	case etherTypeAARP:
-		return or(c.field(lt, 2, p), and(is8023, snap(llc, 0, p)))
+		return or(field(lt, 2, p), and(is8023, snap(llc, 0, p)))
 	}
 	if p <= etherMTU {
-		return and(is8023, c.field(lt+2, 1, p))
+		return and(is8023, field(lt+2, 1, p))
 	}
-	return c.field(lt, 2, p)
+	return field(lt, 2, p)
 }
 
 func (c *compiler) sllLinktype(p uint32) cond {
 	lt, llc := c.offLinkType, c.offNet
-	is8022 := c.field(lt, 2, sllP8022)
+	is8022 := field(lt, 2, sllP8022)
 	switch p {
 	case llcSAPISONS, llcSAPIP, llcSAPNetBEUI:
-		return and(is8022, c.field(llc, 2, p<<8|p))
+		return and(is8022, field(llc, 2, p<<8|p))
 	case llcSAPIPX:
-		b := and(is8022, or(c.field(llc, 1, llcSAPIPX), snap(llc, 0, etherTypeIPX)))
-		b = or(c.field(lt, 2, sllP8023), b)
-		return or(c.field(lt, 2, etherTypeIPX), b)
+		b := and(is8022, or(field(llc, 1, llcSAPIPX), snap(llc, 0, etherTypeIPX)))
+		b = or(field(lt, 2, sllP8023), b)
+		return or(field(lt, 2, etherTypeIPX), b)
 	case etherTypeATalk:
-		return or(c.field(lt, 2, p), and(is8022, snap(llc, 0x080007, p)))
+		return or(field(lt, 2, p), and(is8022, snap(llc, 0x080007, p)))
 	case etherTypeAARP:
-		return or(c.field(lt, 2, p), and(is8022, snap(llc, 0, p)))
+		return or(field(lt, 2, p), and(is8022, snap(llc, 0, p)))
 	}
 	if p <= etherMTU {
-		return and(is8022, c.field(llc, 1, p))
+		return and(is8022, field(llc, 1, p))
 	}
-	return c.field(lt, 2, p)
+	return field(lt, 2, p)
 }
 
 // ipNotFrag is "not an IPv4 fragment other than the first" (gen_ipfrag).
@@ -176,10 +176,10 @@ func (c *compiler) proto(v uint32, p protoQ, t token) cond {
 	case qLink:
 		return c.linktype(v, t)
 	case qIP:
-		return and(c.linktype(etherTypeIP, t), c.field(c.offNet+9, 1, v))
+		return and(c.linktype(etherTypeIP, t), field(c.offNet+9, 1, v))
 	case qIPv6:
-		frag := and(c.field(c.offNet+6, 1, ipProtoFragment), c.field(c.offNet+40, 1, v))
-		return and(c.linktype(etherTypeIPv6, t), or(c.field(c.offNet+6, 1, v), frag))
+		frag := and(field(c.offNet+6, 1, ipProtoFragment), field(c.offNet+40, 1, v))
+		return and(c.linktype(etherTypeIPv6, t), or(field(c.offNet+6, 1, v), frag))
 	case qARP, qRARP, qLAT, qSCA, qMOPRC, qMOPDL:
 		return c.fail(t, ErrInvalid, "%s does not encapsulate another protocol", p)
 	case qATALK:
@@ -319,18 +319,18 @@ func (c *compiler) ports(single bool, lo, hi uint32, ipProto uint32, dir dirQ, t
 			b = or(atom(0, v4), atom(2, v4))
 		}
 		if v4 {
-			return and(and(c.field(c.offNet+9, 1, proto), c.ipNotFrag()), b)
+			return and(and(field(c.offNet+9, 1, proto), c.ipNotFrag()), b)
 		}
-		return and(c.field(c.offNet+6, 1, proto), b)
+		return and(field(c.offNet+6, 1, proto), b)
 	}
-	any := func(v4 bool) cond {
+	protos := func(v4 bool) cond {
 		if ipProto != protoUndef {
 			return op(ipProto, v4)
 		}
 		return or(op(132, v4), or(op(6, v4), op(17, v4)))
 	}
-	v6 := and(c.linktype(etherTypeIPv6, t), any(false))
-	v4 := and(c.linktype(etherTypeIP, t), any(true))
+	v6 := and(c.linktype(etherTypeIPv6, t), protos(false))
+	v4 := and(c.linktype(etherTypeIP, t), protos(true))
 	return or(v6, v4)
 }
 
@@ -343,7 +343,7 @@ func (c *compiler) vlan(e *otherExpr) cond {
 		return c.fail(e.tok, ErrInvalid, "VLAN tag %d greater than maximum 4095", e.n)
 	}
 	lt := c.offLinkType
-	b := or(or(c.field(lt, 2, etherType8021Q), c.field(lt, 2, etherType8021AD)), c.field(lt, 2, etherTypeQinQ))
+	b := or(or(field(lt, 2, etherType8021Q), field(lt, 2, etherType8021AD)), field(lt, 2, etherTypeQinQ))
 	if e.hasN {
 		b = and(b, &fieldCond{off: c.offNet, size: 2, op: opEq, mask: 0x0fff, k: e.n})
 	}
@@ -382,7 +382,7 @@ func (c *compiler) multicast(e *otherExpr) cond {
 	case qIP:
 		return and(c.linktype(etherTypeIP, e.tok), fieldOp(c.offNet+16, 1, opGe, 224))
 	case qIPv6:
-		return and(c.linktype(etherTypeIPv6, e.tok), c.field(c.offNet+24, 1, 255))
+		return and(c.linktype(etherTypeIPv6, e.tok), field(c.offNet+24, 1, 255))
 	}
 	return c.fail(e.tok, ErrInvalid, "only IP multicast filters supported")
 }
@@ -392,9 +392,9 @@ func (c *compiler) inbound(e *otherExpr) cond {
 	var out cond
 	switch c.link.linkType {
 	case linkTypeLinuxSLL:
-		out = c.field(0, 2, sllOutgoing)
+		out = field(0, 2, sllOutgoing)
 	case linkTypeSLL2:
-		out = c.field(10, 1, sllOutgoing)
+		out = field(10, 1, sllOutgoing)
 	default:
 		return c.fail(e.tok, ErrLinkType, "inbound/outbound not supported on %s when reading savefiles", c.link.name)
 	}

@@ -4,12 +4,19 @@ import "sort"
 
 // A program is the compiled cond tree laid out as a decision graph, as
 // libpcap lays out BPF blocks: every test has a true and a false
-// successor, "and"/"or"/"not" become edges. The graph is then optimized
-// the way libpcap's optimizer does, because that decides which loads a
-// frame cut short still reaches: a test whose outcome an earlier test
-// already settles is jumped over, and so is a test whose two branches
-// end up in the same place. Without this, "udp[100] = 1 or udp" would
-// reject a short UDP frame that libpcap accepts.
+// successor; "and", "or" and "not" become edges. The graph is then
+// optimized the way libpcap's optimizer (optimize.c) moves branches,
+// because that decides which loads a frame cut short still reaches:
+//   - a test that an edge on every path to it already settles is jumped
+//     over (opt_j, fold_edge), as is a test whose branches meet, or a
+//     constant one;
+//   - in a chain of "or"ed (or "and"ed) tests, a test of the value the
+//     chain's predecessors test is pulled ahead (or_pullup, and_pullup);
+//   - a root whose branches meet keeps its loads (opt_root).
+//
+// So "udp[100] = 1 or udp" accepts a short UDP frame, as libpcap does.
+// On whole frames the optimized program and the tree always agree; the
+// tests check both that and, through tcpdump, the short-frame answers.
 
 // Terminal successors.
 const (
@@ -38,6 +45,7 @@ type insn struct {
 	k      uint32
 	a, b   val
 	expr   string // insnVal: what a and b compute, for facts
+	key    int32  // the tested value, numbered: equal keys, equal values
 	jt, jf int32
 }
 
@@ -103,9 +111,15 @@ type factKey struct {
 // programs run unoptimized (they still match the same full frames).
 const maxOptimize = 10000
 
+// maxPasses bounds the optimizer's passes. Like libpcap's, the optimizer
+// can move branches back and forth for ever; libpcap gives up after 100
+// such passes too.
+const maxPasses = 100
+
 // builder lays out and optimizes a program.
 type builder struct {
 	insns []insn
+	keys  map[factKey]int32
 }
 
 // newProgram builds the optimized program for a cond.
@@ -113,7 +127,14 @@ func newProgram(c cond) *program {
 	b := &builder{}
 	root := b.build(c, termAccept, termReject)
 	if len(b.insns) <= maxOptimize {
-		root = b.optimize(root)
+		saved := append([]insn(nil), b.insns...)
+		opt := b.optimize(root)
+		if b.cyclic(opt) {
+			// Never expected; the unoptimized program is safe.
+			b.insns = saved
+		} else {
+			root = opt
+		}
 	}
 	return b.compact(root)
 }
@@ -157,6 +178,19 @@ func (b *builder) build(c cond, t, f int32) int32 {
 }
 
 func (b *builder) add(in insn) int32 {
+	k := factKey{kind: in.kind, rel: in.rel, nl: in.nl, off: in.off, size: in.size, mask: in.mask, expr: in.expr}
+	if in.kind == insnConst {
+		k.off = in.k // gen_true and gen_false load different constants
+	}
+	if b.keys == nil {
+		b.keys = map[factKey]int32{}
+	}
+	id, ok := b.keys[k]
+	if !ok {
+		id = int32(len(b.keys))
+		b.keys[k] = id
+	}
+	in.key = id
 	b.insns = append(b.insns, in)
 	return int32(len(b.insns) - 1)
 }
@@ -182,15 +216,8 @@ func (c *bytesCond) expand() cond {
 	return r
 }
 
-// key returns the value insn i tests.
-func (b *builder) key(i int32) factKey {
-	in := &b.insns[i]
-	k := factKey{kind: in.kind, rel: in.rel, nl: in.nl, off: in.off, size: in.size, mask: in.mask, expr: in.expr}
-	if in.kind == insnConst {
-		k.off = in.k // gen_true and gen_false load different constants
-	}
-	return k
-}
+// key returns the number of the value insn i tests.
+func (b *builder) key(i int32) int32 { return b.insns[i].key }
 
 // order returns the insns reachable from root, parents before children.
 func (b *builder) order(root int32) []int32 {
@@ -284,10 +311,20 @@ func (b *builder) dominators(order []int32) []*edges {
 	return dom
 }
 
-// nodeDominators returns, for each reachable insn, the insns every path
-// from the root to it goes through, itself included.
-func (b *builder) nodeDominators(order []int32) []*edges {
-	dom := make([]*edges, len(b.insns))
+// domTree is the dominator tree of the reachable insns, numbered so that
+// "d dominates x" is an interval test.
+type domTree struct {
+	in, out []int32
+}
+
+// dominates reports whether insn d is on every path to insn x.
+func (t *domTree) dominates(d, x int32) bool {
+	return t.in[d] >= 0 && t.in[x] >= 0 && t.in[d] <= t.in[x] && t.out[x] <= t.out[d]
+}
+
+// nodeDominators returns the dominator tree of the reachable insns.
+func (b *builder) nodeDominators(order []int32) *domTree {
+	dom := make([]*edges, len(b.insns)) // insns on every path to i, i first
 	pre := make([]*edges, len(b.insns))
 	seen := make([]bool, len(b.insns))
 	for _, i := range order {
@@ -303,17 +340,30 @@ func (b *builder) nodeDominators(order []int32) []*edges {
 			}
 		}
 	}
-	return dom
-}
-
-// dominates reports whether insn d is on every path to insn x.
-func dominates(ndom []*edges, d, x int32) bool {
-	for l := ndom[x]; l != nil; l = l.next {
-		if l.edge == d {
-			return true
+	children := make(map[int32][]int32, len(order))
+	for _, i := range order[1:] {
+		parent := order[0]
+		if dom[i].next != nil { // nil only if the graph had a loop
+			parent = dom[i].next.edge
 		}
+		children[parent] = append(children[parent], i)
 	}
-	return false
+	t := &domTree{in: make([]int32, len(b.insns)), out: make([]int32, len(b.insns))}
+	for i := range t.in {
+		t.in[i], t.out[i] = -1, -1
+	}
+	clock := int32(0)
+	var walk func(i int32)
+	walk = func(i int32) {
+		t.in[i] = clock
+		clock++
+		for _, c := range children[i] {
+			walk(c)
+		}
+		t.out[i] = clock
+	}
+	walk(order[0])
+	return t
 }
 
 // levels returns the reachable insns by height above the returns, lowest
@@ -358,7 +408,7 @@ func (b *builder) inEdges(order []int32) map[int32][]inEdge {
 // tests below v that share v's true (or: false) successor, a test of the
 // value v's predecessors test is moved ahead of the first test of another
 // value, so that later threading can settle it.
-func (b *builder) pullup(v int32, in map[int32][]inEdge, ndom []*edges, or bool) bool {
+func (b *builder) pullup(v int32, in map[int32][]inEdge, ndom *domTree, or bool) bool {
 	edgesIn := in[v]
 	if len(edgesIn) == 0 {
 		return false
@@ -390,7 +440,7 @@ func (b *builder) pullup(v int32, in map[int32][]inEdge, ndom []*edges, or bool)
 	atTop := true
 	for {
 		d := *slot
-		if d < 0 || shared(d) != shared(v) || !dominates(ndom, v, d) {
+		if d < 0 || shared(d) != shared(v) || !ndom.dominates(v, d) {
 			return false
 		}
 		if b.key(d) != val {
@@ -403,7 +453,7 @@ func (b *builder) pullup(v int32, in map[int32][]inEdge, ndom []*edges, or bool)
 	same := along(diff)
 	for {
 		s := *same
-		if s < 0 || shared(s) != shared(v) || !dominates(ndom, v, s) {
+		if s < 0 || shared(s) != shared(v) || !ndom.dominates(v, s) {
 			return false
 		}
 		if b.key(s) == val {
@@ -453,7 +503,7 @@ func (b *builder) fold(v, e int32) int32 {
 // thread follows v past tests that the edges settle, and past tests
 // whose two branches meet (libpcap's opt_j).
 func (b *builder) thread(v int32, dom *edges) int32 {
-	for v >= 0 {
+	for steps := 0; v >= 0 && steps <= len(b.insns); steps++ {
 		in := &b.insns[v]
 		if in.jt == in.jf {
 			v = in.jt
@@ -485,7 +535,7 @@ func (b *builder) optimize(root int32) int32 {
 			}
 		}
 	}
-	for changed := true; changed; {
+	for pass, changed := 0, true; changed && pass < maxPasses; pass++ {
 		changed = false
 		order := b.order(root)
 		dom := b.dominators(order)
@@ -528,6 +578,32 @@ func (b *builder) optimize(root int32) int32 {
 	}
 	b.insns[root].jt, b.insns[root].jf = r, r
 	return root
+}
+
+// cyclic reports whether a loop is reachable from root.
+func (b *builder) cyclic(root int32) bool {
+	const (
+		unseen = iota
+		active
+		done
+	)
+	state := make([]uint8, len(b.insns))
+	var visit func(i int32) bool
+	visit = func(i int32) bool {
+		if i < 0 || state[i] == done {
+			return false
+		}
+		if state[i] == active {
+			return true
+		}
+		state[i] = active
+		if visit(b.insns[i].jt) || visit(b.insns[i].jf) {
+			return true
+		}
+		state[i] = done
+		return false
+	}
+	return visit(root)
 }
 
 // compact keeps the reachable insns, renumbered.
