@@ -42,7 +42,9 @@ extended-header fields, and lengths. Frames that arrive on UDP port 4791 but
 do not hold a valid InfiniBand transport header are printed as malformed.
 
 CAPTURE is a pcap or pcapng file, optionally gzip-compressed (the format is
-detected from the magic bytes, not the name), or - for standard input.
+detected from the magic bytes, not the name), a directory of them, or - for
+standard input. Several captures are printed one after the other, each line
+prefixed with its file.
 Switch-mirror wrappers (ERSPAN I/II/III, GRE, 802.1Q/QinQ) are stripped;
 frames cut by the mirror's snap length are decoded as far as they go and
 marked truncated. The RDMA payload length is taken from the UDP length, so it
@@ -117,7 +119,11 @@ func readRun(opts *ReadOptions) error {
 	if err != nil {
 		return err
 	}
-	printer, err := newPacketPrinter(opts.Format, opts.TimeFormat, opts.Verbose, len(opts.Files) > 1)
+	files, err := capture.ExpandPaths(opts.Files)
+	if err != nil {
+		return &exitError{code: ExitUsage, err: err}
+	}
+	printer, err := newPacketPrinter(opts.Format, opts.TimeFormat, opts.Verbose, len(files) > 1)
 	if err != nil {
 		return err
 	}
@@ -134,7 +140,7 @@ func readRun(opts *ReadOptions) error {
 	h := &packetHandler{opts: opts, sel: sel, filters: filters, printer: printer, out: out, stats: &stats}
 	var problems []string
 	var runErr error
-	for _, path := range opts.Files {
+	for _, path := range files {
 		err := readFile(path, h)
 		if errors.Is(err, errStop) {
 			break
