@@ -2,16 +2,14 @@ package cli
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+	"github.com/rocedump/rocedump/internal/golden"
+)
 
 // repoRoot is where testdata/pcaps lives, relative to this package.
 const repoRoot = ".."
@@ -49,42 +47,8 @@ func captures(t *testing.T, dir, glob string) []string {
 	return files
 }
 
-// checkGolden compares got with testdata/NAME.golden, rewriting it with -update.
-func checkGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cli -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("output differs from %s (rerun with -update and review the diff)\n%s", path, firstDiff(string(want), got))
-	}
-}
+// checkGolden compares got with testdata/NAME.golden (see internal/golden).
+func checkGolden(t *testing.T, name, got string) { t.Helper(); golden.Check(t, name, got) }
 
 // firstDiff shows the first differing line of two texts.
-func firstDiff(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(wl) || i < len(gl); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return "line " + strconv.Itoa(i+1) + ":\nwant: " + w + "\ngot:  " + g
-		}
-	}
-	return ""
-}
+func firstDiff(want, got string) string { return golden.FirstDiff(want, got) }

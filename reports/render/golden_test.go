@@ -2,18 +2,13 @@ package render
 
 import (
 	"bytes"
-	"flag"
 	"io"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/rocedump/rocedump/internal/golden"
 
 	"github.com/rocedump/rocedump/reports"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 // writers are the renderers under test, by golden-file suffix.
 var writers = []struct {
@@ -63,39 +58,8 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
-// checkGolden compares got with testdata/NAME.golden, rewriting it with -update.
-func checkGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./reports/render -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("output differs from %s (rerun with -update and review the diff)\n%s", path, firstDiff(string(want), got))
-	}
-}
+// checkGolden compares got with testdata/NAME.golden (see internal/golden).
+func checkGolden(t *testing.T, name, got string) { t.Helper(); golden.Check(t, name, got) }
 
 // firstDiff shows the first differing line of two texts.
-func firstDiff(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(wl) || i < len(gl); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return "line " + strconv.Itoa(i+1) + ":\nwant: " + w + "\ngot:  " + g
-		}
-	}
-	return ""
-}
+func firstDiff(want, got string) string { return golden.FirstDiff(want, got) }
