@@ -48,7 +48,8 @@ for standard input. Several captures are merged in time order.`,
 		Example: `  rocedump flows testdata/pcaps/real/linlinw5_rdma_cm.pcap
   rocedump flows --sort retx --top 20 /captures/incident-4711/
   rocedump flows --format markdown mirror.pcap.gz >> ticket.md
-  rocedump flows --format json mirror.pcapng | jq '.[] | select(.cnps > 0)'`,
+  rocedump flows --format json mirror.pcapng | jq '.[] | select(.cnps > 0)'
+  rocedump flows --format jsonl rail3.pcap > flows/rail3.jsonl   # one flow per line, for DuckDB/Spark/ClickHouse`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Captures = args
@@ -59,7 +60,7 @@ for standard input. Several captures are merged in time order.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Format, "format", "table", "output format: "+strings.Join(flowtable.Formats, ", "))
+	f.StringVar(&opts.Format, "format", "table", "output format: "+strings.Join(flowtable.Formats, ", ")+" (jsonl: JSON Lines, one flow per line)")
 	f.StringVar(&opts.Sort, "sort", "bytes", "order flows by `KEY`, biggest first: "+strings.Join(flowtable.SortKeys, ", "))
 	f.IntVar(&opts.Top, "top", 0, "show only the first `N` flows after sorting (0: all); the totals line still counts all")
 	return cmd
@@ -67,7 +68,7 @@ for standard input. Several captures are merged in time order.`,
 
 func flowsRun(opts *FlowsOptions) error {
 	switch opts.Format {
-	case "table", "markdown", "csv", "json":
+	case "table", "markdown", "csv", "json", flowtable.FormatJSONL:
 	default:
 		return usageErrorf("--format %q: want one of %s", opts.Format, strings.Join(flowtable.Formats, ", "))
 	}
@@ -101,6 +102,8 @@ func flowsRun(opts *FlowsOptions) error {
 		err = flowtable.WriteCSV(out, shown)
 	case "json":
 		err = flowtable.WriteJSON(out, shown)
+	case flowtable.FormatJSONL:
+		err = flowtable.WriteJSONL(out, shown)
 	}
 	if ferr := out.Flush(); err == nil {
 		err = ferr

@@ -49,6 +49,7 @@ or input error.`,
 	root.AddCommand(NewCmdFlows(ios, nil))
 	root.AddCommand(NewCmdExtract(ios, nil))
 	root.AddCommand(NewCmdReport(ios, nil))
+	root.AddCommand(NewCmdMerge(ios, nil))
 	root.AddCommand(NewCmdLive(ios, nil))
 	return root
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // Formats are the output formats of the flow table.
-var Formats = []string{"table", "markdown", "csv", "json"}
+var Formats = []string{"table", "markdown", "csv", "json", FormatJSONL}
 
 // Columns are the columns of the table and Markdown outputs.
 var Columns = []string{"#", "SRC", "DST", "QPN", "PARTNER", "TRANSPORT", "PACKETS", "BYTES", "DURATION", "RATE", "RETX", "GAPS", "NAKS", "CNPS", "CE"}

@@ -1,0 +1,158 @@
+package bench
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/rocedump/rocedump/capture"
+	"github.com/rocedump/rocedump/decode/packet"
+	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/reports"
+	"github.com/rocedump/rocedump/reports/render"
+)
+
+// hotPathPackets is the length of the capture the hot-path benchmarks read:
+// long enough that the per-flow start-up (63,488 flows) is amortised.
+const hotPathPackets = 2_000_000
+
+var (
+	hotPathOnce sync.Once
+	hotPathDir  string
+	hotPathCap  Capture
+	hotPathErr  error
+)
+
+// hotPathCapture generates the benchmark fabric's capture once per test
+// binary run.
+func hotPathCapture(b *testing.B) Capture {
+	hotPathOnce.Do(func() {
+		hotPathDir, hotPathErr = os.MkdirTemp("", "rocebench-hotpath-")
+		if hotPathErr != nil {
+			return
+		}
+		var cs []Capture
+		cs, hotPathErr = Generate(DefaultFabric(), hotPathPackets, filepath.Join(hotPathDir, "mirror.pcap"))
+		if hotPathErr == nil {
+			hotPathCap = cs[0]
+		}
+	})
+	if hotPathErr != nil {
+		b.Fatal(hotPathErr)
+	}
+	return hotPathCap
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if hotPathDir != "" {
+		os.RemoveAll(hotPathDir)
+	}
+	os.Exit(code)
+}
+
+// stage is the work done per packet after reading it.
+type stage func(rec *capture.Record, file int)
+
+// runHotPath reads the whole capture once per iteration, handing every
+// record to the stage made by newStage, and reports ns and allocations per
+// packet.
+func runHotPath(b *testing.B, newStage func() (stage, func())) {
+	c := hotPathCapture(b)
+	b.SetBytes(c.Bytes)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		st, finish := newStage()
+		r, err := capture.Open(c.Path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var rec capture.Record
+		for {
+			if err := r.Next(&rec); err != nil {
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				b.Fatal(err)
+			}
+			st(&rec, 0)
+		}
+		r.Close()
+		if finish != nil {
+			finish()
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(c.Packets), "ns/packet")
+}
+
+// BenchmarkHotPathRead: the pcap reader alone.
+func BenchmarkHotPathRead(b *testing.B) {
+	runHotPath(b, func() (stage, func()) { return func(*capture.Record, int) {}, nil })
+}
+
+// BenchmarkHotPathDecode: reader and the frame walk (decode/packet).
+func BenchmarkHotPathDecode(b *testing.B) {
+	runHotPath(b, func() (stage, func()) {
+		var dec packet.Decoder
+		var p packet.Packet
+		return func(rec *capture.Record, _ int) { dec.Decode(rec.LinkType, rec.Data, rec.OrigLen, &p) }, nil
+	})
+}
+
+// BenchmarkHotPathFlows: reader, decoder and the flow table (rocedump flows
+// without its output).
+func BenchmarkHotPathFlows(b *testing.B) {
+	runHotPath(b, func() (stage, func()) {
+		var dec packet.Decoder
+		var p packet.Packet
+		t := flows.NewTable(flows.Config{})
+		return func(rec *capture.Record, file int) {
+			if dec.Decode(rec.LinkType, rec.Data, rec.OrigLen, &p) == nil {
+				t.Add(&p, flows.FrameRef{File: file, Frame: rec.Number, Time: rec.Timestamp})
+			}
+		}, t.Finish
+	})
+}
+
+// BenchmarkHotPathCollector: reader, decoder, flow table and the report's
+// collector (rocedump report's per-packet work).
+func BenchmarkHotPathCollector(b *testing.B) {
+	runHotPath(b, func() (stage, func()) {
+		var dec packet.Decoder
+		var p packet.Packet
+		t := flows.NewTable(flows.Config{})
+		c := reports.NewCollector(t, reports.Config{})
+		return func(rec *capture.Record, file int) {
+			if dec.Decode(rec.LinkType, rec.Data, rec.OrigLen, &p) == nil {
+				c.Add(&p, flows.FrameRef{File: file, Frame: rec.Number, Time: rec.Timestamp})
+			}
+		}, c.Finish
+	})
+}
+
+// BenchmarkHotPathReport: the collector pass, then the report modules and
+// the JSON renderer (rocedump report --format json without the file list
+// and exit code).
+func BenchmarkHotPathReport(b *testing.B) {
+	runHotPath(b, func() (stage, func()) {
+		var dec packet.Decoder
+		var p packet.Packet
+		t := flows.NewTable(flows.Config{})
+		c := reports.NewCollector(t, reports.Config{})
+		return func(rec *capture.Record, file int) {
+				if dec.Decode(rec.LinkType, rec.Data, rec.OrigLen, &p) == nil {
+					c.Add(&p, flows.FrameRef{File: file, Frame: rec.Number, Time: rec.Timestamp})
+				}
+			}, func() {
+				c.Finish()
+				rep := reports.Run(&reports.Input{Flows: t.Flows(), Collect: c, Config: reports.Config{}}, "bench")
+				if err := render.WriteJSON(io.Discard, rep); err != nil {
+					b.Fatal(err)
+				}
+			}
+	})
+}

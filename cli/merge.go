@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocedump/rocedump/reports"
+)
+
+// MergeOptions are the inputs of `rocedump merge`.
+type MergeOptions struct {
+	IO IOStreams
+
+	Reports     []string
+	Topology    string
+	RailSubnets []string
+	Format      string
+	Output      string
+	FailOn      string
+}
+
+// NewCmdMerge builds `rocedump merge`. runF replaces mergeRun in tests.
+func NewCmdMerge(ios IOStreams, runF func(*MergeOptions) error) *cobra.Command {
+	opts := &MergeOptions{IO: ios}
+	cmd := &cobra.Command{
+		Use:   "merge REPORT.json... [--topology FILE] [--format json|text|markdown|html] [-o FILE]",
+		Short: "Merge the JSON reports of several mirrors (one per rail) into one report",
+		Long: `Merge the outputs of "rocedump report --format json" for captures taken in
+different places - one mirror per rail, say - into one report, without the
+captures. The result is the report one run over all the captures would give
+when every QP flow is in one report only (each mirror sees its own flows,
+as one mirror per rail does):
+
+  capture    files listed, counts and drops summed, span from the earliest
+             to the latest packet, problems kept
+  flows      every flow record, renumbered in order of first appearance
+             (time, then the order of the reports on the command line: give
+             them in the order you would give the captures)
+  recomputed capture_health, congestion, cross_rail and fan_out are computed
+             again from the merged flows and counts, so shares, thresholds
+             and QPs per HCA are those of the whole fabric; give --topology
+             (or --rail-subnet) as for report
+
+What JSON cannot recombine exactly:
+
+  - retransmission, mirror_loss, ecn_not_acted, dscp_mismatch, pfc,
+    storage_on_compute and non_rdma_on_compute come from per-packet state
+    that is not in the JSON. Findings of one kind and variant are combined:
+    counts summed, flows, nodes and details joined, the worst severity; the
+    title is the largest report's and the detail says it was merged. The
+    totals flow records carry are put back (data and CNP packets of
+    dscp_mismatch and its severity, data packets and CE marks of
+    ecn_not_acted); others count only the reports that made the finding
+    (undecided CE marks, PFC paused time, which runs to the end of each
+    capture), and PFC's severity, a share of the capture's span, is the
+    worst report's.
+  - congestion's peak CNP rate is the highest of any one report: time bins
+    of different reports cannot be added from JSON.
+  - a flow in more than one report (two mirrors saw the same QP) is listed
+    once per report, not added up, and its PSN state is not recomputed: the
+    merge cannot tell the same packets seen twice from different ones.
+  - frame evidence of a flow names its file only when its report had one.
+
+Each of these that applies is said in the merged report's capture problems,
+prefixed "merge:". When in doubt, run rocedump report over all the captures
+at once.
+
+Exit codes: 0 no finding at or above --fail-on, 1 findings at or above it,
+2 usage error or a file that is not a rocedump JSON report.`,
+		Example: `  for r in 0 1 2 3 4 5 6 7; do rocedump report --format json -o rail$r.json rail$r.pcap; done
+  rocedump merge --topology pod.yaml rail*.json > fabric.json
+  rocedump merge --format markdown -o ticket.md rail0.json rail1.json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Reports = args
+			if runF != nil {
+				return runF(opts)
+			}
+			return mergeRun(opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Topology, "topology", "", "topology `FILE` (YAML), as given to report")
+	f.StringSliceVar(&opts.RailSubnets, "rail-subnet", nil, "map a compute subnet to a rail, `CIDR=RAIL` (repeatable), as given to report")
+	f.StringVar(&opts.Format, "format", "json", "output format: "+strings.Join(reportFormats, ", "))
+	f.StringVarP(&opts.Output, "output", "o", "", "write the merged report to `FILE` instead of standard output")
+	f.StringVar(&opts.FailOn, "fail-on", "critical", "exit 1 when a finding is at or above `SEVERITY`: warning, critical, or never")
+	return cmd
+}
+
+func mergeRun(opts *MergeOptions) error {
+	ro := &ReportOptions{IO: opts.IO, Topology: opts.Topology, RailSubnets: opts.RailSubnets, Format: opts.Format,
+		Output: opts.Output, FailOn: opts.FailOn, DataDSCP: 26, CNPDSCP: 48}
+	topo, failOn, never, err := checkReportOptions(ro)
+	if err != nil {
+		return err
+	}
+	var srcs []reports.MergeSource
+	for _, path := range opts.Reports {
+		rep, err := readReportFile(opts, path)
+		if err != nil {
+			return usageErrorf("%s: %v", path, err)
+		}
+		srcs = append(srcs, reports.MergeSource{Name: path, Report: rep})
+	}
+	rep, err := reports.Merge(srcs, reports.MergeOptions{Tool: "rocedump " + Version, Topology: topo})
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	if err := writeReport(ro, rep); err != nil {
+		return err
+	}
+	for _, p := range rep.Capture.Problems {
+		if strings.HasPrefix(p, "merge: ") {
+			fmt.Fprintf(opts.IO.ErrOut, "rocedump: warning: %s\n", p)
+		}
+	}
+	n := rep.AtOrAbove(failOn)
+	fmt.Fprintf(opts.IO.ErrOut, "rocedump: merged %d reports: %d flows, %d findings (%d critical, %d warning, %d info)\n",
+		len(srcs), rep.Summary.Flows, len(rep.Findings), rep.Summary.Critical, rep.Summary.Warning, rep.Summary.Info)
+	if !never && n > 0 {
+		return &exitError{code: ExitFindings, err: fmt.Errorf("%d findings at or above %s (--fail-on)", n, failOn)}
+	}
+	return nil
+}
+
+// readReportFile reads one JSON report; "-" is standard input.
+func readReportFile(opts *MergeOptions, path string) (*reports.Report, error) {
+	if path == "-" {
+		return reports.ReadJSON(opts.IO.In)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return reports.ReadJSON(f)
+}

@@ -1,0 +1,221 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rocedump/rocedump/gen"
+)
+
+// railScenario is rail r of a two-rail fabric: two nodes talking over the
+// rail, with something for most report modules to find. Rail 0 has CE
+// marks answered by CNPs, bad-ICRC frames and SSH between compute
+// addresses; rail 1 has data on the wrong DSCP, CE marks nobody answers,
+// a go-back-N and PFC pauses. Each rail's flows are its own, as a mirror
+// per rail sees them.
+func railScenario(r int) string {
+	a, b := fmt.Sprintf("10.0.%d.1", r), fmt.Sprintf("10.0.%d.2", r)
+	s := fmt.Sprintf(`name: rail%d
+seed: %d
+start: 2026-11-01T10:00:00Z
+snaplen: 128
+flows:
+  - {src: %s, dst: %s, src_qpn: 0x1%d0, dest_qpn: 0x2%d0, start_psn: 100, ops: [{op: write, bytes: 16384, count: 20, gap_us: 2}]%s}
+  - {src: %s, dst: %s, src_qpn: 0x1%d1, dest_qpn: 0x2%d1, start_psn: 900, start_us: 1, ops: [{op: write, bytes: 8192, count: 10, gap_us: 3}, {op: read, bytes: 8192, count: 2}]%s}
+`, r, r+1, a, b, r, r, map[int]string{
+		0: ", events: [{at_msg: 3, ce_mark: {packets: 3, cnp: true}}]",
+		1: ", events: [{at_msg: 2, dscp: 0}, {at_msg: 4, fabric_drop: {psn_offset: 1}}]",
+	}[r], b, a, r, r, map[int]string{
+		0: "",
+		1: ", events: [{at_msg: 5, ce_mark: {packets: 2}}]",
+	}[r])
+	switch r {
+	case 0:
+		s += fmt.Sprintf("malformed:\n  - {kind: bad_icrc, count: 2, at_us: 4, interval_us: 5, src: %s, dst: %s, bytes: 64}\n", a, b)
+		s += fmt.Sprintf("tcp:\n  - {client: %s, server: %s, port: 22, bytes: 3000, resp_bytes: 3000, at_us: 20}\n", a, b)
+	case 1:
+		s += "pfc:\n  - {src_mac: \"02:00:00:00:0f:01\", priorities: [3], quanta: 65535, count: 3, at_us: 10, interval_us: 5}\n"
+	}
+	return s
+}
+
+// TestMergeMatchesOneRun: the JSON reports of two mirrors, one per rail,
+// merged, give the findings of one report over both captures: same kinds,
+// severities, counts (but for the one merge cannot know) and flows.
+func TestMergeMatchesOneRun(t *testing.T) {
+	dir := t.TempDir()
+	var caps, jsons []string
+	for r := 0; r < 2; r++ {
+		s, err := gen.ParseScenario([]byte(railScenario(r)), fmt.Sprintf("rail%d.yaml", r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, fmt.Sprintf("rail%d.pcap", r))
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := gen.Generate(f, s); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		caps = append(caps, path)
+		out := filepath.Join(dir, fmt.Sprintf("rail%d.json", r))
+		if _, stderr, code := runCLI(t, "report", "--format", "json", "--fail-on", "never", "--rail-subnet", "10.0.0.0/24=0", "--rail-subnet", "10.0.1.0/24=1", "-o", out, path); code != ExitOK {
+			t.Fatalf("report %s: exit %d: %s", path, code, stderr)
+		}
+		jsons = append(jsons, out)
+	}
+	rails := []string{"--rail-subnet", "10.0.0.0/24=0", "--rail-subnet", "10.0.1.0/24=1"}
+	whole, stderr, code := runCLI(t, append(append([]string{"report", "--format", "json", "--fail-on", "never"}, rails...), caps...)...)
+	if code != ExitOK {
+		t.Fatalf("report over both: exit %d: %s", code, stderr)
+	}
+	merged, stderr, code := runCLI(t, append(append([]string{"merge", "--fail-on", "never"}, rails...), jsons...)...)
+	if code != ExitOK {
+		t.Fatalf("merge: exit %d: %s", code, stderr)
+	}
+	want, got := decodeReport(t, whole), decodeReport(t, merged)
+
+	if !reflect.DeepEqual(got.Flows, want.Flows) {
+		t.Errorf("flow records differ:\n got %s\nwant %s", got.Flows, want.Flows)
+	}
+	if !reflect.DeepEqual(got.Summary, want.Summary) {
+		t.Errorf("summary: got %+v, want %+v", got.Summary, want.Summary)
+	}
+	for _, k := range []string{"packets", "roce_packets", "malformed", "truncated", "icrc_bad", "first", "last", "files"} {
+		if !reflect.DeepEqual(got.Capture[k], want.Capture[k]) {
+			t.Errorf("capture.%s: got %v, want %v", k, got.Capture[k], want.Capture[k])
+		}
+	}
+	// Findings ranked alike, with the same kind, severity, counts, flows
+	// and nodes. What merge cannot know (reports.Merge): per-report time
+	// bins do not add up, so the CNP peak is the busiest report's; a PFC
+	// pause runs at most to the end of its own capture, which ends before
+	// the other rail's.
+	inexact := map[string]bool{"congestion.peak_cnps_per_ms": true, "pfc.priority_3_paused_us": true}
+	if len(got.Findings) != len(want.Findings) {
+		t.Fatalf("got %d findings, want %d:\n got %s\nwant %s", len(got.Findings), len(want.Findings), kinds(got), kinds(want))
+	}
+	seen := map[string]bool{}
+	for i, w := range want.Findings {
+		g := got.Findings[i]
+		seen[w.Kind] = true
+		if g.Kind != w.Kind || g.Severity != w.Severity {
+			t.Errorf("finding %d: got %s %s, want %s %s", i, g.Severity, g.Kind, w.Severity, w.Kind)
+			continue
+		}
+		for k, v := range w.Evidence.Counts {
+			if gv, ok := g.Evidence.Counts[k]; !inexact[w.Kind+"."+k] && (!ok || gv != v) {
+				t.Errorf("%s %q: count %s = %v, want %v", w.Kind, w.Title, k, gv, v)
+			}
+		}
+		if !reflect.DeepEqual(g.Flows, w.Flows) || !reflect.DeepEqual(g.Nodes, w.Nodes) {
+			t.Errorf("%s %q: flows %v nodes %v, want %v %v", w.Kind, w.Title, g.Flows, g.Nodes, w.Flows, w.Nodes)
+		}
+		if !reflect.DeepEqual(g.Evidence.First, w.Evidence.First) || !reflect.DeepEqual(g.Evidence.Last, w.Evidence.Last) {
+			t.Errorf("%s %q: first/last %v %v, want %v %v", w.Kind, w.Title, g.Evidence.First, g.Evidence.Last, w.Evidence.First, w.Evidence.Last)
+		}
+	}
+	// The scenario must exercise what it is for.
+	for _, k := range []string{"capture_health", "congestion", "ecn_not_acted", "dscp_mismatch", "pfc", "non_rdma_on_compute", "fan_out"} {
+		if !seen[k] {
+			t.Errorf("no %s finding in the one-run report: the test scenario no longer covers it (%s)", k, kinds(want))
+		}
+	}
+}
+
+// TestMergeSharedFlows: a report merged with itself is two mirrors that saw
+// the same flows; the merge keeps both copies and says it cannot add them.
+func TestMergeSharedFlows(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	if _, stderr, code := runCLI(t, "report", "--format", "json", "--fail-on", "never", "-o", out, filepath.Join(repoRoot, "testdata", "pcaps", "gen", "clean_allreduce.pcap")); code != ExitOK {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	merged, stderr, code := runCLI(t, "merge", "--fail-on", "never", out, out)
+	if code != ExitOK {
+		t.Fatalf("merge: exit %d: %s", code, stderr)
+	}
+	one, two := decodeReport(t, mustRead(t, out)), decodeReport(t, merged)
+	if len(two.Flows) != 2*len(one.Flows) {
+		t.Errorf("got %d flows, want both copies of %d", len(two.Flows), len(one.Flows))
+	}
+	probs := strings.Join(two.Problems(), "\n")
+	for _, w := range []string{"merge: 18 flows are in more than one report", "is in " + out + " and " + out} {
+		if !strings.Contains(probs, w) {
+			t.Errorf("capture problems %q: want %q", probs, w)
+		}
+	}
+	if !strings.Contains(stderr, "warning: merge:") {
+		t.Errorf("stderr %q: want the merge warnings", stderr)
+	}
+}
+
+// TestMergeBadInput: a file that is not a report is a usage error naming it.
+func TestMergeBadInput(t *testing.T) {
+	path := filepath.Join(repoRoot, "testdata", "pcaps", "gen", "clean_allreduce.truth.json")
+	_, stderr, code := runCLI(t, "merge", path)
+	if code != ExitUsage || !strings.Contains(stderr, "clean_allreduce.truth.json") {
+		t.Errorf("exit %d, stderr %q: want exit %d naming the file", code, stderr, ExitUsage)
+	}
+}
+
+// jsonReport is the part of a report JSON the merge tests compare.
+type jsonReport struct {
+	Capture  map[string]any   `json:"capture"`
+	Summary  map[string]any   `json:"summary"`
+	Flows    []map[string]any `json:"flows"`
+	Findings []struct {
+		Kind     string   `json:"kind"`
+		Severity string   `json:"severity"`
+		Title    string   `json:"title"`
+		Flows    []int    `json:"flows"`
+		Nodes    []string `json:"nodes"`
+		Evidence struct {
+			Counts map[string]float64 `json:"counts"`
+			First  map[string]any     `json:"first"`
+			Last   map[string]any     `json:"last"`
+		} `json:"evidence"`
+	} `json:"findings"`
+}
+
+func (r *jsonReport) Problems() []string {
+	var out []string
+	ps, _ := r.Capture["problems"].([]any)
+	for _, p := range ps {
+		out = append(out, fmt.Sprint(p))
+	}
+	return out
+}
+
+func decodeReport(t *testing.T, s string) *jsonReport {
+	t.Helper()
+	var r jsonReport
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		t.Fatalf("not a report: %v", err)
+	}
+	return &r
+}
+
+func kinds(r *jsonReport) string {
+	var ks []string
+	for _, f := range r.Findings {
+		ks = append(ks, f.Severity+" "+f.Kind)
+	}
+	return strings.Join(ks, ", ")
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

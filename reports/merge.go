@@ -1,0 +1,782 @@
+package reports
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rocedump/rocedump/decode/bth"
+	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/reports/flowtable"
+	"github.com/rocedump/rocedump/topology"
+)
+
+// MergeSource is one report to merge and the name it goes by (its file).
+type MergeSource struct {
+	Name   string
+	Report *Report
+}
+
+// MergeOptions say how to merge.
+type MergeOptions struct {
+	Tool     string             // the tool field of the merged report
+	Topology *topology.Topology // for the recomputed cross_rail and fan_out; nil: none
+}
+
+// RecomputedKinds are the finding kinds Merge computes again from the
+// merged flow records and capture counts, by running their module: they
+// depend only on those and the topology, so the result is the one a single
+// run over all the captures gives (see Merge for the two patched counts).
+var RecomputedKinds = []Kind{KindCaptureHealth, KindCongestion, KindCrossRail, KindFanOut}
+
+// Merge combines the reports of captures taken in different places (one
+// mirror per rail, say) into one report, as close as JSON allows to the
+// report of a single run over all the captures.
+//
+// It is exact when each flow (source, destination, destination QP, epoch)
+// is in one report only, the one-mirror-per-rail case:
+//
+//   - capture: files are listed in order; packet, RoCE, malformed,
+//     truncated, ICRC and unsupported counts and drops are summed; the span
+//     runs from the earliest first packet to the latest last one; problems
+//     are kept.
+//   - flows: every record is kept and renumbered in order of first
+//     appearance (time, then report order, then the report's own order), as
+//     one run over the files in the same order numbers them; partner ids
+//     and the flow ids of findings follow.
+//   - findings of RecomputedKinds are computed again from the merged
+//     records and counts (so a share that crosses a threshold only
+//     together, or an HCA whose QPs were split across mirrors, comes out
+//     as one run would see it). Their frame evidence (first and last frame)
+//     and details that come from per-packet observations are taken from the
+//     reports' own findings: earliest first, latest last, detail counts
+//     summed. congestion's peak_cnps_per_ms is the highest of any one
+//     report: time bins of different reports cannot be added up from JSON,
+//     so the merged peak can be higher.
+//   - other findings (retransmission, mirror_loss, ecn_not_acted,
+//     dscp_mismatch, pfc, storage_on_compute, non_rdma_on_compute, and any
+//     kind added later) come from per-packet state that is not in the JSON.
+//     They are combined: findings of one kind with the same count names are
+//     one finding, with counts summed (maxima for peak_, max_, median_ and
+//     expected_ counts), flows and nodes joined, the earliest first and
+//     latest last frame, the details of each, and the highest severity. A
+//     finding from a single report is kept as it is. The totals the flow
+//     records carry are put back: the data and CNP packets of
+//     dscp_mismatch (and its severity), the data packets and CE marks of
+//     ecn_not_acted. Other totals (ecn_not_acted's undecided CE marks, PFC
+//     paused time, which runs to the end of each report's capture) count
+//     only the reports that made the finding, and a severity that depends
+//     on a share of the capture's span (PFC) is the worst report's; the
+//     title and text are those of the largest report, and the detail says
+//     the finding was merged.
+//
+// What cannot be recombined from JSON at all is said in the merged
+// report's capture problems: flows that appear in several reports (two
+// mirrors saw the same QP: their counts are not added and their PSN state
+// is not recomputed, since the merge cannot tell the same packets seen
+// twice from different ones), files given to more than one report, and
+// reports with a topology merged without one.
+func Merge(srcs []MergeSource, opts MergeOptions) (*Report, error) {
+	if len(srcs) == 0 {
+		return nil, errors.New("merge: no reports")
+	}
+	for _, s := range srcs {
+		if s.Report == nil {
+			return nil, fmt.Errorf("merge: %s: no report", s.Name)
+		}
+		if v := s.Report.SchemaVersion; v != SchemaVersion {
+			return nil, fmt.Errorf("merge: %s: schema_version %d, want %d (a rocedump report --format json)", s.Name, v, SchemaVersion)
+		}
+	}
+	m := &merger{srcs: srcs, opts: opts}
+	m.capture()
+	if err := m.flowRecords(); err != nil {
+		return nil, err
+	}
+	m.findings()
+	r := &Report{SchemaVersion: SchemaVersion, Tool: opts.Tool, Capture: m.info, Flows: m.records, Findings: m.out}
+	r.Summary = m.summary()
+	r.Capture.Problems = append(r.Capture.Problems, m.notes...)
+	if r.Capture.Problems == nil {
+		r.Capture.Problems = []string{}
+	}
+	return r, nil
+}
+
+// merger is the state of one Merge.
+type merger struct {
+	srcs []MergeSource
+	opts MergeOptions
+
+	info     CaptureInfo
+	fileBase []int // index in info.Files of each report's first file
+
+	records []flowtable.Record
+	newID   []map[int]int // per report: its flow id -> merged id
+	flows   []*flows.Flow // rebuilt from records, for the recomputed modules
+
+	out   []Finding
+	notes []string // what the merge could not recombine
+}
+
+// capture sums the capture sections.
+func (m *merger) capture() {
+	c := &m.info
+	seen := map[string]string{}
+	var drops *Drops
+	for _, s := range m.srcs {
+		in := s.Report.Capture
+		m.fileBase = append(m.fileBase, len(c.Files))
+		for _, f := range in.Files {
+			if prev, ok := seen[f]; ok {
+				m.notef("file %s is in %s and %s: its traffic is counted twice", f, prev, s.Name)
+			} else {
+				seen[f] = s.Name
+			}
+		}
+		c.Files = append(c.Files, in.Files...)
+		c.Packets += in.Packets
+		c.RoCE += in.RoCE
+		c.Malformed += in.Malformed
+		c.Truncated += in.Truncated
+		c.ICRCBad += in.ICRCBad
+		c.Unsupported += in.Unsupported
+		c.CutOff = c.CutOff || in.CutOff
+		c.Problems = append(c.Problems, in.Problems...)
+		if !in.First.IsZero() && (c.First.IsZero() || in.First.Before(c.First)) {
+			c.First = in.First
+		}
+		if in.Last.After(c.Last) {
+			c.Last = in.Last
+		}
+		if in.Drops != nil {
+			if drops == nil {
+				drops = &Drops{}
+			}
+			drops.Kernel += in.Drops.Kernel
+			drops.Interface += in.Drops.Interface
+		}
+	}
+	c.Drops = drops
+	if !c.First.IsZero() {
+		c.DurationS = c.Last.Sub(c.First).Seconds()
+	}
+	if c.Files == nil {
+		c.Files = []string{}
+	}
+}
+
+// mergedFlow is a record on its way into the merged list.
+type mergedFlow struct {
+	src   int // report index
+	rec   flowtable.Record
+	first time.Time
+}
+
+// flowRecords renumbers every report's flows into one list.
+func (m *merger) flowRecords() error {
+	var all []mergedFlow
+	type key struct {
+		src, dst string
+		qpn      uint32
+		epoch    int
+	}
+	owner := map[key]int{}
+	var shared []string
+	for i, s := range m.srcs {
+		for _, r := range s.Report.Flows {
+			t, err := time.Parse(time.RFC3339Nano, r.First)
+			if err != nil {
+				return fmt.Errorf("merge: %s: flow %d: first %q: %v", s.Name, r.ID, r.First, err)
+			}
+			all = append(all, mergedFlow{src: i, rec: r, first: t})
+			k := key{r.Src, r.Dst, r.DestQPN, r.Epoch}
+			if o, ok := owner[k]; ok && o != i {
+				if len(shared) < maxDetails {
+					shared = append(shared, fmt.Sprintf("%s > %s qp %s (%s, %s)", r.Src, r.Dst, qpn(r.DestQPN), m.srcs[o].Name, s.Name))
+				} else {
+					shared = append(shared, "")
+				}
+			} else if !ok {
+				owner[k] = i
+			}
+		}
+	}
+	if len(shared) > 0 {
+		var named []string
+		for _, s := range shared {
+			if s != "" {
+				named = append(named, s)
+			}
+		}
+		more := ""
+		if n := len(shared) - len(named); n > 0 {
+			more = fmt.Sprintf(" and %d more", n)
+		}
+		verb := "flows are"
+		if len(shared) == 1 {
+			verb = "flow is"
+		}
+		m.notef("%d %s in more than one report (%s%s): listed once per report, not added up, and their PSN state "+
+			"(gaps, retransmissions) not recomputed, since the merge cannot tell the same packets seen by two mirrors from "+
+			"different ones; run rocedump report over all the captures at once for those", len(shared), verb,
+			strings.Join(named, "; "), more)
+	}
+	slices.SortStableFunc(all, func(a, b mergedFlow) int {
+		if c := a.first.Compare(b.first); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.src, b.src); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.rec.ID, b.rec.ID)
+	})
+	m.newID = make([]map[int]int, len(m.srcs))
+	for i := range m.newID {
+		m.newID[i] = map[int]int{}
+	}
+	for i := range all {
+		m.newID[all[i].src][all[i].rec.ID] = i + 1
+	}
+	m.records = make([]flowtable.Record, len(all))
+	m.flows = make([]*flows.Flow, len(all))
+	for i := range all {
+		r := all[i].rec
+		r.ID = i + 1
+		if r.PartnerID != nil {
+			if id, ok := m.newID[all[i].src][*r.PartnerID]; ok {
+				r.PartnerID = &id
+			} else {
+				r.PartnerID, r.PartnerQPN = nil, nil
+			}
+		}
+		m.records[i] = r
+		f, err := m.rebuild(all[i].src, r)
+		if err != nil {
+			return fmt.Errorf("merge: %s: flow %d: %v", m.srcs[all[i].src].Name, all[i].rec.ID, err)
+		}
+		m.flows[i] = f
+	}
+	for i, r := range m.records {
+		if r.PartnerID != nil {
+			m.flows[i].Partner = m.flows[*r.PartnerID-1]
+		}
+	}
+	return nil
+}
+
+// rebuild makes the flows.Flow that the recomputed modules read from a
+// record: identity, counters and first and last frame. PSN state is not in
+// a record, so it stays empty; modules that need it are not rerun.
+func (m *merger) rebuild(src int, r flowtable.Record) (*flows.Flow, error) {
+	s, err := netip.ParseAddr(r.Src)
+	if err != nil {
+		return nil, err
+	}
+	d, err := netip.ParseAddr(r.Dst)
+	if err != nil {
+		return nil, err
+	}
+	f := &flows.Flow{
+		ID: r.ID, Key: flows.Key{Src: s, Dst: d, DestQP: r.DestQPN}, Epoch: r.Epoch, PKey: r.PKey,
+		Packets: r.Packets, WireBytes: r.Bytes, PayloadBytes: r.PayloadBytes, Messages: r.Messages,
+		RNRNAKs: r.RNRNAKs, CNPs: r.CNPs, ECNCE: r.ECNCE, FECN: r.FECN, BECN: r.BECN, ICRCBad: r.ICRCBad, Truncated: r.Truncated,
+		NAKOther: r.NAKs.Other,
+	}
+	f.NAKs[bth.NAKPSNSequenceError] = r.NAKs.PSNSeqErr
+	f.NAKs[bth.NAKInvalidRequest] = r.NAKs.InvalidRequest
+	f.NAKs[bth.NAKRemoteAccessError] = r.NAKs.RemoteAccessErr
+	f.NAKs[bth.NAKRemoteOperationalError] = r.NAKs.RemoteOpErr
+	f.NAKs[bth.NAKInvalidRDRequest] = r.NAKs.InvalidRDRequest
+	if r.SrcQPN != nil {
+		f.SrcQP, f.HasSrcQP = *r.SrcQPN, true
+	}
+	if r.VLAN != nil {
+		f.VLAN, f.HasVLAN = *r.VLAN, true
+	}
+	switch r.PairedBy {
+	case "cm":
+		f.PairedBy = flows.PairCM
+	case "psn":
+		f.PairedBy = flows.PairPSN
+	}
+	// A record does not say which file its first frame is in; a report of
+	// one file does.
+	file := -1
+	if files := m.srcs[src].Report.Capture.Files; len(files) == 1 {
+		file = m.fileBase[src]
+	}
+	for _, e := range []struct {
+		s   string
+		n   int
+		ref *flows.FrameRef
+	}{{r.First, r.FirstFrame, &f.First}, {r.Last, r.LastFrame, &f.Last}} {
+		t, err := time.Parse(time.RFC3339Nano, e.s)
+		if err != nil {
+			return nil, err
+		}
+		*e.ref = flows.FrameRef{File: file, Frame: e.n, Time: t}
+	}
+	return f, nil
+}
+
+// flowRE finds flow ids in finding text: "flow 12", "(flow 3)".
+var flowRE = regexp.MustCompile(`\bflow (\d+)\b`)
+
+// remap moves one report's finding to the merged flow ids.
+func (m *merger) remap(src int, f Finding) Finding {
+	ids := m.newID[src]
+	f.Flows = slices.Clone(f.Flows)
+	for i, id := range f.Flows {
+		f.Flows[i] = ids[id]
+	}
+	fix := func(s string) string {
+		return flowRE.ReplaceAllStringFunc(s, func(w string) string {
+			n, _ := strconv.Atoi(w[len("flow "):])
+			if id, ok := ids[n]; ok {
+				return "flow " + strconv.Itoa(id)
+			}
+			return w
+		})
+	}
+	f.Detail = fix(f.Detail)
+	f.Evidence.Details = slices.Clone(f.Evidence.Details)
+	for i, d := range f.Evidence.Details {
+		f.Evidence.Details[i] = fix(d)
+	}
+	f.Evidence.Counts = cloneCounts(f.Evidence.Counts)
+	return f
+}
+
+// sourced is a report's finding, moved to merged flow ids.
+type sourced struct {
+	src int
+	f   Finding
+}
+
+// findings recomputes and combines.
+func (m *merger) findings() {
+	var given []sourced
+	hadTopology := false
+	for i, s := range m.srcs {
+		hadTopology = hadTopology || s.Report.Summary.Topology
+		for _, f := range s.Report.Findings {
+			given = append(given, sourced{i, m.remap(i, f)})
+		}
+	}
+	if hadTopology && m.opts.Topology == nil {
+		m.notef("the reports were made with a topology but the merge was given none: cross_rail and fan_out are recomputed " +
+			"without one (give merge the same --topology or --rail-subnet)")
+	}
+	recomputed := map[Kind]bool{}
+	for _, k := range RecomputedKinds {
+		recomputed[k] = true
+	}
+	// The capture problems findings are judged on are the files' own, not
+	// the merge's notes.
+	in := &Input{Capture: m.info, Flows: m.flows, Topology: m.opts.Topology, Config: Config{}.WithDefaults()}
+	in.Capture.Problems = slices.Clone(m.info.Problems)
+	for i, mod := range Modules {
+		var fs []Finding
+		for _, f := range mod.Run(in) {
+			if recomputed[f.Kind] {
+				fs = append(fs, m.patch(f, given))
+			}
+		}
+		fs = append(fs, m.combine(given, recomputed, i)...)
+		for _, f := range fs {
+			f.normalize()
+			f.order = i
+			m.out = append(m.out, f)
+		}
+	}
+	m.fixTotals()
+	// Kinds no module here makes (a newer rocedump's) go last.
+	for _, f := range m.combine(given, recomputed, -1) {
+		f.normalize()
+		f.order = len(Modules)
+		m.out = append(m.out, f)
+	}
+	slices.SortStableFunc(m.out, func(a, b Finding) int {
+		if c := cmp.Compare(b.Severity, a.Severity); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.order, b.order)
+	})
+}
+
+// moduleOf is the index in Modules of the module that makes findings of
+// kind k, or -1.
+func moduleOf(k Kind) int {
+	switch k {
+	case KindCaptureHealth:
+		return 0
+	case KindRetransmission, KindMirrorLoss:
+		return 1
+	case KindCongestion, KindECNNotActed, KindDSCPMismatch, KindPFC:
+		return 2
+	case KindCrossRail:
+		return 3
+	case KindStorageOnCompute:
+		return 4
+	case KindNonRDMAOnCompute:
+		return 5
+	case KindFanOut:
+		return 6
+	}
+	return -1
+}
+
+// kindOrder orders the kinds of one module as it emits them.
+var kindOrder = map[Kind]int{KindRetransmission: 0, KindMirrorLoss: 1, KindCongestion: 0, KindECNNotActed: 1, KindDSCPMismatch: 2, KindPFC: 3}
+
+// countKeys is the signature of a finding's variant: its count names, with
+// numbers in them made "#" ("priority_3_frames" -> "priority_#_frames").
+func countKeys(f *Finding) string {
+	var ks []string
+	for k := range f.Evidence.Counts {
+		ks = append(ks, digitsRE.ReplaceAllString(k, "#"))
+	}
+	slices.Sort(ks)
+	return strings.Join(slices.Compact(ks), ",")
+}
+
+var digitsRE = regexp.MustCompile(`[0-9]+`)
+
+// combine merges the given findings that are not recomputed and belong to
+// module mod (-1: to no module), grouped by kind and count names.
+func (m *merger) combine(given []sourced, recomputed map[Kind]bool, mod int) []Finding {
+	type group struct {
+		kind Kind
+		sig  string
+		fs   []sourced
+	}
+	var groups []*group
+	for _, g := range given {
+		if recomputed[g.f.Kind] || moduleOf(g.f.Kind) != mod {
+			continue
+		}
+		sig := countKeys(&g.f)
+		i := slices.IndexFunc(groups, func(x *group) bool { return x.kind == g.f.Kind && x.sig == sig })
+		if i < 0 {
+			groups = append(groups, &group{kind: g.f.Kind, sig: sig})
+			i = len(groups) - 1
+		}
+		groups[i].fs = append(groups[i].fs, g)
+	}
+	slices.SortStableFunc(groups, func(a, b *group) int { return cmp.Compare(kindOrder[a.kind], kindOrder[b.kind]) })
+	var out []Finding
+	for _, g := range groups {
+		out = append(out, m.combineGroup(g.fs))
+	}
+	return out
+}
+
+// combineGroup merges findings of one kind and variant from several reports.
+func (m *merger) combineGroup(fs []sourced) Finding {
+	if len(fs) == 1 {
+		return fs[0].f
+	}
+	// The largest contributes the text: highest severity, then the largest
+	// first count, then the earliest report.
+	lead := slices.MinFunc(fs, func(a, b sourced) int {
+		if c := cmp.Compare(b.f.Severity, a.f.Severity); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(weight(&b.f), weight(&a.f)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.src, b.src)
+	})
+	out := lead.f
+	var names []string
+	for _, s := range fs {
+		if !slices.Contains(names, m.srcs[s.src].Name) {
+			names = append(names, m.srcs[s.src].Name)
+		}
+	}
+	out.Evidence = mergeEvidence(fs, nil)
+	out.Flows, out.Nodes = nil, nil
+	for _, s := range fs {
+		out.Flows = append(out.Flows, s.f.Flows...)
+		out.Nodes = append(out.Nodes, s.f.Nodes...)
+		out.Severity = max(out.Severity, s.f.Severity)
+	}
+	out.Detail = fmt.Sprintf("Merged from %s (%s): the counts are their sums and the flows and details those of each; "+
+		"this text is that of %s. ", plural(len(names), "report"), strings.Join(names, ", "), m.srcs[lead.src].Name) + out.Detail
+	return out
+}
+
+// weight is the largest count of a finding, to pick the largest report.
+func weight(f *Finding) float64 {
+	w := 0.0
+	for _, v := range f.Evidence.Counts {
+		w = max(w, v)
+	}
+	return w
+}
+
+// maxCount says whether a count is a maximum (or a setting), not a sum.
+func maxCount(name string) bool {
+	for _, p := range []string{"peak_", "max_", "median_", "expected_"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// mergeEvidence combines the evidence of fs: counts summed (maxima for
+// maxCount names), earliest first and latest last frame, details joined
+// ("name: N" lines summed by name when every line is one). base, if not
+// nil, is evidence recomputed from the merged data that wins over fs for
+// the counts and details it has.
+func mergeEvidence(fs []sourced, base *Evidence) Evidence {
+	var e Evidence
+	if base != nil {
+		e = *base
+		e.Counts = cloneCounts(base.Counts)
+		e.Details = slices.Clone(base.Details)
+	} else {
+		e.Counts = map[string]float64{}
+	}
+	fromBase := map[string]bool{}
+	for k := range e.Counts {
+		fromBase[k] = base != nil
+	}
+	var lines []string
+	more := 0
+	for _, s := range fs {
+		ev := &s.f.Evidence
+		for k, v := range ev.Counts {
+			switch {
+			case fromBase[k]:
+			case maxCount(k):
+				e.Counts[k] = max(e.Counts[k], v)
+			default:
+				e.Counts[k] += v
+			}
+		}
+		if ev.First != nil && (e.First == nil || ev.First.Time.Before(e.First.Time)) {
+			c := *ev.First
+			e.First = &c
+		}
+		if ev.Last != nil && (e.Last == nil || ev.Last.Time.After(e.Last.Time)) {
+			c := *ev.Last
+			e.Last = &c
+		}
+		for _, d := range ev.Details {
+			if n, ok := andMore(d); ok {
+				more += n
+				continue
+			}
+			lines = append(lines, d)
+		}
+	}
+	if base != nil && len(base.Details) > 0 {
+		return e
+	}
+	if summed, ok := sumNamedLines(lines); ok {
+		e.Details = summed
+		return e
+	}
+	if more > 0 || len(lines) > maxDetails {
+		n := more + max(len(lines)-maxDetails, 0)
+		lines = append(lines[:min(len(lines), maxDetails):min(len(lines), maxDetails)], fmt.Sprintf("and %d more", n))
+	}
+	e.Details = lines
+	return e
+}
+
+var andMoreRE = regexp.MustCompile(`^and (\d+) more( \w+)?$`)
+
+// andMore reads capped's last line, "and 7 more".
+func andMore(s string) (int, bool) {
+	m := andMoreRE.FindStringSubmatch(s)
+	if m == nil || m[2] != "" {
+		return 0, false
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n, true
+}
+
+var namedLineRE = regexp.MustCompile(`^([a-z_ -]+): (\d+)$`)
+
+// sumNamedLines adds up lines of the form "bad_opcode: 3" by name, biggest
+// first, when every line has that form.
+func sumNamedLines(lines []string) ([]string, bool) {
+	if len(lines) == 0 {
+		return nil, false
+	}
+	sums := map[string]uint64{}
+	var order []string
+	for _, l := range lines {
+		mm := namedLineRE.FindStringSubmatch(l)
+		if mm == nil {
+			return nil, false
+		}
+		n, _ := strconv.ParseUint(mm[2], 10, 64)
+		if _, ok := sums[mm[1]]; !ok {
+			order = append(order, mm[1])
+		}
+		sums[mm[1]] += n
+	}
+	slices.SortStableFunc(order, func(a, b string) int {
+		if c := cmp.Compare(sums[b], sums[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	out := make([]string, len(order))
+	for i, name := range order {
+		out[i] = fmt.Sprintf("%s: %d", name, sums[name])
+	}
+	return capped(out), true
+}
+
+// patch adds to a recomputed finding what only the reports' own findings
+// of the same kind and variant know (per-packet observations the JSON
+// flows do not carry): the first and last frame, detail counts, and the
+// counts the module adds from per-packet state.
+func (m *merger) patch(f Finding, given []sourced) Finding {
+	var match []sourced
+	for _, g := range given {
+		if g.f.Kind != f.Kind || f.Kind == KindCrossRail || f.Kind == KindFanOut {
+			continue
+		}
+		ok := true
+		for k := range f.Evidence.Counts {
+			if _, has := g.f.Evidence.Counts[k]; !has {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			match = append(match, g)
+		}
+	}
+	if len(match) == 0 {
+		return f
+	}
+	if f.Kind == KindCongestion && f.Evidence.Counts["cnps"] > 0 {
+		// The evidence frames are the CNPs' when there are any, else the
+		// CE marks': keep the reports that saw CNPs.
+		match = slices.DeleteFunc(match, func(s sourced) bool { return s.f.Evidence.Counts["cnps"] == 0 })
+	}
+	had := cloneCounts(f.Evidence.Counts)
+	first, last := f.Evidence.First, f.Evidence.Last
+	f.Evidence = mergeEvidence(match, &f.Evidence)
+	if first != nil || last != nil {
+		f.Evidence.First, f.Evidence.Last = first, last
+	}
+	if _, ok := had["cm_mads_cut"]; !ok {
+		if n := f.Evidence.Counts["cm_mads_cut"]; n > 0 {
+			// As truncatedFinding says it with a collector.
+			f.Detail += fmt.Sprintf(" %s on QP1 were cut before their CM header or service ID, so RDMA CM connections "+
+				"(and storage over RDMA CM) cannot be identified from them; a snap length of 256 bytes keeps them.", plural(uint64(n), "management datagram"))
+		}
+	}
+	if _, ok := had["peak_cnps_per_ms"]; !ok {
+		if v, ok := f.Evidence.Counts["peak_cnps_per_ms"]; ok {
+			peak := fmt.Sprintf("CNPs peaked at %.0f per ms in the busiest of the merged reports (their time bins cannot be added up from JSON, "+
+				"so over all of them the peak may be higher). ", v)
+			// Where congestionFinding puts its peak sentence.
+			const after = "cut the rate of the notified QPs. "
+			if i := strings.Index(f.Detail, after); i >= 0 {
+				f.Detail = f.Detail[:i+len(after)] + peak + f.Detail[i+len(after):]
+			} else {
+				f.Detail += " " + peak
+			}
+		}
+	}
+	return f
+}
+
+// fixTotals puts back, into combined findings, the totals over the whole
+// capture that the flow records do carry: the data and CNP packets that
+// dscp_mismatch and the not-ECN-capable ecn_not_acted finding count their
+// wrong packets against, and the severity that depends on that share.
+// Without this they would count only the reports that made the finding.
+func (m *merger) fixTotals() {
+	var data, cnps, reqData, ce uint64
+	names := opcodeNames()
+	for _, r := range m.records {
+		cnps += r.CNPs
+		ce += r.ECNCE
+		if r.DestQPN == gsiQPN {
+			continue // the collector skips management datagrams
+		}
+		data += r.Packets - r.CNPs
+		for name, n := range r.Opcodes {
+			if op, ok := names[name]; ok && (op.IsRequest() || op.IsReadResponse()) {
+				reqData += n
+			}
+		}
+	}
+	for i := range m.out {
+		f := &m.out[i]
+		c := f.Evidence.Counts
+		set := func(key string, v uint64) {
+			old, ok := c[key]
+			if !ok || old == float64(v) {
+				return
+			}
+			c[key] = float64(v)
+			// The module's text names the total as "N of TOTAL ...".
+			f.Detail = strings.Replace(f.Detail, fmt.Sprintf(" of %d ", uint64(old)), fmt.Sprintf(" of %d ", v), 1)
+		}
+		switch {
+		case f.Kind == KindDSCPMismatch && hasCount(f, "data_packets"):
+			set("data_packets", data)
+			f.Severity = Warning
+			if c["wrong_packets"] >= 0.5*c["data_packets"] {
+				f.Severity = Critical
+			}
+		case f.Kind == KindDSCPMismatch && hasCount(f, "cnp_packets"):
+			set("cnp_packets", cnps)
+		case f.Kind == KindECNNotActed && hasCount(f, "not_ect_packets"):
+			set("data_packets", reqData)
+		case f.Kind == KindECNNotActed && hasCount(f, "not_acted"):
+			// Every CE-marked packet of every direction (a CE-marked CNP
+			// too, which the collector does not count: rare enough).
+			set("ce_marked", ce)
+		}
+	}
+}
+
+func hasCount(f *Finding, key string) bool {
+	_, ok := f.Evidence.Counts[key]
+	return ok
+}
+
+// opcodeNames maps opcode names, as flow records write them, to opcodes.
+func opcodeNames() map[string]bth.Opcode {
+	m := make(map[string]bth.Opcode, 256)
+	for i := 0; i < 256; i++ {
+		m[bth.Opcode(i).String()] = bth.Opcode(i)
+	}
+	return m
+}
+
+// summary counts the merged report as summarize does a single run's.
+func (m *merger) summary() Summary {
+	return summarize(&Input{Flows: m.flows, Topology: m.opts.Topology}, m.out)
+}
+
+func (m *merger) notef(format string, args ...any) {
+	m.notes = append(m.notes, "merge: "+fmt.Sprintf(format, args...))
+}
+
+func cloneCounts(c map[string]float64) map[string]float64 {
+	out := make(map[string]float64, len(c))
+	for k, v := range c {
+		out[k] = v
+	}
+	return out
+}
