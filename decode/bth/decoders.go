@@ -1,6 +1,9 @@
 package bth
 
-import "github.com/google/gopacket"
+import (
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+)
 
 // The decoders gopacket.NewPacket calls; init registers them. Unlike
 // DecodeFromBytes on a reused layer, they allocate a layer per header.
@@ -9,6 +12,9 @@ import "github.com/google/gopacket"
 // as a layer of its own in wire order, then hands what follows to the CM
 // MAD, CNP or payload decoder.
 func decodeBTH(data []byte, p gopacket.PacketBuilder) error {
+	if fromRoCEPortOnly(data, p) {
+		return p.NextDecoder(gopacket.LayerTypePayload)
+	}
 	b := &BTH{}
 	err := b.DecodeFromBytes(data, p)
 	if len(b.Contents) > 0 {
@@ -107,4 +113,23 @@ func decodeCNP(data []byte, p gopacket.PacketBuilder) error {
 	}
 	p.AddLayer(c)
 	return nil
+}
+
+// fromRoCEPortOnly reports whether data is the payload of a UDP datagram
+// sent from port 4791 to another port. gopacket's UDP layer picks the next
+// decoder by destination port and then by source port, but RoCEv2 is keyed
+// on the destination port alone (IBTA vol 1 Annex A17 §A17.4.1.1: the
+// source port only carries flow entropy), so such a datagram is not RoCE.
+// Only the datagram that directly carries data is judged: under a UDP
+// tunnel gopacket's transport layer is the outer one, which says nothing.
+func fromRoCEPortOnly(data []byte, p gopacket.PacketBuilder) bool {
+	pk, ok := p.(gopacket.Packet)
+	if !ok || len(data) == 0 {
+		return false
+	}
+	udp, ok := pk.TransportLayer().(*layers.UDP)
+	if !ok || len(udp.Payload) == 0 || &udp.Payload[0] != &data[0] {
+		return false
+	}
+	return udp.DstPort != RoCEv2UDPPort
 }
