@@ -9,10 +9,6 @@ import (
 	"testing"
 )
 
-func demoCapture(name string) string {
-	return filepath.Join(repoRoot, "testdata", "pcaps", "gen", name)
-}
-
 func topologyFile(name string) string {
 	return filepath.Join(repoRoot, "testdata", "topology", name)
 }
@@ -26,10 +22,10 @@ func TestReportGolden(t *testing.T) {
 		args []string
 		code int
 	}{
-		{"incident_text", []string{"report", "--topology", pod, demoCapture("incident_demo.pcap")}, ExitOK},
-		{"incident_markdown", []string{"report", "--format", "markdown", "--topology", pod, demoCapture("incident_demo.pcap")}, ExitOK},
-		{"retransmissions_json", []string{"report", "--format", "json", demoCapture("retransmissions.pcap")}, ExitFindings},
-		{"storage_text", []string{"report", "--topology", pod, demoCapture("report_storage.pcap")}, ExitFindings},
+		{"incident_text", []string{"report", "--topology", pod, genCapture("incident_demo.pcap")}, ExitOK},
+		{"incident_markdown", []string{"report", "--format", "markdown", "--topology", pod, genCapture("incident_demo.pcap")}, ExitOK},
+		{"retransmissions_json", []string{"report", "--format", "json", genCapture("retransmissions.pcap")}, ExitFindings},
+		{"storage_text", []string{"report", "--topology", pod, genCapture("report_storage.pcap")}, ExitFindings},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -51,8 +47,8 @@ func TestReportGolden(t *testing.T) {
 // and input errors.
 func TestReportExitCodes(t *testing.T) {
 	pod := topologyFile("report_pod.yaml")
-	demo := demoCapture("incident_demo.pcap")   // warnings, no critical
-	loss := demoCapture("retransmissions.pcap") // critical (fatal NAKs)
+	demo := genCapture("incident_demo.pcap")   // warnings, no critical
+	loss := genCapture("retransmissions.pcap") // critical (fatal NAKs)
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(bad, []byte("nodes:\n  - name: a\n    interfaces:\n      - {name: x, ip: 10.0.0.300, role: compute, rail: 0}\n"), 0o644)
 	tests := []struct {
@@ -90,7 +86,7 @@ func TestReportExitCodes(t *testing.T) {
 func TestReportFiles(t *testing.T) {
 	dir := t.TempDir()
 	html := filepath.Join(dir, "r.html")
-	if _, stderr, code := runCLI(t, "report", "--format", "html", "-o", html, "--fail-on", "never", demoCapture("report_ecn.pcap")); code != ExitOK {
+	if _, stderr, code := runCLI(t, "report", "--format", "html", "-o", html, "--fail-on", "never", genCapture("report_ecn.pcap")); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	b, err := os.ReadFile(html)
@@ -109,7 +105,7 @@ func TestReportFiles(t *testing.T) {
 		}
 	}
 	js := filepath.Join(dir, "r.json")
-	if _, stderr, code := runCLI(t, "report", "--format", "json", "-o", js, "--fail-on", "never", demoCapture("report_ecn.pcap"), demoCapture("report_cross_rail.pcap")); code != ExitOK {
+	if _, stderr, code := runCLI(t, "report", "--format", "json", "-o", js, "--fail-on", "never", genCapture("report_ecn.pcap"), genCapture("report_cross_rail.pcap")); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var doc map[string]json.RawMessage
