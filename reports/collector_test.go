@@ -318,9 +318,10 @@ func TestTimelineBins(t *testing.T) {
 			idB = f.ID
 		}
 	}
-	// 1 s in 100 µs bins is 10000 bins: 6 doublings give 6.4 ms bins, 157 of them
-	if tl.RoCEBits.Bin != 6400*time.Microsecond || len(tl.RoCEBits.Bins) != 157 {
-		t.Fatalf("bin %v × %d, want 6.4ms × 157", tl.RoCEBits.Bin, len(tl.RoCEBits.Bins))
+	// 1 s in 1 µs bins is 10^6 bins: 13 doublings give 8.192 ms bins,
+	// 122 of them for the 999.9 ms the frames span
+	if tl.RoCEBits.Bin != 8192*time.Microsecond || len(tl.RoCEBits.Bins) != 122 {
+		t.Fatalf("bin %v × %d, want 8.192ms × 122", tl.RoCEBits.Bin, len(tl.RoCEBits.Bins))
 	}
 	sum := func(b []float64) (s float64) {
 		for _, v := range b {
@@ -345,9 +346,9 @@ func TestTimelineBins(t *testing.T) {
 	if sum(tl.CNPs.Bins) != 10 || sum(tl.CEMarks.Bins) != 1000 {
 		t.Errorf("CNPs %v, CE marks %v, want 10 and 1000", sum(tl.CNPs.Bins), sum(tl.CEMarks.Bins))
 	}
-	// flow B lives in bins 78..93 (0.5 s to 0.6 s at 6.4 ms)
+	// flow B lives in bins 61..73 (0.5 s to 0.6 s at 8.192 ms)
 	for i, v := range tl.FlowBits[idB].Bins {
-		if (v > 0) != (i >= 78 && i <= 93) {
+		if (v > 0) != (i >= 61 && i <= 73) {
 			t.Errorf("flow B bin %d = %v", i, v)
 		}
 	}

@@ -7,10 +7,10 @@ import "time"
 // bin width doubles and neighbouring bins merge in pairs (bin 2i and 2i+1
 // become bin i), as often as needed, so a capture of any length ends with
 // between timelineMaxBins/2 and timelineMaxBins bins (or fewer, for a
-// capture shorter than timelineMaxBins × 100 µs). Every series, the
+// capture shorter than timelineMaxBins × 1 µs). Every series, the
 // per-flow ones included, is kept on the same bins.
 const (
-	timelineFirstBin = 100 * time.Microsecond
+	timelineFirstBin = time.Microsecond
 	timelineMaxBins  = 200
 )
 

@@ -99,16 +99,10 @@ func congestionFinding(in *Input) (Finding, bool) {
 		"so DCQCN cut the rate of the notified QPs. ", plural(ce, "packet"), data, percent(float64(ce), float64(data)), plural(cnps, "CNP"))
 	if in.Collect != nil && cnps > 0 {
 		tl := in.Collect.Timeline()
-		peak, at := 0.0, 0
-		for i, v := range tl.CNPs.Bins {
-			if v > peak {
-				peak, at = v, i
-			}
-		}
-		perMS := peak / (float64(tl.CNPs.Bin) / float64(time.Millisecond))
-		f.Evidence.Counts["peak_cnps_per_ms"] = perMS
-		f.Detail += fmt.Sprintf("CNPs peaked at %.0f per ms in the %s starting %s. ", perMS, flowtable.HumanDuration(tl.CNPs.Bin),
-			tl.CNPs.Start.Add(time.Duration(at)*tl.CNPs.Bin).UTC().Format("15:04:05.000000"))
+		peak, at := peakPerWindow(tl.CNPs, time.Millisecond)
+		f.Evidence.Counts["peak_cnps_per_ms"] = peak
+		f.Detail += fmt.Sprintf("CNPs peaked at %.0f in the millisecond starting %s. ", peak,
+			at.UTC().Format("15:04:05.000000"))
 	}
 	if sev == Warning {
 		f.Detail += "At 1% or more of the data this is sustained congestion: the AllReduce runs below line rate for as long as it lasts."
@@ -419,4 +413,25 @@ func pfcFinding(in *Input) (Finding, bool) {
 		f.Detail += fmt.Sprintf(" %d 802.3x link-level PAUSE frames stop every priority of the link, not just RoCE: global pause should be off where PFC is used.", pause)
 	}
 	return f, true
+}
+
+// peakPerWindow is the most events of s in any window of width w (at
+// least one bin) sliding bin by bin, and the window's start: a rate that
+// does not depend on how fine the timeline's bins are.
+func peakPerWindow(s Series, w time.Duration) (peak float64, start time.Time) {
+	k := 1
+	if s.Bin > 0 && w > s.Bin {
+		k = int((w + s.Bin - 1) / s.Bin)
+	}
+	sum, at := 0.0, 0
+	for i, v := range s.Bins {
+		sum += v
+		if i >= k {
+			sum -= s.Bins[i-k]
+		}
+		if sum > peak {
+			peak, at = sum, max(0, i-k+1)
+		}
+	}
+	return peak, s.Start.Add(time.Duration(at) * s.Bin)
 }
