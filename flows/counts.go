@@ -12,24 +12,57 @@ type OpcodeCount struct {
 	Count  uint64
 }
 
-// opcodeCounts counts packets per opcode. A flow uses a handful of opcodes,
-// so a short slice searched linearly beats a [256] array on memory.
-type opcodeCounts []OpcodeCount
+// Small counters live in the Flow itself: a flow uses a handful of
+// opcodes, one or two DSCP values and usually one UDP source port, and
+// following a slice to its backing array on every packet costs a cache
+// miss. Each counter keeps its first few values inline, packed one to a
+// word (value + 1 in the top byte, the count in the low 56 bits: 7×10^16
+// packets), and the rare rest in a slice.
+const (
+	packShift = 56
+	packCount = 1<<packShift - 1
+)
+
+// opcodeInline is how many opcodes a flow counts without a slice: a WRITE
+// flow uses FIRST, MIDDLE, LAST and ONLY; an ACK flow, ACK and CNP.
+const opcodeInline = 4
+
+// opcodeCounts counts packets per opcode.
+type opcodeCounts struct {
+	inline [opcodeInline]uint64 // packed (opcode + 1, count); 0 is free
+	more   []OpcodeCount
+}
 
 func (c *opcodeCounts) add(op bth.Opcode) {
-	s := *c
-	for i := range s {
-		if s[i].Opcode == op {
-			s[i].Count++
+	tag := (uint64(op) + 1) << packShift
+	for i := range c.inline {
+		switch w := c.inline[i]; {
+		case w&^packCount == tag:
+			c.inline[i]++
+			return
+		case w == 0:
+			c.inline[i] = tag | 1
 			return
 		}
 	}
-	*c = append(s, OpcodeCount{op, 1})
+	for i := range c.more {
+		if c.more[i].Opcode == op {
+			c.more[i].Count++
+			return
+		}
+	}
+	c.more = append(c.more, OpcodeCount{op, 1})
 }
 
-// sorted returns the counts ordered by opcode.
-func (c opcodeCounts) sorted() []OpcodeCount {
-	out := append([]OpcodeCount(nil), c...)
+// sorted returns the counts ordered by opcode; nil if there are none.
+func (c *opcodeCounts) sorted() []OpcodeCount {
+	var out []OpcodeCount
+	for _, w := range c.inline {
+		if w != 0 {
+			out = append(out, OpcodeCount{bth.Opcode(w>>packShift - 1), w & packCount})
+		}
+	}
+	out = append(out, c.more...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Opcode < out[j].Opcode })
 	return out
 }
@@ -41,21 +74,45 @@ type ValueCount struct {
 	Count uint64
 }
 
-type valueCounts []ValueCount
+// valueInline is how many values a valueCounts keeps without a slice.
+const valueInline = 2
+
+// valueCounts counts packets per value of a small field.
+type valueCounts struct {
+	inline [valueInline]uint64 // packed (value + 1, count); 0 is free
+	more   []ValueCount
+}
 
 func (c *valueCounts) add(v uint8) {
-	s := *c
-	for i := range s {
-		if s[i].Value == v {
-			s[i].Count++
+	tag := (uint64(v) + 1) << packShift
+	for i := range c.inline {
+		switch w := c.inline[i]; {
+		case w&^packCount == tag:
+			c.inline[i]++
+			return
+		case w == 0:
+			c.inline[i] = tag | 1
 			return
 		}
 	}
-	*c = append(s, ValueCount{v, 1})
+	for i := range c.more {
+		if c.more[i].Value == v {
+			c.more[i].Count++
+			return
+		}
+	}
+	c.more = append(c.more, ValueCount{v, 1})
 }
 
-func (c valueCounts) sorted() []ValueCount {
-	out := append([]ValueCount(nil), c...)
+// sorted returns the counts ordered by value; nil if there are none.
+func (c *valueCounts) sorted() []ValueCount {
+	var out []ValueCount
+	for _, w := range c.inline {
+		if w != 0 {
+			out = append(out, ValueCount{uint8(w>>packShift - 1), w & packCount})
+		}
+	}
+	out = append(out, c.more...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Value < out[j].Value })
 	return out
 }
@@ -64,22 +121,44 @@ func (c valueCounts) sorted() []ValueCount {
 // entropy, bounded so that memory stays per flow.
 const maxPorts = 64
 
+// portsInline is how many ports a portSet keeps without a slice.
+const portsInline = 2
+
 // portSet is the set of UDP source ports of a flow, up to maxPorts; more
 // says that ports beyond the cap were seen.
 type portSet struct {
-	ports []uint16
-	more  bool
+	inline [portsInline]uint16
+	n      uint8 // ports in inline
+	more   bool
+	rest   []uint16 // ports beyond inline
 }
 
 func (s *portSet) add(p uint16) {
-	for _, q := range s.ports {
+	for _, q := range s.inline[:s.n] {
 		if q == p {
 			return
 		}
 	}
-	if len(s.ports) == maxPorts {
+	if int(s.n) < portsInline {
+		s.inline[s.n] = p
+		s.n++
+		return
+	}
+	for _, q := range s.rest {
+		if q == p {
+			return
+		}
+	}
+	if portsInline+len(s.rest) == maxPorts {
 		s.more = true
 		return
 	}
-	s.ports = append(s.ports, p)
+	s.rest = append(s.rest, p)
+}
+
+// list returns the ports in the order they were first seen; nil if none.
+func (s *portSet) list() []uint16 {
+	var out []uint16
+	out = append(out, s.inline[:s.n]...)
+	return append(out, s.rest...)
 }

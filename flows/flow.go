@@ -105,22 +105,35 @@ type Flow struct {
 	FirstPSN, LastPSN uint32
 	HasPSN            bool
 
+	// The counters and state every packet updates come before the PSN
+	// state, so that a packet touches few cache lines of its flow.
+
+	CNPs      uint64 // CNPs this flow carries (addressed to DestQP)
+	ECNCE     uint64 // packets whose IP ECN field is CE (congestion experienced)
+	FECN      uint64 // packets with the BTH FECN bit
+	BECN      uint64 // packets with the BTH BECN bit (CNPs set it)
+	ICRCBad   uint64 // whole frames whose ICRC did not verify (counted as any other packet too)
+	Truncated uint64 // frames cut by the snap length
+
+	ECN [4]uint64 // packets per ECN codepoint: not-ECT, ECT(1), ECT(0), CE
+
+	pmtu      uint32    // path MTU of the source QP, once a packet showed it; 0 before
+	binIndex  int64     // current 1 ms rate bin (Unix ms)
+	binBytes  uint64    // wire bytes in the current bin
+	peakBytes uint64    // most wire bytes in any 1 ms bin
+	lastReq   time.Time // capture time of the last request packet
+	opcodes   opcodeCounts
+	dscp      valueCounts
+	ports     portSet
+
 	// Requests: PSN state of the requests this flow carries.
 	Requests PSNStats
 	// ReadResponses: PSN state of the RDMA READ responses this flow carries.
 	ReadResponses PSNStats
 
-	NAKs      [5]uint64 // NAKs this flow carries, indexed by bth.NAKCode (psn_seq_err ... invalid_rd_request)
-	NAKOther  uint64    // NAKs with a reserved code
-	RNRNAKs   uint64    // RNR NAKs this flow carries
-	CNPs      uint64    // CNPs this flow carries (addressed to DestQP)
-	ECNCE     uint64    // packets whose IP ECN field is CE (congestion experienced)
-	FECN      uint64    // packets with the BTH FECN bit
-	BECN      uint64    // packets with the BTH BECN bit (CNPs set it)
-	ICRCBad   uint64    // whole frames whose ICRC did not verify (counted as any other packet too)
-	Truncated uint64    // frames cut by the snap length
-
-	ECN [4]uint64 // packets per ECN codepoint: not-ECT, ECT(1), ECT(0), CE
+	NAKs     [5]uint64 // NAKs this flow carries, indexed by bth.NAKCode (psn_seq_err ... invalid_rd_request)
+	NAKOther uint64    // NAKs with a reserved code
+	RNRNAKs  uint64    // RNR NAKs this flow carries
 
 	Partner  *Flow // the flow carrying this one's ACKs and READ responses (and the reverse), nil if none
 	PairedBy PairMethod
@@ -132,21 +145,12 @@ type Flow struct {
 
 	resp     respTracker   // PSNs of the ACKs and responses this flow carries
 	pair     *pairEvidence // candidate partners its responses allow, once it carries one
-	pmtu     uint32        // path MTU of the source QP, once a packet showed it; 0 before
 	lastRead readState     // the last RDMA READ request, to recognise a re-issue
-	lastReq  time.Time     // capture time of the last request packet
 	retx     *retxState    // NAK, episode and gap state; nil until the first
 	reqLink  *Flow         // CM: the flow whose requests this one's responses answer
 	respLink *Flow         // the flow whose responses last answered this one's requests, online
 
-	opcodes   opcodeCounts
-	dscp      valueCounts
 	rnrTimers valueCounts
-	ports     portSet
-
-	binIndex  int64  // current 1 ms rate bin (Unix ms)
-	binBytes  uint64 // wire bytes in the current bin
-	peakBytes uint64 // most wire bytes in any 1 ms bin
 }
 
 // PSNStats is the sequence state of one PSN space of a flow.
@@ -194,7 +198,7 @@ func (f *Flow) RNRTimers() []ValueCount { return f.rnrTimers.sorted() }
 // SrcPorts returns the UDP source ports seen, sorted, and whether more than
 // the remembered maximum were seen.
 func (f *Flow) SrcPorts() (ports []uint16, more bool) {
-	ports = append([]uint16(nil), f.ports.ports...)
+	ports = f.ports.list()
 	sort.Slice(ports, func(i, j int) bool { return ports[i] < ports[j] })
 	return ports, f.ports.more
 }

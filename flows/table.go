@@ -62,9 +62,14 @@ func NewTable(cfg Config) *Table {
 
 // Add accounts one decoded packet. Only RoCE packets whose BTH was captured
 // are flows' business; other packets are ignored.
-func (t *Table) Add(p *packet.Packet, at FrameRef) {
+func (t *Table) Add(p *packet.Packet, at FrameRef) { t.AddFlow(p, at) }
+
+// AddFlow is Add that also returns the flow p was accounted to (the current
+// epoch of its key, perhaps new with p), or nil if p is not a flow's
+// business: callers that observe the flow too need no second lookup.
+func (t *Table) AddFlow(p *packet.Packet, at FrameRef) *Flow {
 	if p.Kind != packet.KindRoCE || !p.HasBTH {
-		return
+		return nil
 	}
 	if p.HasCM {
 		t.noteCM(p, at)
@@ -83,6 +88,7 @@ func (t *Table) Add(p *packet.Packet, at FrameRef) {
 		t.notePair(f, p.BTH.PSN, at.Time)
 		t.noteResponse(f, &p.BTH, at)
 	}
+	return f
 }
 
 // newFlow starts a flow for k; prev is the key's previous epoch, if any.

@@ -33,6 +33,10 @@ type flowObs struct {
 	firstNotECT         flows.FrameRef
 
 	series flowSeries
+
+	// retxSeen and gapsSeen are the flow's Retransmitted and PSNGaps after
+	// its previous packet (see Collector.addRoCE).
+	retxSeen, gapsSeen uint64
 }
 
 // observe classifies one packet of the flow.

@@ -25,11 +25,6 @@ type collectorState struct {
 	started     bool
 	first, last time.Time // capture times of the first and last frame
 
-	// lastKey and lastFlow cache the flow of the previous RoCE packet, so
-	// that consecutive packets of one QP skip the table lookup.
-	lastKey  flows.Key
-	lastFlow *flows.Flow
-
 	perFlow  []flowObs // by flow ID - 1
 	conv     convTable
 	pfc      pfcState
@@ -91,27 +86,18 @@ func (c *Collector) addRoCE(p *packet.Packet, at flows.FrameRef) {
 		c.Table.Add(p, at) // the table decides what it keeps
 		return
 	}
-	k := flows.Key{Src: p.Src, Dst: p.Dst, DestQP: p.BTH.DestQP}
-	before := s.lastFlow
-	if before == nil || s.lastKey != k {
-		before = c.Table.Current(k)
-	}
-	var retx0, gaps0 uint64
-	if before != nil {
-		retx0, gaps0 = before.Retransmitted(), before.PSNGaps()
-	}
-	c.Table.Add(p, at)
-	f := before
-	if f == nil || f.Last.File != at.File || f.Last.Frame != at.Frame {
-		// a new flow, or a new epoch of the key
-		f, retx0, gaps0 = c.Table.Current(k), 0, 0
-	}
-	s.lastKey, s.lastFlow = k, f
+	f := c.Table.AddFlow(p, at)
 	if f == nil {
 		return
 	}
-	s.tl.retx[bin] += float64(f.Retransmitted() - retx0)
-	s.tl.gaps[bin] += float64(f.PSNGaps() - gaps0)
+	// A flow's retransmission and gap counts change only while its own
+	// packets are added, so the difference from what the flow's previous
+	// packet left is what this packet added.
+	o := s.flowObs(f.ID)
+	retx, gaps := f.Retransmitted(), f.PSNGaps()
+	s.tl.retx[bin] += float64(retx - o.retxSeen)
+	s.tl.gaps[bin] += float64(gaps - o.gapsSeen)
+	o.retxSeen, o.gapsSeen = retx, gaps
 
 	op := p.BTH.Opcode
 	ce := p.ECN&3 == 3
@@ -131,7 +117,6 @@ func (c *Collector) addRoCE(p *packet.Packet, at flows.FrameRef) {
 	if p.HasCM && p.CM.IsCM() && p.CM.AttributeID == bth.CMAttrREQ {
 		s.cm.add(p, at)
 	}
-	o := s.flowObs(f.ID)
 	o.observe(p, at, &c.cfg)
 	o.series.add(bin, uint64(p.IPTotalLen)*8)
 }

@@ -87,6 +87,14 @@ func leftPad(s string, n int) string {
 // WriteTable writes shown as a terminal table with a totals line for all
 // (the flows before --top cut them).
 func WriteTable(w io.Writer, shown, all []Record) error {
+	if len(shown) > streamRows {
+		return writeTableStream(w, shown, all)
+	}
+	return writeTableWriter(w, shown, all)
+}
+
+// writeTableWriter is WriteTable through tablewriter.
+func writeTableWriter(w io.Writer, shown, all []Record) error {
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAlignment(tw.AlignRight),

@@ -1,6 +1,8 @@
 package render
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,15 +17,69 @@ import (
 // flows and findings. Lists are [] and maps {} when empty, never null;
 // times are in UTC; findings are ranked critical first. A count that is
 // not a finite number is an error, since JSON cannot carry it.
+//
+// The flows, the bulk of a big report, are encoded and indented one record
+// at a time as they are written, so that memory follows the flow table
+// rather than holding the whole document twice (compact, then indented).
+// The bytes are those of one indented json.Encoder over the whole report.
 func WriteJSON(w io.Writer, r *reports.Report) error {
 	doc, err := jsonReport(r)
 	if err != nil {
 		return err
 	}
+	flows := doc.Flows
+	doc.Flows = []flowtable.Record{}
+	var head bytes.Buffer
+	if err := newJSONEncoder(&head, "  ").Encode(doc); err != nil {
+		return err
+	}
+	if len(flows) == 0 {
+		_, err := w.Write(head.Bytes())
+		return err
+	}
+	// The flows are a member of the top-level object, so their empty list
+	// is on a line of its own two spaces in (a string cannot hold a raw
+	// newline): split the document there.
+	const mark = "\n  \"flows\": []"
+	i := bytes.Index(head.Bytes(), []byte(mark))
+	if i < 0 {
+		return fmt.Errorf("render: json: no flows member in the report")
+	}
+	i += len(mark) - 1 // at the ']'
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(head.Bytes()[:i])
+	var rec, ind bytes.Buffer
+	enc := newJSONEncoder(&rec, "")
+	for n := range flows {
+		rec.Reset()
+		if err := enc.Encode(&flows[n]); err != nil {
+			return err
+		}
+		ind.Reset()
+		// Records are elements of "flows": two levels deep.
+		if err := json.Indent(&ind, bytes.TrimSuffix(rec.Bytes(), []byte("\n")), "    ", "  "); err != nil {
+			return err
+		}
+		bw.WriteString("\n    ")
+		bw.Write(ind.Bytes())
+		if n < len(flows)-1 {
+			bw.WriteByte(',')
+		}
+	}
+	bw.WriteString("\n  ")
+	bw.Write(head.Bytes()[i:])
+	return bw.Flush()
+}
+
+// newJSONEncoder returns an encoder that leaves HTML characters alone and
+// indents by indent (not at all if empty).
+func newJSONEncoder(w io.Writer, indent string) *json.Encoder {
 	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	if indent != "" {
+		enc.SetIndent("", indent)
+	}
 	enc.SetEscapeHTML(false)
-	return enc.Encode(doc)
+	return enc
 }
 
 // jsonReport is a copy of r made ready for JSON; r is not modified.
