@@ -23,6 +23,26 @@ const (
 	packCount = 1<<packShift - 1
 )
 
+// bumpInline counts v in the packed inline words, taking a free word for a
+// new value; it reports false when every word holds another value.
+func bumpInline(inline []uint64, v uint8) bool {
+	tag := (uint64(v) + 1) << packShift
+	for i, w := range inline {
+		switch {
+		case w&^packCount == tag:
+			inline[i]++
+			return true
+		case w == 0:
+			inline[i] = tag | 1
+			return true
+		}
+	}
+	return false
+}
+
+// unpack returns the value and count of a used inline word.
+func unpack(w uint64) (v uint8, n uint64) { return uint8(w>>packShift - 1), w & packCount }
+
 // opcodeInline is how many opcodes a flow counts without a slice: a WRITE
 // flow uses FIRST, MIDDLE, LAST and ONLY; an ACK flow, ACK and CNP.
 const opcodeInline = 4
@@ -34,16 +54,8 @@ type opcodeCounts struct {
 }
 
 func (c *opcodeCounts) add(op bth.Opcode) {
-	tag := (uint64(op) + 1) << packShift
-	for i := range c.inline {
-		switch w := c.inline[i]; {
-		case w&^packCount == tag:
-			c.inline[i]++
-			return
-		case w == 0:
-			c.inline[i] = tag | 1
-			return
-		}
+	if bumpInline(c.inline[:], uint8(op)) {
+		return
 	}
 	for i := range c.more {
 		if c.more[i].Opcode == op {
@@ -59,7 +71,8 @@ func (c *opcodeCounts) sorted() []OpcodeCount {
 	var out []OpcodeCount
 	for _, w := range c.inline {
 		if w != 0 {
-			out = append(out, OpcodeCount{bth.Opcode(w>>packShift - 1), w & packCount})
+			v, n := unpack(w)
+			out = append(out, OpcodeCount{bth.Opcode(v), n})
 		}
 	}
 	out = append(out, c.more...)
@@ -84,16 +97,8 @@ type valueCounts struct {
 }
 
 func (c *valueCounts) add(v uint8) {
-	tag := (uint64(v) + 1) << packShift
-	for i := range c.inline {
-		switch w := c.inline[i]; {
-		case w&^packCount == tag:
-			c.inline[i]++
-			return
-		case w == 0:
-			c.inline[i] = tag | 1
-			return
-		}
+	if bumpInline(c.inline[:], v) {
+		return
 	}
 	for i := range c.more {
 		if c.more[i].Value == v {
@@ -109,7 +114,8 @@ func (c *valueCounts) sorted() []ValueCount {
 	var out []ValueCount
 	for _, w := range c.inline {
 		if w != 0 {
-			out = append(out, ValueCount{uint8(w>>packShift - 1), w & packCount})
+			v, n := unpack(w)
+			out = append(out, ValueCount{v, n})
 		}
 	}
 	out = append(out, c.more...)
