@@ -118,19 +118,26 @@ func BenchmarkHotPathFlows(b *testing.B) {
 	})
 }
 
+// collectorStage is the report's per-packet work: decode, then the
+// collector (which feeds the flow table).
+func collectorStage() (stage, *flows.Table, *reports.Collector) {
+	var dec packet.Decoder
+	var p packet.Packet
+	t := flows.NewTable(flows.Config{})
+	c := reports.NewCollector(t, reports.Config{})
+	return func(rec *capture.Record, file int) {
+		if dec.Decode(rec.LinkType, rec.Data, rec.OrigLen, &p) == nil {
+			c.Add(&p, flows.FrameRef{File: file, Frame: rec.Number, Time: rec.Timestamp})
+		}
+	}, t, c
+}
+
 // BenchmarkHotPathCollector: reader, decoder, flow table and the report's
 // collector (rocedump report's per-packet work).
 func BenchmarkHotPathCollector(b *testing.B) {
 	runHotPath(b, func() (stage, func()) {
-		var dec packet.Decoder
-		var p packet.Packet
-		t := flows.NewTable(flows.Config{})
-		c := reports.NewCollector(t, reports.Config{})
-		return func(rec *capture.Record, file int) {
-			if dec.Decode(rec.LinkType, rec.Data, rec.OrigLen, &p) == nil {
-				c.Add(&p, flows.FrameRef{File: file, Frame: rec.Number, Time: rec.Timestamp})
-			}
-		}, c.Finish
+		st, _, c := collectorStage()
+		return st, c.Finish
 	})
 }
 
@@ -139,20 +146,13 @@ func BenchmarkHotPathCollector(b *testing.B) {
 // and exit code).
 func BenchmarkHotPathReport(b *testing.B) {
 	runHotPath(b, func() (stage, func()) {
-		var dec packet.Decoder
-		var p packet.Packet
-		t := flows.NewTable(flows.Config{})
-		c := reports.NewCollector(t, reports.Config{})
-		return func(rec *capture.Record, file int) {
-				if dec.Decode(rec.LinkType, rec.Data, rec.OrigLen, &p) == nil {
-					c.Add(&p, flows.FrameRef{File: file, Frame: rec.Number, Time: rec.Timestamp})
-				}
-			}, func() {
-				c.Finish()
-				rep := reports.Run(&reports.Input{Flows: t.Flows(), Collect: c, Config: reports.Config{}}, "bench")
-				if err := render.WriteJSON(io.Discard, rep); err != nil {
-					b.Fatal(err)
-				}
+		st, t, c := collectorStage()
+		return st, func() {
+			c.Finish()
+			rep := reports.Run(&reports.Input{Flows: t.Flows(), Collect: c, Config: reports.Config{}}, "bench")
+			if err := render.WriteJSON(io.Discard, rep); err != nil {
+				b.Fatal(err)
 			}
+		}
 	})
 }

@@ -12,10 +12,7 @@ import (
 // TestFlowsGolden pins the flows table, Markdown, CSV and JSON for real and
 // generated captures (go test ./cli -update rewrites them).
 func TestFlowsGolden(t *testing.T) {
-	tests := []struct {
-		name string
-		args []string
-	}{
+	tests := []goldenCase{
 		{"nccl_ring_table", []string{"flows", "real/linlinw5_nccl_ring2_node0.pcap"}},
 		{"nccl_tree_json", []string{"flows", "--format", "json", "--sort", "id", "real/linlinw5_nccl_tree2_node2.pcap"}},
 		{"rdma_cm_table", []string{"flows", "real/linlinw5_rdma_cm.pcap"}},
@@ -26,19 +23,7 @@ func TestFlowsGolden(t *testing.T) {
 		{"storage_json", []string{"flows", "--format", "json", "--top", "3", "gen/storage.pcap"}},
 		{"erspan3_table", []string{"flows", "gen/mirror_erspan3_ipv6.pcapng"}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string(nil), tt.args...)
-			last := len(args) - 1
-			args[last] = filepath.Join(repoRoot, "testdata", "pcaps", args[last])
-			out, stderr, code := runCLI(t, args...)
-			if code != ExitOK {
-				t.Fatalf("exit %d: %s", code, stderr)
-			}
-			stderr = strings.ReplaceAll(stderr, filepath.Join(repoRoot, "testdata", "pcaps")+string(filepath.Separator), "")
-			checkGolden(t, "flows/"+tt.name, fmt.Sprintf("$ rocedump %s\n%s--- stderr\n%s", strings.Join(tt.args, " "), out, stderr))
-		})
-	}
+	runGoldenCases(t, "flows", tests)
 }
 
 // TestFlowsMergesFiles: the three node captures of one NCCL run, given

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,3 +53,32 @@ func checkGolden(t *testing.T, name, got string) { t.Helper(); golden.Check(t, n
 
 // firstDiff shows the first differing line of two texts.
 func firstDiff(want, got string) string { return golden.FirstDiff(want, got) }
+
+// goldenCase is one CLI run pinned by testdata/DIR/NAME.golden. The last
+// argument names a capture relative to testdata/pcaps, so the golden file
+// reads the same on every machine.
+type goldenCase struct {
+	name string
+	args []string
+}
+
+// runGoldenCases runs each case, which must succeed, and checks its stdout
+// and stderr against the golden file (go test ./cli -update rewrites them).
+func runGoldenCases(t *testing.T, dir string, tests []goldenCase) {
+	t.Helper()
+	pcaps := filepath.Join(repoRoot, "testdata", "pcaps")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string(nil), tt.args...)
+			last := len(args) - 1
+			args[last] = filepath.Join(pcaps, args[last])
+			out, stderr, code := runCLI(t, args...)
+			if code != ExitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			// Paths differ between machines; the summary does not.
+			stderr = strings.ReplaceAll(stderr, pcaps+string(filepath.Separator), "")
+			checkGolden(t, dir+"/"+tt.name, fmt.Sprintf("$ rocedump %s\n%s--- stderr\n%s", strings.Join(tt.args, " "), out, stderr))
+		})
+	}
+}

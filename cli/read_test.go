@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -243,10 +242,7 @@ func TestReadCutOff(t *testing.T) {
 // TestReadGolden pins the text, verbose and JSON output on real and
 // generated captures (go test ./cli -update rewrites the files).
 func TestReadGolden(t *testing.T) {
-	tests := []struct {
-		name string
-		args []string
-	}{
+	tests := []goldenCase{
 		{"rdma_cm_text", []string{"read", "real/linlinw5_rdma_cm.pcap"}},
 		{"atomic_verbose", []string{"read", "-v", "real/linlinw5_rdma_atomic_bw.pcap"}},
 		{"rping_json", []string{"read", "--format", "json", "real/linlinw5_rping.pcap"}},
@@ -257,18 +253,5 @@ func TestReadGolden(t *testing.T) {
 		{"malformed_text", []string{"read", "gen/malformed.pcap"}},
 		{"storage_cm_verbose", []string{"read", "-v", "--opcode", "cm", "gen/storage.pcap"}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string(nil), tt.args...)
-			last := len(args) - 1
-			args[last] = filepath.Join(repoRoot, "testdata", "pcaps", args[last])
-			out, stderr, code := runCLI(t, args...)
-			if code != ExitOK {
-				t.Fatalf("exit %d: %s", code, stderr)
-			}
-			// Paths differ between machines; the summary does not.
-			stderr = strings.ReplaceAll(stderr, filepath.Join(repoRoot, "testdata", "pcaps")+string(filepath.Separator), "")
-			checkGolden(t, "read/"+tt.name, fmt.Sprintf("$ rocedump %s\n%s--- stderr\n%s", strings.Join(tt.args, " "), out, stderr))
-		})
-	}
+	runGoldenCases(t, "read", tests)
 }
