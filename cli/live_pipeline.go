@@ -57,7 +57,7 @@ func (a *frameAnalyzer) add(rec *capture.Record, file int) *packet.Packet {
 	case packet.KindMalformed:
 		st.Malformed++
 	}
-	at := flows.FrameRef{File: file, Frame: rec.Number, Time: rec.Timestamp}
+	at := flows.FrameRef{File: file, Frame: rec.Number, Time: rec.Timestamp, Seq: st.Packets - 1}
 	for _, s := range a.sinks {
 		s.Add(pkt, at)
 	}

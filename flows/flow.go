@@ -36,11 +36,15 @@ func (k Key) Compare(o Key) int {
 }
 
 // FrameRef names one frame: the index of its file among the inputs, its
-// 1-based number in that file, and its capture time.
+// 1-based number in that file, and its capture time. Seq is the frame's
+// 0-based position in the whole (merged) input of an analysis pass: the
+// order in which the pass saw it, which is what puts back together the
+// results of workers that each took a share of the flows.
 type FrameRef struct {
 	File  int
 	Frame int
 	Time  time.Time
+	Seq   uint64
 }
 
 // PairMethod says how a flow's partner was found.
