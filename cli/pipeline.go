@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/rocedump/rocedump/capture"
@@ -39,6 +42,15 @@ type analyzeOptions struct {
 	Sinks    []packetSink
 	// Each, if set, is called for every frame after the sinks.
 	Each func(rec *capture.Record, file int, p *packet.Packet)
+
+	// Shard, if set, makes the sink of shard i of n for an analysis that
+	// can be split by flows.ShardOf (see reports.MergeShards): the pass
+	// then runs on Workers goroutines, each reading the whole input and
+	// feeding its own shard's sink, which keeps only its share. It is
+	// called once for every shard, with n = 1 when the pass runs on one
+	// goroutine. Sinks and Each, if also set, are fed by worker 0.
+	Shard   func(i, n int) packetSink
+	Workers int // goroutines for a sharded pass; 0 or less: one per CPU (GOMAXPROCS)
 }
 
 // analyze reads every capture in time order and feeds each decoded frame to
@@ -49,33 +61,113 @@ func analyze(o analyzeOptions) (*captureStats, error) {
 	if err != nil {
 		return nil, &exitError{code: ExitUsage, err: err}
 	}
-	m, err := capture.OpenMerged(paths)
-	if err != nil {
-		return nil, &exitError{code: ExitUsage, err: err}
+	n := passWorkers(o, paths)
+	// Open every worker's input before starting any, so that an input
+	// that cannot be opened fails the pass at once.
+	ms := make([]*capture.Merger, n)
+	defer func() {
+		for _, m := range ms {
+			if m != nil {
+				m.Close()
+			}
+		}
+	}()
+	for i := range ms {
+		if ms[i], err = capture.OpenMerged(paths); err != nil {
+			return nil, &exitError{code: ExitUsage, err: err}
+		}
 	}
-	defer m.Close()
-	st := &captureStats{Files: paths}
-	prog := newProgress(o.Progress)
-	fa := newFrameAnalyzer(st, o.Sinks)
+	if n > 1 && compressedInput(ms[0]) {
+		// Every worker would inflate the whole input again: one worker
+		// is faster.
+		for _, m := range ms[1:] {
+			m.Close()
+		}
+		ms, n = ms[:1], 1
+	}
+	type result struct {
+		st  *captureStats
+		err error
+	}
+	results := make([]result, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		w := worker{m: ms[i], st: &captureStats{Files: paths}}
+		if o.Shard != nil {
+			w.sinks = append(w.sinks, o.Shard(i, n))
+		}
+		if i == 0 {
+			w.sinks = append(w.sinks, o.Sinks...)
+			w.each = o.Each
+			w.progress = newProgress(o.Progress)
+		} else {
+			w.progress = &progress{}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i].err = w.run()
+			results[i].st = w.st
+		}()
+	}
+	wg.Wait()
+	return results[0].st, results[0].err
+}
+
+// passWorkers is the number of goroutines for the pass: one unless it can
+// be sharded and reads only files (standard input can be read only once).
+func passWorkers(o analyzeOptions, paths []string) int {
+	if o.Shard == nil || slices.Contains(paths, "-") {
+		return 1
+	}
+	if o.Workers > 0 {
+		return o.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// compressedInput says whether any input of m is gzip-compressed.
+func compressedInput(m *capture.Merger) bool {
+	for _, r := range m.Readers() {
+		if r.Compressed() {
+			return true
+		}
+	}
+	return false
+}
+
+// worker is one goroutine of an analysis pass: it reads the whole input
+// from its own Merger and feeds every frame to its sinks. Every worker of
+// a pass counts the same captureStats.
+type worker struct {
+	m        *capture.Merger
+	st       *captureStats
+	sinks    []packetSink
+	each     func(rec *capture.Record, file int, p *packet.Packet)
+	progress *progress
+}
+
+func (w *worker) run() error {
+	fa := newFrameAnalyzer(w.st, w.sinks)
 	var rec capture.Record
 	for {
-		file, err := m.Next(&rec)
+		file, err := w.m.Next(&rec)
 		if err == io.EOF {
 			break
 		}
-		if p := fa.add(&rec, file); p != nil && o.Each != nil {
-			o.Each(&rec, file, p)
+		if p := fa.add(&rec, file); p != nil && w.each != nil {
+			w.each(&rec, file, p)
 		}
-		prog.tick(st.Packets)
+		w.progress.tick(w.st.Packets)
 	}
-	prog.done()
-	for _, p := range m.Problems() {
-		st.Problems = append(st.Problems, p.Error())
+	w.progress.done()
+	for _, p := range w.m.Problems() {
+		w.st.Problems = append(w.st.Problems, p.Error())
 		if errors.Is(p, capture.ErrCutOff) {
-			st.CutOff = true
+			w.st.CutOff = true
 		}
 	}
-	return st, fa.finish()
+	return fa.finish()
 }
 
 // progress prints a self-overwriting progress line on a terminal when a run

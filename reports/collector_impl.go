@@ -15,17 +15,20 @@ import (
 // counts), collector_conv.go (non-RoCE conversations), collector_pfc.go
 // (PFC and pause storms), collector_cm.go (RDMA CM requests),
 // collector_ecn.go (ECN-to-CNP reaction), collector_timeline.go (the
-// adaptive time bins) and collector_health.go (where the bad frames are).
+// adaptive time bins), collector_health.go (where the bad frames are) and
+// collector_shard.go (one pass split across workers).
 //
-// Memory: per flow a flowObs (about 100 bytes, plus its time series: at
-// most timelineMaxBins × 8 bytes, for the first maxFlowSeries flows), per
+// Memory: per flow a flowObs (72 bytes, plus a flowObsCold for a flow with
+// wrong-DSCP or not-ECT packets), a time series for the first
+// maxFlowSeries flows (at most timelineMaxBins × 8 bytes each), per
 // conversation, per host direction with CE marks and per CM request one
 // entry; nothing grows with the number of packets.
 type collectorState struct {
 	started     bool
 	first, last time.Time // capture times of the first and last frame
 
-	perFlow  []flowObs // by flow ID - 1
+	perFlow  []flowObs   // by flow ID - 1
+	series   []flowSeries // by flow ID - 1, for the first maxFlowSeries flows
 	conv     convTable
 	pfc      pfcState
 	cm       cmState
@@ -35,11 +38,22 @@ type collectorState struct {
 	cnpSpan  frameSpan // first and last CNP
 	ceSpan   frameSpan // first and last CE-marked RoCE packet
 	finished bool
+
+	shard shardRole
 }
 
 // NewCollector returns a Collector that feeds t and observes the rest.
 func NewCollector(t *flows.Table, cfg Config) *Collector {
+	return NewShardCollector(t, cfg, 0, 1)
+}
+
+// NewShardCollector returns the Collector of shard i of n of a pass split
+// across n workers (see MergeShards): every worker hands it every frame,
+// and it keeps only its share, the flows flows.ShardOf gives shard i, and,
+// for shard 0, the frames that are no flow's. n <= 1 is NewCollector.
+func NewShardCollector(t *flows.Table, cfg Config, i, n int) *Collector {
 	c := &Collector{Table: t, cfg: cfg.WithDefaults()}
+	c.c.shard = shardRole{index: i, count: max(n, 1)}
 	c.c.conv.init()
 	c.c.ecn.init(c.cfg.ECNWindow)
 	c.c.cm.init()
@@ -59,6 +73,12 @@ func (c *Collector) Add(p *packet.Packet, at flows.FrameRef) {
 	}
 	if at.Time.After(s.last) {
 		s.last = at.Time
+	}
+	if !s.shard.owns(p) {
+		if p.Kind == packet.KindRoCE {
+			s.tl.index(at.Time, s) // every shard keeps the same bins
+		}
+		return
 	}
 	if p.Kind != packet.KindOther {
 		s.health.add(p, at)
@@ -94,10 +114,12 @@ func (c *Collector) addRoCE(p *packet.Packet, at flows.FrameRef) {
 	// packets are added, so the difference from what the flow's previous
 	// packet left is what this packet added.
 	o := s.flowObs(f.ID)
-	retx, gaps := f.Retransmitted(), f.PSNGaps()
-	s.tl.retx[bin] += float64(retx - o.retxSeen)
-	s.tl.gaps[bin] += float64(gaps - o.gapsSeen)
-	o.retxSeen, o.gapsSeen = retx, gaps
+	retx, gaps := uint32(f.Retransmitted()), uint32(f.PSNGaps())
+	if retx != o.retxSeen || gaps != o.gapsSeen {
+		s.tl.retx[bin] += float64(retx - o.retxSeen)
+		s.tl.gaps[bin] += float64(gaps - o.gapsSeen)
+		o.retxSeen, o.gapsSeen = retx, gaps
+	}
 
 	op := p.BTH.Opcode
 	ce := p.ECN&3 == 3
@@ -118,15 +140,18 @@ func (c *Collector) addRoCE(p *packet.Packet, at flows.FrameRef) {
 		s.cm.add(p, at)
 	}
 	o.observe(p, at, &c.cfg)
-	o.series.add(bin, uint64(p.IPTotalLen)*8)
+	if f.ID <= len(s.series) {
+		s.series[f.ID-1].add(bin, uint64(p.IPTotalLen)*8)
+	}
 }
 
-// flowObs returns the observation state of flow id, growing the table.
+// flowObs returns the observation state of flow id, growing the tables.
 func (s *collectorState) flowObs(id int) *flowObs {
 	for len(s.perFlow) < id {
 		s.perFlow = append(s.perFlow, flowObs{})
-		o := &s.perFlow[len(s.perFlow)-1]
-		o.series.tracked = len(s.perFlow) <= maxFlowSeries
+		if len(s.series) < maxFlowSeries {
+			s.series = append(s.series, flowSeries{})
+		}
 	}
 	return &s.perFlow[id-1]
 }
@@ -199,4 +224,4 @@ func (c *Collector) DSCP() []DSCPCheck {
 
 // Timeline returns the time series for the charts: every series on the
 // same bins (see timeline for the bin rule).
-func (c *Collector) Timeline() *Timeline { return c.c.tl.export(c.c.perFlow) }
+func (c *Collector) Timeline() *Timeline { return c.c.tl.export(c.c.series) }

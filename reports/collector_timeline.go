@@ -22,30 +22,35 @@ const (
 const maxFlowSeries = 4096
 
 // timeline holds the whole-capture series in fixed arrays (no allocation
-// per packet) and the bin geometry.
+// per packet) and the bin geometry. Bins are timelineFirstBin << shift
+// wide; index works in integer nanoseconds, so a packet costs a
+// subtraction, a division by a constant and a shift.
 type timeline struct {
-	start time.Time
-	bin   time.Duration
-	n     int // bins in use: highest index seen + 1
+	start   time.Time
+	startNs int64 // start in Unix nanoseconds
+	shift   uint  // bin width is timelineFirstBin << shift
+	bin     time.Duration
+	n       int // bins in use: highest index seen + 1
 
 	roce, cnps, ce, retx, gaps [timelineMaxBins]float64
 }
 
 func (t *timeline) init(start time.Time) {
-	t.start, t.bin = start, timelineFirstBin
+	t.start, t.startNs, t.bin = start, start.UnixNano(), timelineFirstBin
 }
 
 // index returns the bin of ts, widening the bins first if ts is past the
 // last one. Frames before the start (slightly out of order) go to bin 0.
 func (t *timeline) index(ts time.Time, s *collectorState) int {
-	d := ts.Sub(t.start)
+	d := ts.UnixNano() - t.startNs
 	if d < 0 {
 		d = 0
 	}
-	i := d / t.bin
+	us := d / int64(timelineFirstBin)
+	i := us >> t.shift
 	for i >= timelineMaxBins {
 		t.widen(s)
-		i = d / t.bin
+		i = us >> t.shift
 	}
 	if int(i) >= t.n {
 		t.n = int(i) + 1
@@ -55,21 +60,28 @@ func (t *timeline) index(ts time.Time, s *collectorState) int {
 
 // widen doubles the bin width, merging pairs of bins in every series.
 func (t *timeline) widen(s *collectorState) {
+	t.shift++
 	t.bin *= 2
-	for _, a := range []*[timelineMaxBins]float64{&t.roce, &t.cnps, &t.ce, &t.retx, &t.gaps} {
+	for _, a := range t.all() {
 		for i := range timelineMaxBins / 2 {
 			a[i] = a[2*i] + a[2*i+1]
 		}
 		clear(a[timelineMaxBins/2:])
 	}
 	t.n = (t.n + 1) / 2
-	for i := range s.perFlow {
-		s.perFlow[i].series.halve()
+	for i := range s.series {
+		s.series[i].halve()
 	}
 }
 
-// export copies the series out, each t.n bins long.
-func (t *timeline) export(perFlow []flowObs) *Timeline {
+// all lists the whole-capture series.
+func (t *timeline) all() []*[timelineMaxBins]float64 {
+	return []*[timelineMaxBins]float64{&t.roce, &t.cnps, &t.ce, &t.retx, &t.gaps}
+}
+
+// export copies the series out, each t.n bins long; series are the
+// per-flow series of flows 1, 2, ... (at most maxFlowSeries).
+func (t *timeline) export(series []flowSeries) *Timeline {
 	mk := func(a *[timelineMaxBins]float64) Series {
 		return Series{Start: t.start, Bin: t.bin, Bins: append([]float64(nil), a[:t.n]...)}
 	}
@@ -85,9 +97,9 @@ func (t *timeline) export(perFlow []flowObs) *Timeline {
 		tl.RoCEBits.Bin = timelineFirstBin
 		tl.CNPs.Bin, tl.CEMarks.Bin, tl.Retransmits.Bin, tl.PSNGaps.Bin = timelineFirstBin, timelineFirstBin, timelineFirstBin, timelineFirstBin
 	}
-	for i := range perFlow {
-		fs := &perFlow[i].series
-		if !fs.tracked || len(fs.bits) == 0 {
+	for i := range series {
+		fs := &series[i]
+		if len(fs.bits) == 0 {
 			continue
 		}
 		bins := make([]float64, t.n)
@@ -103,15 +115,11 @@ func (t *timeline) export(perFlow []flowObs) *Timeline {
 
 // flowSeries is one flow's bits per bin, from bin off on.
 type flowSeries struct {
-	tracked bool
-	off     int
-	bits    []uint64
+	off  int
+	bits []uint64
 }
 
 func (s *flowSeries) add(bin int, bits uint64) {
-	if !s.tracked {
-		return
-	}
 	if len(s.bits) == 0 {
 		s.off = bin
 	}

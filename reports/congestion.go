@@ -230,7 +230,7 @@ func notECT(in *Input) []Finding {
 			continue
 		}
 		n += o.notECTData
-		span.add(o.firstNotECT)
+		span.add(o.firstNotECT())
 		f.Flows = append(f.Flows, fl.ID)
 		f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
 		lines = append(lines, fmt.Sprintf("flow %d %s: %d of %d data packets not ECN-capable", fl.ID, flowName(fl), o.notECTData, o.notECTData+o.ectData))
@@ -289,7 +289,7 @@ func dscpMismatch(in *Input) []Finding {
 			f.Flows = append(f.Flows, fl.ID)
 			f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
 			var vs []string
-			byValue := obs[d.FlowID-1].wrong[ci]
+			byValue := obs[d.FlowID-1].wrongValues(ci)
 			for _, v := range slices.Sorted(maps.Keys(byValue)) {
 				vs = append(vs, fmt.Sprintf("%d on DSCP %d", byValue[v], v))
 				values[v] += byValue[v]
