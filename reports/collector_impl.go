@@ -27,7 +27,7 @@ type collectorState struct {
 	started     bool
 	first, last time.Time // capture times of the first and last frame
 
-	perFlow  []flowObs   // by flow ID - 1
+	perFlow  []flowObs    // by flow ID - 1
 	series   []flowSeries // by flow ID - 1, for the first maxFlowSeries flows
 	conv     convTable
 	pfc      pfcState
