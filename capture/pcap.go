@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"time"
@@ -22,7 +23,7 @@ const (
 
 // readPcapHeader reads the 24-byte pcap file header.
 func (r *Reader) readPcapHeader(m magic) error {
-	h, err := r.br.Peek(pcapFileHeaderLen)
+	h, err := r.peek(pcapFileHeaderLen)
 	if len(h) < pcapFileHeaderLen {
 		return r.readErr(err, 0, len(h), pcapFileHeaderLen)
 	}
@@ -33,7 +34,7 @@ func (r *Reader) readPcapHeader(m magic) error {
 	}
 	snap := o.Uint32(h[16:])
 	ltField := o.Uint32(h[20:])
-	r.br.Discard(pcapFileHeaderLen)
+	r.discard(pcapFileHeaderLen)
 	r.off = pcapFileHeaderLen
 
 	r.order = o
@@ -52,14 +53,23 @@ func (r *Reader) readPcapHeader(m magic) error {
 	}
 	r.maxCapLen = min(max(ifc.SnapLen, defaultMaxCapLen), maxRecordLen)
 	r.addInterface(ifc)
+	r.bigEndian = o == binary.BigEndian
+	r.maxCap = uint32(r.maxCapLen)
+	r.linkType = ifc.LinkType
+	r.fracScale = 1e3
+	if m.nano {
+		r.fracScale = 1
+	}
 	return nil
 }
 
 // nextPcap reads one pcap record: ts_sec, ts_frac, incl_len, orig_len, data.
+// It is the generic code; Next's block-path hot loop is its fast copy and
+// must stay equivalent to it.
 func (r *Reader) nextPcap(rec *Record) error {
 	num := r.n + 1
-	r.recOff = r.off
-	h, err := r.br.Peek(pcapRecordHeaderLen)
+	r.recOff = r.pos()
+	h, err := r.peek(pcapRecordHeaderLen)
 	if len(h) < pcapRecordHeaderLen {
 		if len(h) == 0 && err == io.EOF {
 			return io.EOF
@@ -83,13 +93,6 @@ func (r *Reader) nextPcap(rec *Record) error {
 		nsec *= 1e3
 	}
 	r.n = num
-	*rec = Record{
-		Timestamp: time.Unix(int64(sec), int64(nsec)).UTC(),
-		CapLen:    capLen,
-		OrigLen:   max(int(orig), capLen),
-		LinkType:  ifc.LinkType,
-		Number:    num,
-		Data:      p[pcapRecordHeaderLen:],
-	}
+	rec.set(time.Unix(int64(sec), int64(nsec)).UTC(), int64(sec)*1e9+int64(nsec), capLen, max(int(orig), capLen), ifc.LinkType, 0, num, p[pcapRecordHeaderLen:])
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math/bits"
 	"time"
 )
 
@@ -78,12 +79,12 @@ func (r *Reader) readPcapngHeader() error {
 		return err
 	}
 	for {
-		h, _ := r.br.Peek(blockHeadLen)
+		h, _ := r.peek(blockHeadLen)
 		if len(h) < blockHeadLen || isPacketBlock(r.order.Uint32(h)) {
 			return nil // Next reports the end, or reads the packet
 		}
 		if err := r.otherBlock(h, r.n+1); err != nil {
-			r.err = err
+			r.fail(err)
 			return nil
 		}
 	}
@@ -93,8 +94,8 @@ func (r *Reader) readPcapngHeader() error {
 func (r *Reader) nextPcapng(rec *Record) error {
 	for {
 		num := r.n + 1
-		r.recOff = r.off
-		h, err := r.br.Peek(blockHeadLen)
+		r.recOff = r.pos()
+		h, err := r.peek(blockHeadLen)
 		if len(h) < blockHeadLen {
 			if len(h) == 0 && err == io.EOF {
 				return io.EOF
@@ -118,7 +119,7 @@ func (r *Reader) nextPcapng(rec *Record) error {
 
 // otherBlock handles a block that holds no packet; h is its 8-byte head.
 func (r *Reader) otherBlock(h []byte, num int) error {
-	r.recOff = r.off
+	r.recOff = r.pos()
 	typ, length := r.order.Uint32(h), r.order.Uint32(h[4:])
 	switch typ {
 	case blockSHB:
@@ -168,17 +169,17 @@ func (r *Reader) skipBlock(typ, length uint32, num int) error {
 		return err
 	}
 	n := int(length) - 4
-	if m, err := r.br.Discard(n); m < n {
+	if m, err := r.discard(n); m < n {
 		return r.readErr(err, num, m, int(length))
 	}
-	p, err := r.br.Peek(4)
+	p, err := r.peek(4)
 	if len(p) < 4 {
 		return r.readErr(err, num, n+len(p), int(length))
 	}
 	if trail := r.order.Uint32(p); trail != length {
 		return r.badRecord(num, "%s trailing length %d does not match leading length %d", blockName(typ), trail, length)
 	}
-	r.br.Discard(4)
+	r.discard(4)
 	r.off += int64(length)
 	return nil
 }
@@ -187,8 +188,8 @@ func (r *Reader) skipBlock(typ, length uint32, num int) error {
 // section and forgets the interfaces of the previous one. num is 0 for the
 // first block of the file.
 func (r *Reader) readSHB(num int) error {
-	r.recOff = r.off
-	h, err := r.br.Peek(shbPeekLen)
+	r.recOff = r.pos()
+	h, err := r.peek(shbPeekLen)
 	if len(h) < shbPeekLen {
 		return r.readErr(err, num, len(h), shbPeekLen)
 	}
@@ -214,6 +215,7 @@ func (r *Reader) readSHB(num int) error {
 		return r.recordErr(num, ErrUnsupported, "unsupported pcapng version %d.%d", major, minor)
 	}
 	r.order = o
+	r.bigEndian = o == binary.BigEndian
 	r.ifaces = r.ifaces[:0]
 	r.sections++
 	if r.sections == 1 {
@@ -265,20 +267,70 @@ func (r *Reader) packet(typ uint32, body []byte, rec *Record, num int) error {
 	if typ == blockSPB && ifc.SnapLen > 0 {
 		capLen = min(capLen, uint64(ifc.SnapLen))
 	}
-	data = body[fixedFieldLen : fixedFieldLen+capLen]
+	data = body[fixedFieldLen : fixedFieldLen+capLen : fixedFieldLen+capLen]
 	var ts time.Time
+	var nanos int64
 	if hasTimestamp {
-		ts = ifc.timestamp(ticks)
+		ts, nanos = ifc.timestamp(ticks)
 	}
 	r.n = num
-	*rec = Record{
-		Timestamp: ts,
-		CapLen:    int(capLen),
-		OrigLen:   int(max(orig, capLen)),
-		LinkType:  ifc.LinkType,
-		Interface: int(ifID),
-		Number:    num,
-		Data:      data,
-	}
+	rec.set(ts, nanos, int(capLen), int(max(orig, capLen)), ifc.LinkType, int(ifID), num, data)
 	return nil
+}
+
+// epbHeadLen is the part of an Enhanced Packet Block before the packet
+// data: block head, interface ID, timestamp (high, low), captured and
+// original length.
+const epbHeadLen = blockHeadLen + 20
+
+// nextEPB is the block path's pcapng hot loop: it takes an Enhanced Packet
+// Block that lies whole in the block and is well-formed (the checks of
+// checkBlockLen, block and packet), fills rec and returns true. For anything
+// else it consumes nothing and returns false, and the generic code reads
+// (and reports) what is there. It must stay equivalent to that code.
+func (r *Reader) nextEPB(rec *Record) bool {
+	b := &r.blk
+	p := b.buf[b.lo:b.hi]
+	if len(p) < epbHeadLen {
+		return false
+	}
+	h := (*[epbHeadLen]byte)(p)
+	var typ, length, ifID, tsHigh, tsLow, capLen, orig uint32
+	if r.bigEndian {
+		o := binary.BigEndian
+		typ, length, ifID = o.Uint32(h[0:]), o.Uint32(h[4:]), o.Uint32(h[8:])
+		tsHigh, tsLow, capLen, orig = o.Uint32(h[12:]), o.Uint32(h[16:]), o.Uint32(h[20:]), o.Uint32(h[24:])
+	} else {
+		o := binary.LittleEndian
+		typ, length, ifID = o.Uint32(h[0:]), o.Uint32(h[4:]), o.Uint32(h[8:])
+		tsHigh, tsLow, capLen, orig = o.Uint32(h[12:]), o.Uint32(h[16:]), o.Uint32(h[20:]), o.Uint32(h[24:])
+	}
+	const minLen = epbHeadLen + 4 // minBlockLen(blockEPB)
+	if typ != blockEPB || length%4 != 0 || length < minLen || length > maxBlockLen || uint64(length) > uint64(len(p)) ||
+		capLen > length-minLen || uint64(ifID) >= uint64(len(r.ifaces)) {
+		return false
+	}
+	trail := binary.LittleEndian.Uint32(p[length-4:])
+	if r.bigEndian {
+		trail = bits.ReverseBytes32(trail)
+	}
+	if trail != length {
+		return false
+	}
+	ifc := &r.ifaces[ifID]
+	var ts time.Time
+	var nanos int64
+	if ticks := uint64(tsHigh)<<32 | uint64(tsLow); ifc.TicksPerSecond == 1e6 {
+		// The default resolution, inlined; Interface.timestamp does the
+		// same for every resolution.
+		sec, nsec := int64(ticks/1e6)+ifc.TSOffset, int64(ticks%1e6*1e3)
+		ts, nanos = time.Unix(sec, nsec).UTC(), sec*1e9+nsec
+	} else {
+		ts, nanos = ifc.timestamp(ticks)
+	}
+	end := epbHeadLen + int(capLen)
+	b.lo += int(length)
+	r.n++
+	rec.set(ts, nanos, int(capLen), int(max(orig, capLen)), ifc.LinkType, int(ifID), r.n, p[epbHeadLen:end:end])
+	return true
 }

@@ -249,10 +249,13 @@ func TestTicks(t *testing.T) {
 				t.Fatal(err)
 			}
 			ifc := Interface{TicksPerSecond: tps}
-			got := ifc.timestamp(tt.ticks)
+			got, nanos := ifc.timestamp(tt.ticks)
 			want := time.Unix(tt.sec, tt.nsec).UTC()
 			if !got.Equal(want) {
 				t.Errorf("timestamp = %v, want %v", got, want)
+			}
+			if nanos != want.UnixNano() {
+				t.Errorf("nanoseconds = %d, want %d", nanos, want.UnixNano())
 			}
 		})
 	}

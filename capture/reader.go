@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"time"
 )
 
 // Sizes and caps.
@@ -31,32 +32,71 @@ const (
 // gzip-compressed. Create it with Open or NewReader and call Next until it
 // returns an error. Errors are sticky: once Next has returned one, it
 // returns the same one again.
+//
+// A Reader takes one of two paths through its input:
+//
+//   - the block path, for a regular file opened with Open that is not
+//     gzip-compressed: the file is read in blocks of 256 KiB (see blockSize;
+//     a read, not a memory mapping, so that a file truncated while it is
+//     read cannot crash the process), and Next parses a record that lies
+//     whole in the block with direct loads and hands out its data as a
+//     sub-slice of the block;
+//   - the streaming path, for everything else (NewReader, standard input,
+//     pipes, gzip): a bufio.Reader over the source.
+//
+// Both deliver the same records and the same errors for the same bytes. A
+// record the block path's hot loop cannot take whole (one that crosses the
+// end of the block, one larger than the block, any malformed record, any
+// pcapng block but a well-formed Enhanced Packet Block) goes through the
+// same generic parsing code as on the streaming path.
 type Reader struct {
+	// What Next's hot paths read, together at the start: the block (its
+	// window first) and copies of header fields, set with the file header
+	// (pcap) or with every Section Header Block (bigEndian, pcapng), so
+	// that Next reads them without an interface call or a lookup.
+	blk       block       // the block path's input (and the source of gz when the file is gzip-compressed)
+	fast      fastPath    // the hot path Next tries first; fastNone on the streaming path and once err is set
+	bigEndian bool        // r.order is binary.BigEndian
+	linkType  LinkType    // pcap: the link type of the file header
+	maxCap    uint32      // pcap: maxCapLen
+	fracScale int64       // pcap: nanoseconds per unit of ts_frac (1000 or 1)
+	n         int         // frames delivered
+	ifaces    []Interface // pcap: one; pcapng: those of the current section
+
 	name   string
-	file   io.Closer    // closed by Close; nil for caller-supplied readers and stdin
-	gz     *gzip.Reader // nil unless the input is gzip-compressed
-	br     *bufio.Reader
+	file   io.Closer     // closed by Close; nil for caller-supplied readers and stdin
+	gz     *gzip.Reader  // nil unless the input is gzip-compressed
+	br     *bufio.Reader // the streaming path's buffer; nil on the block path
 	format Format
 	order  binary.ByteOrder // of the pcap header or the current pcapng section
 	err    error            // sticky
-	n      int              // frames delivered
-	off    int64            // bytes consumed from the (decompressed) stream
+	off    int64            // streaming path: bytes consumed from the (decompressed) stream
 	recOff int64            // offset of the record or block being read, for errors
-	buf    []byte           // copy buffer for records larger than br
+	buf    []byte           // copy buffer for records larger than the read buffer
 
-	maxCapLen int         // pcap: cap on incl_len
-	snapLen   int         // pcap header snaplen, or of the first pcapng interface
-	ifaces    []Interface // pcap: one; pcapng: those of the current section
-	linkTypes []LinkType  // distinct, in order of declaration
-	sections  int         // pcapng sections seen
+	maxCapLen int        // pcap: cap on incl_len
+	snapLen   int        // pcap header snaplen, or of the first pcapng interface
+	linkTypes []LinkType // distinct, in order of declaration
+	sections  int        // pcapng sections seen
 }
+
+// fastPath says which hot path Next tries before the generic code.
+type fastPath uint8
+
+const (
+	fastNone   fastPath = iota // streaming path: the generic code only
+	fastPcap                   // block path, pcap records
+	fastPcapng                 // block path, pcapng Enhanced Packet Blocks
+)
 
 // Open opens the capture file at path ("-" reads standard input, named
 // "stdin" in errors). The format is detected from the magic bytes, never
-// from the name. Close the Reader to close the file.
+// from the name. A regular file that is not gzip-compressed is read on the
+// block path (see Reader). Close the Reader to close the file.
 func Open(path string) (*Reader, error) { return openSize(path, bufSize) }
 
-// openSize is Open with a given read buffer size.
+// openSize is Open with a given read buffer size; a regular file is read in
+// blocks of at most blockSize.
 func openSize(path string, size int) (*Reader, error) {
 	if path == "-" {
 		return newReaderSize(os.Stdin, "stdin", size)
@@ -65,7 +105,12 @@ func openSize(path string, size int) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := newReaderSize(f, path, size)
+	var r *Reader
+	if st, serr := f.Stat(); serr == nil && st.Mode().IsRegular() {
+		r, err = newBlockReader(f, path, min(size, blockSize))
+	} else {
+		r, err = newReaderSize(f, path, size)
+	}
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -86,6 +131,22 @@ func NewReader(src io.Reader, name string) (*Reader, error) {
 func newReaderSize(src io.Reader, name string, size int) (*Reader, error) {
 	size = max(size, minBufSize)
 	r := &Reader{name: name, br: bufio.NewReaderSize(src, size)}
+	return r.start(size)
+}
+
+// newBlockReader reads src on the block path, in blocks of size bytes. Open
+// uses it for regular files; tests use it on any source, with small sizes
+// to exercise refills and the copy path.
+func newBlockReader(src io.Reader, name string, size int) (*Reader, error) {
+	size = max(size, minBufSize)
+	r := &Reader{name: name, blk: newBlock(src, size)}
+	return r.start(size)
+}
+
+// start reads the file header (or, for pcapng, every block up to the first
+// packet), after a gzip decompressor if the input needs one, and chooses the
+// hot path.
+func (r *Reader) start(size int) (*Reader, error) {
 	m, err := r.sniff()
 	if err != nil {
 		return nil, err
@@ -108,15 +169,23 @@ func newReaderSize(src io.Reader, name string, size int) (*Reader, error) {
 		r.closeGzip()
 		return nil, err
 	}
+	if r.br == nil && r.err == nil {
+		r.fast = fastPcap
+		if m.kind == KindPcapNG {
+			r.fast = fastPcapng
+		}
+	}
 	return r, nil
 }
 
 // openGzip puts a gzip decompressor between the file and the read buffer.
+// On the block path the block becomes the decompressor's source, and the
+// Reader continues on the streaming path over the decompressed bytes.
 func (r *Reader) openGzip(size int) error {
 	const gzipHeaderLen = 10
-	p, _ := r.br.Peek(gzipHeaderLen)
+	p, _ := r.peek(gzipHeaderLen)
 	have := len(p)
-	zr, err := gzip.NewReader(r.br)
+	zr, err := gzip.NewReader(r.source())
 	if err != nil {
 		if isTruncation(err) {
 			return &CutOffError{Name: r.name, Have: have, Need: max(gzipHeaderLen, have+1), Cause: err}
@@ -131,9 +200,46 @@ func (r *Reader) openGzip(size int) error {
 
 // Next reads the next frame into rec. It returns io.EOF at the clean end of
 // the capture; every other error wraps one of the package's sentinels (or is
-// an I/O error inside a *RecordError). rec.Data is valid until the next call.
-// In steady state Next allocates nothing.
+// an I/O error inside a *RecordError). rec.Data aliases the Reader's buffer
+// and is valid until the next call to Next or Close. On an error rec is left
+// as it was. In steady state Next allocates nothing.
 func (r *Reader) Next(rec *Record) error {
+	if r.fast == fastPcap {
+		// The block path's pcap hot loop: a record whose header and data
+		// lie whole in the block, with a plausible length, is taken here;
+		// anything else goes through the generic code below, which refills
+		// the block and reports what is wrong. Nothing is consumed before
+		// that decision.
+		b := &r.blk
+		if p := b.buf[b.lo:b.hi]; len(p) >= pcapRecordHeaderLen {
+			h := (*[pcapRecordHeaderLen]byte)(p)
+			var sec, frac, incl, orig uint32
+			if r.bigEndian {
+				sec, frac = binary.BigEndian.Uint32(h[0:]), binary.BigEndian.Uint32(h[4:])
+				incl, orig = binary.BigEndian.Uint32(h[8:]), binary.BigEndian.Uint32(h[12:])
+			} else {
+				sec, frac = binary.LittleEndian.Uint32(h[0:]), binary.LittleEndian.Uint32(h[4:])
+				incl, orig = binary.LittleEndian.Uint32(h[8:]), binary.LittleEndian.Uint32(h[12:])
+			}
+			if incl <= r.maxCap && uint64(incl) <= uint64(len(p)-pcapRecordHeaderLen) {
+				end := pcapRecordHeaderLen + int(incl)
+				b.lo += end
+				r.n++
+				nsec := int64(frac) * r.fracScale
+				rec.set(time.Unix(int64(sec), nsec).UTC(), int64(sec)*1e9+nsec,
+					int(incl), max(int(orig), int(incl)), r.linkType, 0, r.n, p[pcapRecordHeaderLen:end:end])
+				return nil
+			}
+		}
+	} else if r.fast == fastPcapng && r.nextEPB(rec) {
+		return nil
+	}
+	return r.next(rec)
+}
+
+// next is Next's generic code, shared by both paths: every record of the
+// streaming path, and those the block path's hot loop leaves.
+func (r *Reader) next(rec *Record) error {
 	if r.err != nil {
 		return r.err
 	}
@@ -144,15 +250,22 @@ func (r *Reader) Next(rec *Record) error {
 		err = r.nextPcapng(rec)
 	}
 	if err != nil {
-		r.err = err
+		r.fail(err)
 	}
 	return err
+}
+
+// fail makes err sticky: Next returns it from now on, without trying a hot
+// path.
+func (r *Reader) fail(err error) {
+	r.err = err
+	r.fast = fastNone
 }
 
 // Close releases the decompressor and closes the file opened by Open.
 // Next returns an error after Close.
 func (r *Reader) Close() error {
-	r.err = fmt.Errorf("%s: %w", r.name, os.ErrClosed)
+	r.fail(fmt.Errorf("%s: %w", r.name, os.ErrClosed))
 	r.closeGzip()
 	if r.file == nil {
 		return nil
@@ -200,32 +313,77 @@ func (r *Reader) addInterface(ifc Interface) {
 	}
 }
 
+// peek returns the next n bytes of the input without consuming them, with
+// bufio.Reader.Peek's semantics on either path.
+func (r *Reader) peek(n int) ([]byte, error) {
+	if r.br != nil {
+		return r.br.Peek(n)
+	}
+	return r.blk.peek(n)
+}
+
+// discard consumes up to n bytes of the input, with bufio.Reader.Discard's
+// semantics on either path. It does not move r.off: its callers do.
+func (r *Reader) discard(n int) (int, error) {
+	if r.br != nil {
+		return r.br.Discard(n)
+	}
+	return r.blk.discard(n)
+}
+
+// source returns the input as an io.Reader (past the bytes consumed).
+func (r *Reader) source() io.Reader {
+	if r.br != nil {
+		return r.br
+	}
+	return &r.blk
+}
+
+// bufferSize is the largest record read returns without a copy.
+func (r *Reader) bufferSize() int {
+	if r.br != nil {
+		return r.br.Size()
+	}
+	return r.blk.size()
+}
+
+// pos returns the offset of the next unread byte of the (decompressed)
+// stream: r.off on the streaming path, the block's own count on the block
+// path (whose hot loop does not keep r.off).
+func (r *Reader) pos() int64 {
+	if r.br != nil {
+		return r.off
+	}
+	return r.blk.pos()
+}
+
 // read returns the next n bytes of the stream and consumes them. Up to the
 // buffer size they alias the read buffer; larger ones are copied into r.buf,
 // which grows only as data actually arrives. num is the frame number for
 // errors.
 func (r *Reader) read(n, num int) ([]byte, error) {
-	if n <= r.br.Size() {
-		p, err := r.br.Peek(n)
+	if n <= r.bufferSize() {
+		p, err := r.peek(n)
 		if len(p) < n {
 			return nil, r.readErr(err, num, len(p), n)
 		}
-		r.br.Discard(n) // cannot fail: n bytes are buffered
+		r.discard(n) // cannot fail: n bytes are buffered
 		r.off += int64(n)
-		return p, nil
+		return p[:n:n], nil
 	}
 	r.buf = r.buf[:0]
+	src := r.source()
 	for len(r.buf) < n {
 		chunk := min(n-len(r.buf), growStep)
 		r.buf = slices.Grow(r.buf, chunk)
-		m, err := io.ReadFull(r.br, r.buf[len(r.buf):len(r.buf)+chunk])
+		m, err := io.ReadFull(src, r.buf[len(r.buf):len(r.buf)+chunk])
 		r.buf = r.buf[:len(r.buf)+m]
 		if err != nil {
 			return nil, r.readErr(err, num, len(r.buf), n)
 		}
 	}
 	r.off += int64(n)
-	return r.buf, nil
+	return r.buf[:n:n], nil
 }
 
 // readErr turns an error from the read buffer, met after have of need bytes
