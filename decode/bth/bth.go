@@ -3,6 +3,7 @@ package bth
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
@@ -93,51 +94,120 @@ func (b *BTH) HeaderLen() int { return BTHLen + b.Ext.Len() }
 // first can reject garbage on port 4791 without allocating.
 func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	*b = BTH{}
+	return b.decode(data, df, false)
+}
+
+// DecodeReused is DecodeFromBytes(data, nil) (IBTA vol 1 §9.2, §9.3) for a
+// BTH that holds the zero value or what DecodeFromBytes or DecodeReused last
+// left in it (or a copy of that): it gives the same BTH and error, but
+// instead of zeroing the whole struct first it writes every field a decode
+// sets and clears only the extended headers b.Ext names, the only ones such
+// a BTH can hold. It is for decoders that reuse one BTH for every packet, at
+// line rate; a BTH whose extended headers were set by hand, without their
+// bit in Ext, must go through DecodeFromBytes. It allocates nothing but the
+// short-BTH error.
+func (b *BTH) DecodeReused(data []byte) error {
+	return b.decode(data, nil, true)
+}
+
+// extSizeByBit is extSizes indexed by any bit position of an ExtHeaders,
+// so that indexing it needs no bounds check.
+var extSizeByBit = func() (s [16]uint8) {
+	copy(s[:], extSizes[:])
+	return s
+}()
+
+// allExtHeaders is every extended header bit.
+const allExtHeaders = ExtHeaders(1)<<len(extSizes) - 1
+
+// decode does the work of DecodeFromBytes and DecodeReused. It writes every
+// field but the extended headers; of those it decodes the ones the opcode
+// carries, having first cleared, with reused, the ones b.Ext names, so
+// that the others are zero as DecodeFromBytes leaves them.
+func (b *BTH) decode(data []byte, df gopacket.DecodeFeedback, reused bool) error {
+	if reused {
+		for ext := b.Ext & allExtHeaders; ext != 0; ext &= ext - 1 {
+			b.clearExt(ExtHeaders(1) << bits.TrailingZeros16(uint16(ext)))
+		}
+	}
 	if len(data) < BTHLen {
+		*b = BTH{}
 		return shortError("BTH", len(data), BTHLen)
 	}
-	b.Opcode = Opcode(data[0])
-	b.SolicitedEvent = data[1]&0x80 != 0
-	b.MigReq = data[1]&0x40 != 0
-	b.PadCount = data[1] >> 4 & 0x3
-	b.TransportVersion = data[1] & 0x0f
+	// Read the bytes first: the compiler would read them again after each
+	// store into b, which might alias data.
+	op, b1, b4, b8 := data[0], data[1], data[4], data[8]
+	tver := b1 & 0x0f
+	b.Opcode = Opcode(op)
+	b.SolicitedEvent = b1&0x80 != 0
+	b.MigReq = b1&0x40 != 0
+	b.PadCount = b1 >> 4 & 0x3
+	b.TransportVersion = tver
 	b.PKey = binary.BigEndian.Uint16(data[2:4])
-	b.FECN = data[4]&0x80 != 0
-	b.BECN = data[4]&0x40 != 0
-	b.Reserved6 = data[4] & 0x3f
+	b.FECN = b4&0x80 != 0
+	b.BECN = b4&0x40 != 0
+	b.Reserved6 = b4 & 0x3f
 	b.DestQP = uint24(data[5:8])
-	b.AckReq = data[8]&0x80 != 0
-	b.Reserved7 = data[8] & 0x7f
+	b.AckReq = b8&0x80 != 0
+	b.Reserved7 = b8 & 0x7f
 	b.PSN = uint24(data[9:12])
-	b.Contents, b.Payload = data[:BTHLen], data[BTHLen:]
+	b.Ext, b.Truncated = 0, false
 
-	if b.TransportVersion != 0 {
-		return ErrBadVersion
-	}
-	if b.Opcode.IsReserved() {
+	info := &opcodeTable[op]
+	if tver != 0 || info.flags&flagKnown == 0 && !Opcode(op).IsVendor() {
+		b.Contents, b.Payload = data[:BTHLen], data[BTHLen:]
+		if tver != 0 {
+			return ErrBadVersion
+		}
 		return ErrReservedOpcode
 	}
 
+	// The extended headers in wire order, which is the order of their bits
+	// in ExtHeaders: one iteration per header the opcode carries.
 	off := BTHLen
-	want := b.Opcode.Headers()
-	for i, size := range extSizes {
-		h := ExtHeaders(1) << i
-		if want&h == 0 {
-			continue
-		}
-		if len(data)-off < int(size) {
+	for want := info.ext; want != 0; want &= want - 1 {
+		i := bits.TrailingZeros16(uint16(want))
+		size := int(extSizeByBit[i&15])
+		if len(data)-off < size {
 			b.Truncated = true
 			if df != nil {
 				df.SetTruncated()
 			}
 			break
 		}
-		b.decodeExt(h, data[off:off+int(size)])
+		h := ExtHeaders(1) << i
+		b.decodeExt(h, data[off:off+size])
 		b.Ext |= h
-		off += int(size)
+		off += size
 	}
 	b.Contents, b.Payload = data[:off], data[off:]
 	return nil
+}
+
+// clearExt zeroes extended header h.
+func (b *BTH) clearExt(h ExtHeaders) {
+	switch h {
+	case HasRDETH:
+		b.RDETH = RDETH{}
+	case HasDETH:
+		b.DETH = DETH{}
+	case HasXRCETH:
+		b.XRCETH = XRCETH{}
+	case HasFETH:
+		b.FETH = FETH{}
+	case HasRETH:
+		b.RETH = RETH{}
+	case HasAtomicETH:
+		b.AtomicETH = AtomicETH{}
+	case HasAETH:
+		b.AETH = AETH{}
+	case HasAtomicAckETH:
+		b.AtomicAckETH = AtomicAckETH{}
+	case HasImmDt:
+		b.ImmDt = ImmDt{}
+	case HasIETH:
+		b.IETH = IETH{}
+	}
 }
 
 // decodeExt decodes extended header h from data, which holds exactly its

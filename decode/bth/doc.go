@@ -6,7 +6,8 @@
 //     decodes every extended transport header its Opcode carries (§9.3):
 //     RDETH, DETH, XRCETH, FETH, RETH, AtomicETH, AETH, AtomicAckETH, ImmDt
 //     and IETH, in wire order. Reused through a gopacket.DecodingLayerParser
-//     it allocates nothing per packet.
+//     it allocates nothing per packet; DecodeReused decodes the same into a
+//     BTH reused by a decoder, clearing only what the last packet set.
 //   - Opcode, with names, transports and the extended headers of all 256
 //     opcodes (Table 38) in tables built once.
 //   - GRH (§8.3) for RoCEv1, CNP (Annex A17 §A17.9.2), and CMMAD, the

@@ -55,6 +55,9 @@ func FuzzBTHDecode(f *testing.F) {
 		if (errFresh == nil) != (errReused == nil) || !reflect.DeepEqual(fresh, reused) {
 			t.Fatalf("reused struct differs:\n%+v (%v)\nfresh:\n%+v (%v)", reused, errReused, fresh, errFresh)
 		}
+		// DecodeReused, into a BTH full of another packet's headers, and
+		// the decode as it was (refDecode) agree with it.
+		checkDecodeRef(t, data, &reused)
 		b := &fresh
 		if len(data) < BTHLen {
 			if !errors.Is(errFresh, ErrShortHeader) {
@@ -173,6 +176,7 @@ func FuzzICRCv2(f *testing.F) {
 	f.Add(withOptions(roceV2IPv6()))
 	f.Add([]byte{0x45})
 	f.Fuzz(func(t *testing.T, ip []byte) {
+		checkICRC(t, ip) // against the plain computation, and ICRCv1 too
 		crc, err := ICRCv2(ip)
 		st := VerifyICRCv2(ip)
 		switch {

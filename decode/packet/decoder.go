@@ -18,13 +18,41 @@ type Decoder struct {
 }
 
 // Decode fills p from one captured frame of link type lt: data is the
-// captured bytes and origLen the frame's length on the wire. Every field of
-// p is overwritten. Decode never panics and allocates nothing.
+// captured bytes and origLen the frame's length on the wire. Decode never
+// panics and allocates nothing.
+//
+// Every field of p is overwritten, provided p holds the zero Packet or what
+// an earlier Decode left in it (or a copy of that), whichever Decoder and
+// frame that was: p then equals the Packet the frame decodes to from zero.
+// To spare clearing large parts that most frames leave zero, Decode clears
+// CM only when HasCM is set or CM.Contents is not nil, PFC only when HasPFC
+// is set, the Encap entries only up to the old NEncap, and the BTH's
+// extended headers only where BTH.Ext has their bit; a Packet changed by
+// hand there must be reset to the zero Packet before it is reused.
 //
 // It returns a non-nil error only for a link type it cannot decode: a
 // *LinkTypeError wrapping ErrUnknownLinkType. Everything else (not RoCE,
 // malformed, truncated) is recorded in p.
+//
+// Ethernet frames of the layouts a mirror of a RoCE fabric captures (see
+// fast.go) are decoded at fixed offsets; the others are walked header by
+// header. Both give the same Packet.
 func (d *Decoder) Decode(lt capture.LinkType, data []byte, origLen int, p *Packet) error {
+	if lt == capture.LinkTypeEthernet {
+		// decodeFast, with one call fewer for the commonest layout.
+		if isPlainIPv4(data) {
+			if decodePlainIPv4(data, origLen, p) {
+				return nil
+			}
+		} else if decodeFastLayers(data, origLen, p) {
+			return nil
+		}
+	}
+	return d.decodeGeneral(lt, data, origLen, p)
+}
+
+// decodeGeneral is Decode by the walk alone, for every frame.
+func (d *Decoder) decodeGeneral(lt capture.LinkType, data []byte, origLen int, p *Packet) error {
 	*p = Packet{CapLen: len(data), OrigLen: origLen}
 	if !Supported(lt) {
 		return &LinkTypeError{LinkType: lt}

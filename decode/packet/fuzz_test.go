@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rocedump/rocedump/capture"
+	"github.com/rocedump/rocedump/decode/bth"
 )
 
 // fuzzLinkTypes are the link types FuzzDecode picks from: every supported
@@ -46,12 +47,15 @@ func dirtyPacket() Packet {
 	return p
 }
 
-// fuzzSeeds adds the table cases and, from each real capture, the frames
-// that decode to a kind of frame not seen before.
+// fuzzSeeds adds the table cases, the mirror frames and, from each real
+// capture, the frames that decode to a kind of frame not seen before.
 func fuzzSeeds(f *testing.F) {
 	for _, c := range decodeCases() {
 		f.Add(linkTypeIndex(c.lt), c.data, uint16(0))
 		f.Add(linkTypeIndex(c.lt), c.data[:len(c.data)*3/4], uint16(len(c.data)/4))
+	}
+	for _, m := range mirrorFrames() {
+		f.Add(linkTypeIndex(capture.LinkTypeEthernet), m.data, uint16(m.origLen-len(m.data)))
 	}
 	files, _ := filepath.Glob(filepath.Join(realDir, "*.pcap"))
 	var d Decoder
@@ -73,7 +77,9 @@ func fuzzSeeds(f *testing.F) {
 
 // FuzzDecode decodes arbitrary bytes under every link type: the walk must
 // not panic, must keep its invariants, and must give the same Packet whether
-// it decodes into a fresh one or into one full of another frame's fields.
+// it decodes into a fresh one or into one full of another frame's fields;
+// and Decode, with its fast path, must give the same Packet as the walk
+// alone.
 func FuzzDecode(f *testing.F) {
 	fuzzSeeds(f)
 	dirty := dirtyPacket()
@@ -93,6 +99,19 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		checkInvariants(t, &fresh, data, origLen)
+		var general Packet
+		if err := d.decodeGeneral(lt, data, origLen, &general); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(&fresh, &general) {
+			t.Fatalf("Decode differs from the walk:\n%s", diffPackets(&general, &fresh))
+		}
+		if lt == capture.LinkTypeEthernet {
+			fast := dirty
+			if decodeFast(data, origLen, &fast) && !reflect.DeepEqual(&fast, &general) {
+				t.Fatalf("fast path differs from the walk:\n%s", diffPackets(&general, &fast))
+			}
+		}
 		reused := dirty
 		if err := d.Decode(lt, data, origLen, &reused); err != nil {
 			t.Fatal(err)
@@ -136,6 +155,37 @@ func checkInvariants(t *testing.T, p *Packet, data []byte, origLen int) {
 	for _, e := range p.Encap[p.NEncap:] {
 		if e != (EncapLayer{}) {
 			t.Errorf("stale Encap entry %v past NEncap %d", e, p.NEncap)
+		}
+	}
+	reusedInvariants(t, p)
+}
+
+// reusedInvariants checks what the fast path relies on in a Packet a Decode
+// filled, to clear only what may be set (see decodeFast): a CM MAD is there
+// only with HasCM or CM.Contents, a PFC frame only with HasPFC, and an
+// extended header only with its bit in BTH.Ext. (Encap entries past NEncap
+// are zero: checkInvariants.)
+func reusedInvariants(t *testing.T, p *Packet) {
+	t.Helper()
+	if !p.HasCM && p.CM.Contents == nil && !reflect.DeepEqual(p.CM, bth.CMMAD{}) {
+		t.Errorf("CM set without HasCM or CM.Contents: %+v", p.CM)
+	}
+	if !p.HasPFC && p.PFC != (PFCFrame{}) {
+		t.Errorf("PFC set without HasPFC: %+v", p.PFC)
+	}
+	var b bth.BTH
+	for _, f := range []struct {
+		h         bth.ExtHeaders
+		got, zero any
+	}{
+		{bth.HasRDETH, p.BTH.RDETH, b.RDETH}, {bth.HasDETH, p.BTH.DETH, b.DETH},
+		{bth.HasXRCETH, p.BTH.XRCETH, b.XRCETH}, {bth.HasFETH, p.BTH.FETH, b.FETH},
+		{bth.HasRETH, p.BTH.RETH, b.RETH}, {bth.HasAtomicETH, p.BTH.AtomicETH, b.AtomicETH},
+		{bth.HasAETH, p.BTH.AETH, b.AETH}, {bth.HasAtomicAckETH, p.BTH.AtomicAckETH, b.AtomicAckETH},
+		{bth.HasImmDt, p.BTH.ImmDt, b.ImmDt}, {bth.HasIETH, p.BTH.IETH, b.IETH},
+	} {
+		if p.BTH.Ext&f.h == 0 && f.got != f.zero {
+			t.Errorf("%v set without its bit in BTH.Ext %v: %+v", f.h, p.BTH.Ext, f.got)
 		}
 	}
 }

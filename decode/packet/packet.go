@@ -7,9 +7,10 @@ import (
 )
 
 // Packet is one decoded frame. A Decoder overwrites every field on each
-// call, so one Packet can be reused for a whole capture. Fields describe the
-// innermost frame reached (see the package documentation); those that do
-// not apply, or were not captured, are zero.
+// call, so one Packet can be reused for a whole capture as long as only
+// Decode fills it (see Decode). Fields describe the innermost frame reached
+// (see the package documentation); those that do not apply, or were not
+// captured, are zero.
 type Packet struct {
 	Kind      Kind   // KindOther, KindRoCE or KindMalformed
 	Malformed Reason // why the walk stopped at an invalid header; on a KindOther frame it names a bad outer header

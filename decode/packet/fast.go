@@ -1,0 +1,393 @@
+package packet
+
+import (
+	"encoding/binary"
+	"net/netip"
+
+	"github.com/rocedump/rocedump/decode/bth"
+)
+
+// The fast path decodes, at fixed offsets, the layouts a switch mirror of a
+// RoCE fabric captures nearly all the time, and fills the Packet directly;
+// Decode walks every other frame. Its result is the walk's, field for field
+// (the tests decode every capture and fuzz input both ways). It takes:
+//
+//   - Ethernet with at most fastMaxTags 802.1Q/802.1ad/0x9100 tags;
+//   - IPv4 without options (IHL 5) that is not a fragment (MF clear, offset
+//     0), or IPv6 whose next header is UDP (no extension headers);
+//   - UDP to port 4791 (IBTA vol 1 Annex A17 §A17.2.3) with a valid length,
+//     then a BTH that was captured whole, a valid transport version and
+//     opcode, and a UDP length that holds the opcode's headers, pad and ICRC
+//     (§9.2, §9.3); not a MAD to QP1, whose CM the walk decodes;
+//   - and the same frame mirrored in ERSPAN type I, II or III
+//     (draft-foschiano-erspan-03 §4.1-§4.3; type III only with frame type
+//     Ethernet) over GRE (RFC 2784, RFC 2890: any of checksum, key and
+//     sequence number) over such an IPv4 or IPv6 header, in such an Ethernet
+//     frame.
+//
+// Anything else, including every header the walk would call malformed or
+// cut short before the BTH, falls back to the walk: a frame the fast path
+// gives up on costs its checks on top of the walk.
+
+// fastMaxTags is the most VLAN tags per Ethernet frame the fast path takes.
+const fastMaxTags = 2
+
+// isVLANTag reports whether EtherType et is a VLAN tag's TPID.
+func isVLANTag(et uint16) bool {
+	return et == etherTypeVLAN || et == etherTypeQinQ || et == etherTypeQinQOld
+}
+
+// fastTags reads the VLAN tags (IEEE 802.1Q §9.6) after the EtherType et of
+// the Ethernet frame b, whose EtherType field ends at off, into p.Encap from
+// index n on. It returns the EtherType after them, where the network layer
+// starts, the new number of Encap layers and the innermost tag's TCI (0 if
+// none); ok is false for more than fastMaxTags tags or a tag cut short.
+func fastTags(p *Packet, b []byte, off int, et uint16, n int) (_ uint16, _, _ int, tci uint16, tagged, ok bool) {
+	for tags := 0; isVLANTag(et); tags++ {
+		if tags == fastMaxTags || len(b) < off+vlanTagLen {
+			return 0, 0, 0, 0, false, false
+		}
+		tci = binary.BigEndian.Uint16(b[off:])
+		kind := EncapVLAN
+		if et != etherTypeVLAN {
+			kind = EncapQinQ
+		}
+		p.Encap[n] = EncapLayer{Kind: kind, ID: uint32(tci & 0x0fff)}
+		n++
+		tagged = true
+		et = binary.BigEndian.Uint16(b[off+2:])
+		off += vlanTagLen
+	}
+	return et, off, n, tci, tagged, true
+}
+
+// fastTunnel checks GRE and the ERSPAN header after it (GRE protocol 0x88BE:
+// type I without a GRE sequence number, type II with one; 0x22EB: type III
+// of frame type Ethernet) at the start of b and records them in p.Encap from
+// index n on. It returns the mirrored frame, the new number of Encap layers
+// and whether the ERSPAN header's T bit says the switch cut the frame.
+func fastTunnel(p *Packet, b []byte, n int) (inner []byte, _ int, cut, ok bool) {
+	if len(b) < greMinHeaderLen {
+		return nil, 0, false, false
+	}
+	flags := binary.BigEndian.Uint16(b)
+	proto := binary.BigEndian.Uint16(b[2:])
+	if flags&(greVersion|greRouting) != 0 {
+		return nil, 0, false, false
+	}
+	hl := greMinHeaderLen
+	if flags&greChecksum != 0 {
+		hl += 4
+	}
+	keyAt := hl
+	if flags&greKey != 0 {
+		hl += 4
+	}
+	if flags&greSequence != 0 {
+		hl += 4
+	}
+	if len(b) < hl {
+		return nil, 0, false, false
+	}
+	var key uint32
+	if flags&greKey != 0 {
+		key = binary.BigEndian.Uint32(b[keyAt:])
+	}
+	b = b[hl:]
+	p.Encap[n] = EncapLayer{Kind: EncapGRE, ID: key}
+	switch {
+	case proto == etherTypeERSPAN12 && flags&greSequence == 0:
+		p.Encap[n+1] = EncapLayer{Kind: EncapERSPAN1}
+		return b, n + 2, false, true
+	case proto == etherTypeERSPAN12:
+		if len(b) < erspan2HeaderLen || b[0]>>4 != erspan2Version {
+			return nil, 0, false, false
+		}
+		hl = erspan2HeaderLen
+		p.Encap[n+1] = EncapLayer{Kind: EncapERSPAN2, ID: uint32(binary.BigEndian.Uint16(b[2:]) & 0x03ff)}
+	case proto == etherTypeERSPAN3:
+		if len(b) < erspan3HeaderLen || b[0]>>4 != erspan3Version || b[10]>>2&0x1f != erspan3FrameEther {
+			return nil, 0, false, false
+		}
+		hl = erspan3HeaderLen
+		if b[11]&0x01 != 0 {
+			hl += erspan3SubheaderLen
+		}
+		if len(b) < hl {
+			return nil, 0, false, false
+		}
+		p.Encap[n+1] = EncapLayer{Kind: EncapERSPAN3, ID: uint32(binary.BigEndian.Uint16(b[2:]) & 0x03ff)}
+	default:
+		return nil, 0, false, false
+	}
+	return b[hl:], n + 2, b[2]&erspanTruncated != 0, true
+}
+
+// decodeFast decodes an Ethernet frame of one of the layouts the fast path
+// takes into p and reports true; it reports false for any other, having
+// written p only in part, and the caller then walks the frame.
+//
+// p holds the zero Packet or what a Decode left in it (see Decode): the
+// parts that frames of these layouts leave zero are cleared only when p
+// says they may be set (Encap entries up to the old NEncap, CM when HasCM
+// or CM.Contents, PFC when HasPFC, the BTH's extended headers that BTH.Ext
+// names).
+func decodeFast(data []byte, origLen int, p *Packet) bool {
+	if isPlainIPv4(data) {
+		return decodePlainIPv4(data, origLen, p)
+	}
+	return decodeFastLayers(data, origLen, p)
+}
+
+// isPlainIPv4 reports whether an Ethernet frame has no tags and an IPv4
+// header without options that carries UDP, and is long enough to hold a BTH
+// after them: decodePlainIPv4's layout.
+func isPlainIPv4(data []byte) bool {
+	return len(data) >= plainHeadersLen && binary.BigEndian.Uint16(data[12:]) == etherTypeIPv4 &&
+		data[etherHeaderLen] == 0x45 && data[etherHeaderLen+9] == protoUDP
+}
+
+// decodeFastLayers is decodeFast for every layout it takes: tags, IPv6,
+// mirrors.
+func decodeFastLayers(data []byte, origLen int, p *Packet) bool {
+	staleEncap := p.NEncap
+	truncated := origLen > len(data)
+	var (
+		frame   = data // the Ethernet frame being decoded: data, then a mirrored one
+		n       int    // Encap layers recorded
+		et, tci uint16 // EtherType after the tags, innermost tag's TCI
+		tagged  bool
+		ip      []byte // the IP datagram, trimmed to its length if captured whole
+		whole   bool
+		hl      int // IP header length
+		plen    int // IP payload length as the header says
+		proto   uint8
+	)
+	for mirrored := false; ; mirrored = true {
+		if len(frame) < etherHeaderLen {
+			return false
+		}
+		off := etherHeaderLen
+		et, tci, tagged = binary.BigEndian.Uint16(frame[12:]), 0, false
+		if isVLANTag(et) {
+			var ok bool
+			if et, off, n, tci, tagged, ok = fastTags(p, frame, off, et, n); !ok {
+				return false
+			}
+		}
+
+		// IPv4 (RFC 791 §3.1) of IHL 5, total length at least 20, neither
+		// MF nor a fragment offset; or IPv6 (RFC 8200 §3), whose next
+		// header must be UDP or GRE (no extension headers, no jumbogram).
+		b := frame[off:]
+		var total int
+		switch et {
+		case etherTypeIPv4:
+			if len(b) < ipv4MinHeaderLen || b[0] != 0x45 {
+				return false
+			}
+			total = int(binary.BigEndian.Uint16(b[2:]))
+			const moreFragments, offsetMask = 0x2000, 0x1fff
+			if total < ipv4MinHeaderLen || binary.BigEndian.Uint16(b[6:])&(moreFragments|offsetMask) != 0 {
+				return false
+			}
+			hl, proto = ipv4MinHeaderLen, b[9]
+		case etherTypeIPv6:
+			if len(b) < ipv6HeaderLen || b[0]>>4 != 6 {
+				return false
+			}
+			total = ipv6HeaderLen + int(binary.BigEndian.Uint16(b[4:]))
+			hl, proto = ipv6HeaderLen, b[6]
+		default:
+			return false
+		}
+		plen = total - hl
+		if whole = total <= len(b); whole {
+			ip = b[:total]
+		} else {
+			ip = b
+			truncated = true
+		}
+		if proto != protoGRE || mirrored {
+			break
+		}
+
+		// A mirror: Encap gets the carrying frame's Ethernet header first,
+		// then its tags, its IP header, GRE and ERSPAN; the mirrored frame's
+		// fields replace the carrying frame's.
+		for i := n; i > 0; i-- {
+			p.Encap[i] = p.Encap[i-1]
+		}
+		p.Encap[0] = EncapLayer{Kind: EncapEthernet}
+		if et == etherTypeIPv4 {
+			p.Encap[n+1] = EncapLayer{Kind: EncapIPv4}
+		} else {
+			p.Encap[n+1] = EncapLayer{Kind: EncapIPv6}
+		}
+		var cut, ok bool
+		if frame, n, cut, ok = fastTunnel(p, ip[hl:], n+2); !ok {
+			return false
+		}
+		truncated = truncated || cut
+	}
+
+	// UDP (RFC 768) to the RoCEv2 port, with a length that fits the IP
+	// payload.
+	if proto != protoUDP {
+		return false
+	}
+	u := ip[hl:]
+	if len(u) < udpHeaderLen || binary.BigEndian.Uint16(u[2:]) != PortRoCEv2 {
+		return false
+	}
+	udpLen := int(binary.BigEndian.Uint16(u[4:]))
+	if udpLen < udpHeaderLen || udpLen > plen {
+		return false
+	}
+	ib := u[udpHeaderLen:]
+	if n := udpLen - udpHeaderLen; n <= len(ib) {
+		ib = ib[:n]
+	} else {
+		truncated = true
+	}
+	if len(ib) < bth.BTHLen {
+		return false
+	}
+
+	p.Kind, p.Malformed, p.Note = KindRoCE, ReasonNone, ReasonNone
+	p.CapLen, p.OrigLen = len(data), origLen
+	p.Truncated = truncated
+	if staleEncap < 0 || staleEncap > MaxEncap {
+		staleEncap = MaxEncap
+	}
+	for i := n; i < staleEncap; i++ {
+		p.Encap[i] = EncapLayer{}
+	}
+	p.NEncap = n
+	p.EtherType = et
+	p.HasVLAN, p.VLAN, p.PCP = tagged, tci&0x0fff, uint8(tci>>13)
+	p.RoCEVersion = 2
+	if et == etherTypeIPv4 {
+		p.IPVersion = 4
+		p.DSCP, p.ECN = ip[1]>>2, ip[1]&0x03
+		p.Src = netip.AddrFrom4([4]byte(ip[12:16]))
+		p.Dst = netip.AddrFrom4([4]byte(ip[16:20]))
+	} else {
+		p.IPVersion = 6
+		tc := ip[0]<<4 | ip[1]>>4
+		p.DSCP, p.ECN = tc>>2, tc&0x03
+		p.Src = netip.AddrFrom16([16]byte(ip[8:24]))
+		p.Dst = netip.AddrFrom16([16]byte(ip[24:40]))
+	}
+	p.IPTotalLen = hl + plen
+	p.Fragment = false
+	p.Proto = protoUDP
+	p.SrcPort, p.DstPort = binary.BigEndian.Uint16(u), PortRoCEv2
+	p.UDPLen = udpLen
+	p.TCPFlags = 0
+	return finishFast(p, ip, ib, whole, udpLen)
+}
+
+// plainHeadersLen is the length of Ethernet without tags, IPv4 without
+// options, UDP and BTH.
+const plainHeadersLen = etherHeaderLen + ipv4MinHeaderLen + udpHeaderLen + bth.BTHLen
+
+// decodePlainIPv4 is decodeFast for the most common layout, Ethernet
+// without tags and IPv4 without options carrying UDP, of at least
+// plainHeadersLen bytes, with every header at a fixed offset.
+func decodePlainIPv4(data []byte, origLen int, p *Packet) bool {
+	const ipOff, udpOff, ibOff = etherHeaderLen, etherHeaderLen + ipv4MinHeaderLen, plainHeadersLen - bth.BTHLen
+	h := (*[plainHeadersLen]byte)(data)
+	total := int(binary.BigEndian.Uint16(h[ipOff+2:]))
+	udpLen := int(binary.BigEndian.Uint16(h[udpOff+4:]))
+	const moreFragments, offsetMask = 0x2000, 0x1fff
+	if total < ipv4MinHeaderLen || binary.BigEndian.Uint16(h[ipOff+6:])&(moreFragments|offsetMask) != 0 ||
+		binary.BigEndian.Uint16(h[udpOff+2:]) != PortRoCEv2 ||
+		udpLen < udpHeaderLen || udpLen > total-ipv4MinHeaderLen {
+		return false
+	}
+	truncated := origLen > len(data)
+	ipEnd, whole := ipOff+total, true
+	if ipEnd > len(data) {
+		ipEnd, whole, truncated = len(data), false, true
+	}
+	ibEnd := udpOff + udpLen
+	if ibEnd > ipEnd {
+		ibEnd, truncated = ipEnd, true
+	}
+	if ibEnd-ibOff < bth.BTHLen {
+		return false
+	}
+
+	p.Kind, p.Malformed, p.Note = KindRoCE, ReasonNone, ReasonNone
+	p.CapLen, p.OrigLen = len(data), origLen
+	p.Truncated = truncated
+	if stale := p.NEncap; stale != 0 {
+		if stale < 0 || stale > MaxEncap {
+			stale = MaxEncap
+		}
+		for i := range stale {
+			p.Encap[i] = EncapLayer{}
+		}
+		p.NEncap = 0
+	}
+	p.EtherType = etherTypeIPv4
+	p.HasVLAN, p.VLAN, p.PCP = false, 0, 0
+	p.RoCEVersion = 2
+	p.IPVersion = 4
+	p.DSCP, p.ECN = h[ipOff+1]>>2, h[ipOff+1]&0x03
+	p.Src = netip.AddrFrom4([4]byte(h[ipOff+12 : ipOff+16]))
+	p.Dst = netip.AddrFrom4([4]byte(h[ipOff+16 : ipOff+20]))
+	p.IPTotalLen = total
+	p.Fragment = false
+	p.Proto = protoUDP
+	p.SrcPort, p.DstPort = binary.BigEndian.Uint16(h[udpOff:]), PortRoCEv2
+	p.UDPLen = udpLen
+	p.TCPFlags = 0
+	return finishFast(p, data[ipOff:ipEnd], data[ibOff:ibEnd], whole, udpLen)
+}
+
+// finishFast completes a Packet the fast path has filled up to UDP: the
+// large parts that stay zero, the ICRC (Annex A17 §A17.8) of a datagram
+// captured whole, and the IB transport headers (IBTA vol 1 §9.2, §9.3) as
+// transport decodes them. ip is the IP datagram (trimmed to its length when
+// whole), ib the UDP payload as far as captured, at least a BTH.
+func finishFast(p *Packet, ip, ib []byte, whole bool, udpLen int) bool {
+	// One field a statement: a tuple assignment would build the zero
+	// values in temporaries and copy them.
+	if p.HasCM || p.CM.Contents != nil {
+		p.HasCM = false
+		p.CM = bth.CMMAD{}
+	}
+	if p.HasPFC {
+		p.HasPFC = false
+		p.PFC = PFCFrame{}
+	}
+	p.ICRC = bth.ICRCUnchecked
+	if whole {
+		p.ICRC = bth.VerifyICRCv2(ip)
+	}
+	p.HasBTH = true
+	if p.BTH.DecodeReused(ib) != nil {
+		return false
+	}
+	// BTH.LengthOK and BTH.PayloadLen, from the opcode and pad count as
+	// read from the packet rather than from p.BTH, which was just written:
+	// the headers, pad and ICRC fit in the UDP length, a CNP is exactly
+	// 12+16+4 bytes (Annex A17 §A17.9.2) and carries no payload.
+	op := bth.Opcode(ib[0])
+	declLen := udpLen - udpHeaderLen
+	payloadLen := 0
+	if op.IsCNP() {
+		if declLen != bth.BTHLen+bth.CNPPayloadLen+bth.ICRCLen {
+			return false
+		}
+	} else if payloadLen = declLen - op.HeaderLen() - int(ib[1]>>4&0x3) - bth.ICRCLen; payloadLen < 0 {
+		return false
+	}
+	if op == bth.OpcodeUDSendOnly && p.BTH.DestQP == bth.CMQPN && p.BTH.Ext&bth.HasDETH != 0 {
+		return false // a MAD to QP1: the walk decodes its CM
+	}
+	p.PayloadLen = payloadLen
+	return true
+}
