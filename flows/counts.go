@@ -43,39 +43,67 @@ func bumpInline(inline []uint64, v uint8) bool {
 // unpack returns the value and count of a used inline word.
 func unpack(w uint64) (v uint8, n uint64) { return uint8(w>>packShift - 1), w & packCount }
 
-// opcodeInline is how many opcodes a flow counts without a slice: a WRITE
-// flow uses FIRST, MIDDLE, LAST and ONLY; an ACK flow, ACK and CNP.
-const opcodeInline = 4
+// opcodeInline is how many opcodes besides the first a flow counts without
+// a slice: a WRITE flow uses FIRST, MIDDLE, LAST and ONLY; an ACK flow,
+// ACK and CNP.
+const opcodeInline = 3
 
-// opcodeCounts counts packets per opcode.
-type opcodeCounts struct {
-	inline [opcodeInline]uint64 // packed (opcode + 1, count); 0 is free
-	more   []OpcodeCount
-}
+// Opcode counts: the flow's first opcode has no counter (Flow.opFirst
+// names it): every packet is counted once, so its count is the flow's
+// packets less the other opcodes' counts, and a flow of one opcode (ACKs)
+// writes nothing. The next opcodeInline opcodes are counted in Flow.opInline,
+// packed; more in the flow's flowCold.
 
-func (c *opcodeCounts) add(op bth.Opcode) {
-	if bumpInline(c.inline[:], uint8(op)) {
+func (f *Flow) countOpcode(op bth.Opcode) {
+	v := uint16(op) + 1
+	if v == f.opFirst {
 		return
 	}
-	for i := range c.more {
-		if c.more[i].Opcode == op {
-			c.more[i].Count++
+	if f.opFirst == 0 {
+		f.opFirst = v
+		return
+	}
+	if bumpInline(f.opInline[:], uint8(op)) {
+		return
+	}
+	cold := f.coldState()
+	for i := range cold.opcodes {
+		if cold.opcodes[i].Opcode == op {
+			cold.opcodes[i].Count++
 			return
 		}
 	}
-	c.more = append(c.more, OpcodeCount{op, 1})
+	cold.opcodes = append(cold.opcodes, OpcodeCount{op, 1})
 }
 
-// sorted returns the counts ordered by opcode; nil if there are none.
-func (c *opcodeCounts) sorted() []OpcodeCount {
-	var out []OpcodeCount
-	for _, w := range c.inline {
+func (f *Flow) coldOpcodes() []OpcodeCount {
+	if f.cold == nil {
+		return nil
+	}
+	return f.cold.opcodes
+}
+
+// sortedOpcodes returns the opcode counts ordered by opcode; nil if there
+// are none.
+func (f *Flow) sortedOpcodes() []OpcodeCount {
+	if f.opFirst == 0 {
+		return nil
+	}
+	out := []OpcodeCount{{Opcode: bth.Opcode(f.opFirst - 1)}}
+	rest := f.Packets
+	more := f.coldOpcodes()
+	for _, w := range f.opInline {
 		if w != 0 {
 			v, n := unpack(w)
 			out = append(out, OpcodeCount{bth.Opcode(v), n})
+			rest -= n
 		}
 	}
-	out = append(out, c.more...)
+	for _, m := range more {
+		rest -= m.Count
+	}
+	out[0].Count = rest
+	out = append(out, more...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Opcode < out[j].Opcode })
 	return out
 }
@@ -87,38 +115,74 @@ type ValueCount struct {
 	Count uint64
 }
 
-// valueInline is how many values a valueCounts keeps without a slice.
-const valueInline = 2
+// valueInline is how many DSCP values besides the first a flow counts
+// without a slice: a flow's CNPs often use a DSCP of their own.
+const valueInline = 1
 
-// valueCounts counts packets per value of a small field.
-type valueCounts struct {
-	inline [valueInline]uint64 // packed (value + 1, count); 0 is free
-	more   []ValueCount
-}
+// DSCP counts work as the opcode counts do: Flow.dscpFirst names the
+// first value, whose count is the flow's packets less the others'; the next
+// valueInline values are counted in Flow.dscpInline, more in flowCold.
 
-func (c *valueCounts) add(v uint8) {
-	if bumpInline(c.inline[:], v) {
+func (f *Flow) countDSCP(v uint8) {
+	if uint16(v)+1 == f.dscpFirst {
 		return
 	}
-	for i := range c.more {
-		if c.more[i].Value == v {
-			c.more[i].Count++
-			return
-		}
+	if f.dscpFirst == 0 {
+		f.dscpFirst = uint16(v) + 1
+		return
 	}
-	c.more = append(c.more, ValueCount{v, 1})
+	if bumpInline(f.dscpInline[:], v) {
+		return
+	}
+	cold := f.coldState()
+	cold.dscp = addValue(cold.dscp, v)
 }
 
-// sorted returns the counts ordered by value; nil if there are none.
-func (c *valueCounts) sorted() []ValueCount {
-	var out []ValueCount
-	for _, w := range c.inline {
+func (f *Flow) coldDSCP() []ValueCount {
+	if f.cold == nil {
+		return nil
+	}
+	return f.cold.dscp
+}
+
+// addValue counts v in a list of value counts.
+func addValue(vs []ValueCount, v uint8) []ValueCount {
+	for i := range vs {
+		if vs[i].Value == v {
+			vs[i].Count++
+			return vs
+		}
+	}
+	return append(vs, ValueCount{v, 1})
+}
+
+// sortedDSCP returns the DSCP counts ordered by value; nil if there are
+// none.
+func (f *Flow) sortedDSCP() []ValueCount {
+	if f.dscpFirst == 0 {
+		return nil
+	}
+	out := []ValueCount{{Value: uint8(f.dscpFirst - 1)}}
+	rest := f.Packets
+	more := f.coldDSCP()
+	for _, w := range f.dscpInline {
 		if w != 0 {
 			v, n := unpack(w)
 			out = append(out, ValueCount{v, n})
+			rest -= n
 		}
 	}
-	out = append(out, c.more...)
+	for _, m := range more {
+		rest -= m.Count
+	}
+	out[0].Count = rest
+	return sortedValues(out, more)
+}
+
+// sortedValues appends more to out and sorts the result by value; nil if
+// both are empty.
+func sortedValues(out, more []ValueCount) []ValueCount {
+	out = append(out, more...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Value < out[j].Value })
 	return out
 }
@@ -131,15 +195,16 @@ const maxPorts = 64
 const portsInline = 2
 
 // portSet is the set of UDP source ports of a flow, up to maxPorts; more
-// says that ports beyond the cap were seen.
+// says that ports beyond the cap were seen. Ports beyond the inline ones
+// are in the flow's flowCold.
 type portSet struct {
 	inline [portsInline]uint16
 	n      uint8 // ports in inline
 	more   bool
-	rest   []uint16 // ports beyond inline
 }
 
-func (s *portSet) add(p uint16) {
+func (f *Flow) addPort(p uint16) {
+	s := &f.ports
 	for _, q := range s.inline[:s.n] {
 		if q == p {
 			return
@@ -150,21 +215,29 @@ func (s *portSet) add(p uint16) {
 		s.n++
 		return
 	}
-	for _, q := range s.rest {
+	if s.more {
+		// At the cap: the port is either remembered or beyond it.
+		return
+	}
+	cold := f.coldState()
+	for _, q := range cold.ports {
 		if q == p {
 			return
 		}
 	}
-	if portsInline+len(s.rest) == maxPorts {
+	if portsInline+len(cold.ports) == maxPorts {
 		s.more = true
 		return
 	}
-	s.rest = append(s.rest, p)
+	cold.ports = append(cold.ports, p)
 }
 
 // list returns the ports in the order they were first seen; nil if none.
-func (s *portSet) list() []uint16 {
+func (s *portSet) list(cold *flowCold) []uint16 {
 	var out []uint16
 	out = append(out, s.inline[:s.n]...)
-	return append(out, s.rest...)
+	if cold != nil {
+		out = append(out, cold.ports...)
+	}
+	return out
 }

@@ -11,10 +11,8 @@ import (
 // TestCountsInlineAndOverflow checks the inline counters against a plain
 // map, past the inline slots and into the overflow slices.
 func TestCountsInlineAndOverflow(t *testing.T) {
-	var oc opcodeCounts
-	var vc valueCounts
-	var ps portSet
-	if oc.sorted() != nil || vc.sorted() != nil || ps.list() != nil {
+	f := new(Flow)
+	if f.Opcodes() != nil || f.DSCP() != nil || f.ports.list(f.cold) != nil {
 		t.Fatal("empty counters: want nil lists")
 	}
 	wantOp := map[bth.Opcode]uint64{}
@@ -25,16 +23,17 @@ func TestCountsInlineAndOverflow(t *testing.T) {
 		if i%97 == 0 {
 			op = bth.Opcode(i % 256)
 		}
-		oc.add(op)
+		f.Packets++ // every packet counts an opcode and a DSCP value
+		f.countOpcode(op)
 		wantOp[op]++
 		v := uint8((i * 13) % 7)
 		if i%11 == 0 {
 			v = 255
 		}
-		vc.add(v)
+		f.countDSCP(v)
 		wantV[v]++
 		p := uint16(i % 100)
-		ps.add(p)
+		f.addPort(p)
 		if !slices.Contains(wantPorts, p) && len(wantPorts) < maxPorts {
 			wantPorts = append(wantPorts, p)
 		}
@@ -44,7 +43,7 @@ func TestCountsInlineAndOverflow(t *testing.T) {
 		gotOp = append(gotOp, OpcodeCount{op, n})
 	}
 	sort.Slice(gotOp, func(i, j int) bool { return gotOp[i].Opcode < gotOp[j].Opcode })
-	if s := oc.sorted(); !slices.Equal(s, gotOp) {
+	if s := f.Opcodes(); !slices.Equal(s, gotOp) {
 		t.Errorf("opcodes: got %v, want %v", s, gotOp)
 	}
 	var gotV []ValueCount
@@ -52,10 +51,10 @@ func TestCountsInlineAndOverflow(t *testing.T) {
 		gotV = append(gotV, ValueCount{v, n})
 	}
 	sort.Slice(gotV, func(i, j int) bool { return gotV[i].Value < gotV[j].Value })
-	if s := vc.sorted(); !slices.Equal(s, gotV) {
+	if s := f.DSCP(); !slices.Equal(s, gotV) {
 		t.Errorf("values: got %v, want %v", s, gotV)
 	}
-	if l := ps.list(); !slices.Equal(l, wantPorts) || !ps.more {
-		t.Errorf("ports: got %v (more %v), want %v (more true)", l, ps.more, wantPorts)
+	if l := f.ports.list(f.cold); !slices.Equal(l, wantPorts) || !f.ports.more {
+		t.Errorf("ports: got %v (more %v), want %v (more true)", l, f.ports.more, wantPorts)
 	}
 }

@@ -156,10 +156,49 @@
 //
 // # Memory
 //
-// A flow holds a fixed-size state plus a few small sets bounded by the
-// number of distinct opcodes, DSCP values, RNR timer values and UDP source
-// ports (capped at 64), and its pairing candidates (at most 16). Its first
+// A flow holds a fixed-size state (960 bytes, 15 cache lines, laid out so
+// that a packet touches the first four or five: see Flow) plus state made
+// at its first need and bounded per flow: opcode, DSCP and UDP source port
+// values beyond the first few, RNR timer counts and the last RDMA READ
+// (flowCold; ports capped at 64), the open gaps of a PSN space (at most 8),
+// its pairing candidates (at most 16, at its first response). Its first
 // NAK, resend, re-issued READ or request gap adds a fixed-size
 // retransmission state (at most 8 undecided gaps) and at most 32 events.
-// Memory grows with the number of flows, never with the number of packets.
+// The table allocates flows 128 at a time and finds the current flow of an
+// IPv4 key through an open-addressing index of 16-byte slots (a map for
+// other keys). Memory and allocations grow with the number of flows, never
+// with the number of packets: once a flow has shown the kinds of packet it
+// carries, its packets allocate nothing. The benchmark's flows (RDMA WRITE
+// and ACK flows, BENCHMARKS.md) take about 1,070 bytes of heap each
+// (TestBenchFeedHeapPerFlow).
+//
+// # Shards
+//
+// To use every core (BENCHMARKS.md, "Proposals" 6), the packets of one
+// input can be spread over n Tables, each fed by its own goroutine in
+// input order, and the finished tables merged into one (MergeShards).
+//
+// A shard owns every packet between two hosts, both ways: ShardOf hashes
+// the unordered pair of the packet's addresses. Everything a Table decides
+// is decided within one such pair, so a shard decides it exactly as one
+// Table fed every packet would:
+//
+//   - a flow's key, its epochs, counters and PSN state are its own;
+//   - its partner is a flow in the other direction between the same two
+//     addresses (CM pairing links the two flows of one REQ/REP exchange;
+//     PSN pairing only considers flows between the response's addresses),
+//     and so are the flows a response or a NAK is applied to and the loss
+//     Finish decides from the partner's acknowledgements;
+//   - RDMA CM: a REQ and the REP that answers it travel between the same
+//     two addresses (the REP is matched by the REQ's addresses, swapped),
+//     and the CM info they give goes to the flows keyed by those same
+//     addresses. The GIDs and path records inside the REQ are not used: a
+//     connection whose CM MADs travel between other addresses than its data
+//     (a host with several GIDs, the CM on one and the data on another)
+//     gets no CM info, sharded or not;
+//   - CNPs are sent by the packets' receiver to their sender, between the
+//     same two addresses, on the flow of the sender's QP.
+//
+// What differs is only the order of the flows and their IDs, which
+// MergeShards restores from FrameRef.Seq.
 package flows

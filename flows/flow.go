@@ -81,21 +81,35 @@ type CMInfo struct {
 }
 
 // Flow is one QP flow: see the package doc for the meaning of each counter.
+//
+// The fields are laid out for the per-packet path (BENCHMARKS.md,
+// "Proposals" 2, within one struct since the exported counters stay
+// fields): a Flow is 960 bytes, 15 cache lines, and a packet touches the
+// first ones: lines 0-2 for every packet (the counters every packet
+// updates, and what it reads to count its opcode, DSCP and port), line 3
+// for a request (its PSN state, which the partner's responses read too),
+// lines 4-5 for a response. The rest (identity, first frame, rare counters,
+// state behind pointers: see flowCold) is touched rarely. TestFlowLayout
+// checks the layout. Exported fields hold their values whenever Add is not
+// running.
 type Flow struct {
-	ID        int // 1-based, in the order flows first appear in the capture
-	Key       Key
-	Epoch     int           // 0 for the first connection seen on Key, 1 for the next, ...
-	Transport bth.Transport // of the first packet that is not a CNP; TransportCNP for a flow of CNPs only
-	PKey      uint16        // P_Key of the first packet
-	HasVLAN   bool
-	VLAN      uint16 // VLAN of the first packet, when tagged
-	SrcQP     uint32 // QPN at the source, when known (DETH, CM, or the partner's key); HasSrcQP says so
-	HasSrcQP  bool
+	// Every packet: cache lines 0 and 1.
 
 	Packets      uint64 // every packet, CNPs and bad-ICRC frames included
 	WireBytes    uint64 // sum of IP total lengths: right on truncated captures
 	PayloadBytes uint64 // sum of RDMA payload lengths (no headers, pad or ICRC; CNPs carry none)
-	First, Last  FrameRef
+	Last         FrameRef
+
+	ECN [4]uint64 // packets per ECN codepoint: not-ECT, ECT(1), ECT(0), CE
+
+	binIndex  int64  // current 1 ms rate bin (Unix ms)
+	binBytes  uint64 // wire bytes in the current bin
+	Truncated uint64 // frames cut by the snap length
+
+	// Every packet: cache line 2 (read; written on a new value).
+
+	opInline   [opcodeInline]uint64 // packed (opcode + 1, count) of the opcodes after the first; 0 is free
+	dscpInline [valueInline]uint64  // packed (value + 1, count) of the DSCP values after the first
 
 	// Messages counts request messages once each: the first copy of each
 	// SEND/WRITE LAST or ONLY, RDMA READ request (not a re-issue) and
@@ -103,35 +117,62 @@ type Flow struct {
 	// its request.
 	Messages uint64
 
-	// FirstPSN and LastPSN are the PSNs of the first and the last packet
-	// of the flow that is not a CNP (a CNP carries no meaningful PSN),
-	// requests and responses alike; HasPSN says the flow had such a packet.
-	FirstPSN, LastPSN uint32
-	HasPSN            bool
+	LastPSN   uint32        // see FirstPSN
+	opFirst   uint16        // first opcode + 1 (uncounted: see sortedOpcodes); 0 before the first packet
+	dscpFirst uint16        // first DSCP value + 1 (uncounted); 0 before the first packet
+	ports     portSet       // 6 bytes
+	pmtu      uint16        // path MTU of the source QP, once a packet showed it; 0 before
+	Transport bth.Transport // of the first packet that is not a CNP; TransportCNP for a flow of CNPs only
+	HasPSN    bool          // the flow had a packet that is not a CNP (FirstPSN, LastPSN)
+	cmPending bool          // a CM exchange for Key arrived after this flow began (see Table.startsEpoch)
 
-	// The counters and state every packet updates come before the PSN
-	// state, so that a packet touches few cache lines of its flow.
+	// Requests: cache line 3 (with the first half of Requests), which
+	// fits also reads for every response the partner carries.
 
-	CNPs      uint64 // CNPs this flow carries (addressed to DestQP)
-	ECNCE     uint64 // packets whose IP ECN field is CE (congestion experienced)
-	FECN      uint64 // packets with the BTH FECN bit
-	BECN      uint64 // packets with the BTH BECN bit (CNPs set it)
-	ICRCBad   uint64 // whole frames whose ICRC did not verify (counted as any other packet too)
-	Truncated uint64 // frames cut by the snap length
-
-	ECN [4]uint64 // packets per ECN codepoint: not-ECT, ECT(1), ECT(0), CE
-
-	pmtu      uint32    // path MTU of the source QP, once a packet showed it; 0 before
-	binIndex  int64     // current 1 ms rate bin (Unix ms)
-	binBytes  uint64    // wire bytes in the current bin
-	peakBytes uint64    // most wire bytes in any 1 ms bin
-	lastReq   time.Time // capture time of the last request packet
-	opcodes   opcodeCounts
-	dscp      valueCounts
-	ports     portSet
+	retx     *retxState // NAK, episode and gap state; nil until the first
+	respLink *Flow      // the flow whose responses last answered this one's requests, online
+	lastReq  unixTime   // capture time of the last request packet
 
 	// Requests: PSN state of the requests this flow carries.
 	Requests PSNStats
+
+	// Responses (ACKs, NAKs, READ and atomic responses): lines 4 and 5.
+
+	resp    respTracker // PSNs of the ACKs and responses this flow carries
+	pairOne *Flow       // the only candidate partner pair holds, once found (see pairEvidence)
+
+	// Rare: the rest of the flow.
+
+	cold      *flowCold     // rare counter values and READ state; nil until needed
+	pair      *pairEvidence // candidate partners its responses allow, once it carries one
+	reqLink   *Flow         // CM: the flow whose requests this one's responses answer
+	hostNext  *Flow         // the next flow with the same source and destination (Table.byHosts)
+	peakBytes uint64        // most wire bytes in any 1 ms bin before the current one
+
+	ID    int // 1-based, in the order flows first appear in the capture
+	Key   Key
+	Epoch int    // 0 for the first connection seen on Key, 1 for the next, ...
+	SrcQP uint32 // QPN at the source, when known (DETH, CM, or the partner's key); HasSrcQP says so
+
+	// FirstPSN and LastPSN are the PSNs of the first and the last packet
+	// of the flow that is not a CNP (a CNP carries no meaningful PSN),
+	// requests and responses alike; HasPSN says the flow had such a packet.
+	FirstPSN uint32
+
+	PKey     uint16 // P_Key of the first packet
+	VLAN     uint16 // VLAN of the first packet, when tagged
+	HasVLAN  bool
+	HasSrcQP bool
+	PairedBy PairMethod
+
+	First FrameRef
+
+	CNPs    uint64 // CNPs this flow carries (addressed to DestQP)
+	ECNCE   uint64 // packets whose IP ECN field is CE (congestion experienced)
+	FECN    uint64 // packets with the BTH FECN bit
+	BECN    uint64 // packets with the BTH BECN bit (CNPs set it)
+	ICRCBad uint64 // whole frames whose ICRC did not verify (counted as any other packet too)
+
 	// ReadResponses: PSN state of the RDMA READ responses this flow carries.
 	ReadResponses PSNStats
 
@@ -139,36 +180,57 @@ type Flow struct {
 	NAKOther uint64    // NAKs with a reserved code
 	RNRNAKs  uint64    // RNR NAKs this flow carries
 
-	Partner  *Flow // the flow carrying this one's ACKs and READ responses (and the reverse), nil if none
-	PairedBy PairMethod
-	CM       *CMInfo // the CM exchange that set up this flow's connection, if captured
+	Partner *Flow   // the flow carrying this one's ACKs and READ responses (and the reverse), nil if none
+	CM      *CMInfo // the CM exchange that set up this flow's connection, if captured
 
 	// Retx: resend episodes, re-issued READs and the mirror or fabric
 	// loss of the requests this flow carries.
 	Retx RetxStats
-
-	resp     respTracker   // PSNs of the ACKs and responses this flow carries
-	pair     *pairEvidence // candidate partners its responses allow, once it carries one
-	lastRead readState     // the last RDMA READ request, to recognise a re-issue
-	retx     *retxState    // NAK, episode and gap state; nil until the first
-	reqLink  *Flow         // CM: the flow whose requests this one's responses answer
-	respLink *Flow         // the flow whose responses last answered this one's requests, online
-
-	rnrTimers valueCounts
 }
+
+// flowCold is the state of a flow that few packets touch, allocated at its
+// first use: opcode, DSCP and UDP port values beyond those the Flow keeps
+// inline, RNR timer counts and the last RDMA READ request.
+type flowCold struct {
+	opcodes   []OpcodeCount // opcodes beyond Flow.opInline's
+	dscp      []ValueCount  // DSCP values beyond Flow.dscpInline's
+	ports     []uint16      // ports beyond portSet's inline ones
+	rnrTimers []ValueCount  // RNR NAKs per timer value
+	lastRead  readState     // the last RDMA READ request, to recognise a re-issue
+}
+
+func (f *Flow) coldState() *flowCold {
+	if f.cold == nil {
+		f.cold = new(flowCold)
+	}
+	return f.cold
+}
+
+// unixTime is a capture time in 12 bytes instead of time.Time's 24: Unix
+// seconds and nanoseconds, exact for any time a capture holds.
+type unixTime struct {
+	sec  int64
+	nsec int32
+}
+
+func toUnixTime(t time.Time) unixTime { return unixTime{t.Unix(), int32(t.Nanosecond())} }
+
+func (u unixTime) time() time.Time { return time.Unix(u.sec, int64(u.nsec)) }
 
 // PSNStats is the sequence state of one PSN space of a flow.
 type PSNStats struct {
-	Packets       uint64 // sequenced packets
-	FirstPSN      uint32 // PSN of the first sequenced packet
-	LastPSN       uint32 // PSN of the last sequenced packet
-	HighPSN       uint32 // highest PSN seen (24-bit serial order)
+	Packets  uint64 // sequenced packets
+	FirstPSN uint32 // PSN of the first sequenced packet
+	LastPSN  uint32 // PSN of the last sequenced packet
+	HighPSN  uint32 // highest PSN seen (24-bit serial order)
+
+	seq  sequencer              // the PSNs expected next
+	gaps *[maxOpenGaps]psnRange // open gaps (seq.nGaps of them); nil until the first
+
 	Retransmitted uint64 // packets behind the highest PSN at a PSN already carried (or not remembered as skipped), and re-issued READs
 	PSNGaps       uint64 // forward jumps past the expected PSNs
 	MissingPSNs   uint64 // PSNs skipped by gaps and not seen since (as far as the last 8 open gaps tell)
 	OutOfOrder    uint64 // packets behind the highest PSN filling a PSN skipped by an open gap
-
-	seq sequencer
 }
 
 // Duration is the time from the first to the last packet.
@@ -191,18 +253,23 @@ func (f *Flow) PeakBitsPerSecond() float64 {
 }
 
 // Opcodes returns the packets per opcode, ordered by opcode.
-func (f *Flow) Opcodes() []OpcodeCount { return f.opcodes.sorted() }
+func (f *Flow) Opcodes() []OpcodeCount { return f.sortedOpcodes() }
 
 // DSCP returns the packets per DSCP value, ordered by DSCP.
-func (f *Flow) DSCP() []ValueCount { return f.dscp.sorted() }
+func (f *Flow) DSCP() []ValueCount { return f.sortedDSCP() }
 
 // RNRTimers returns the RNR NAKs per RNR timer value (IBTA Table 45).
-func (f *Flow) RNRTimers() []ValueCount { return f.rnrTimers.sorted() }
+func (f *Flow) RNRTimers() []ValueCount {
+	if f.cold == nil {
+		return nil
+	}
+	return sortedValues(nil, f.cold.rnrTimers)
+}
 
 // SrcPorts returns the UDP source ports seen, sorted, and whether more than
 // the remembered maximum were seen.
 func (f *Flow) SrcPorts() (ports []uint16, more bool) {
-	ports = f.ports.list()
+	ports = f.ports.list(f.cold)
 	sort.Slice(ports, func(i, j int) bool { return ports[i] < ports[j] })
 	return ports, f.ports.more
 }
@@ -237,12 +304,11 @@ func (f *Flow) PartnerQPN() (uint32, bool) {
 // respTracker follows the PSNs of the responses a flow carries (ACKs, NAKs,
 // READ and ATOMIC responses): they name PSNs of the partner's requests.
 type respTracker struct {
-	started bool
-	high    uint32 // highest response PSN (24-bit serial order)
-	count   uint64 // responses
-
-	acked     bool     // a response acknowledged a PSN
+	count     uint64   // responses
+	high      uint32   // highest response PSN (24-bit serial order)
 	ackedHigh uint32   // highest PSN acknowledged: a response's PSN, the one before it for a NAK
+	started   bool     // a response was seen (high is set)
+	acked     bool     // a response acknowledged a PSN (ackedHigh is set)
 	ackedAt   FrameRef // the response that first acknowledged ackedHigh
 }
 

@@ -149,3 +149,29 @@ func BenchmarkAdd(b *testing.B) {
 		i++
 	}
 }
+
+// TestExtraPacketsAllocateNothing feeds the same flows N packets (every
+// kind the workload has) and then N more, and requires the N more to
+// allocate nothing: what a table allocates follows its flows (creation,
+// first response, first gap...), never its packets (issue 6: zero
+// allocations per packet in steady state).
+func TestExtraPacketsAllocateNothing(t *testing.T) {
+	const n = 256 * 1000 // each of the 1000 connections sends every kind of packet at least once
+	w := newWorkload(10, 100)
+	tab := NewTable(Config{})
+	var start, mid, end runtime.MemStats
+	runtime.ReadMemStats(&start)
+	w.feed(tab, 0, n)
+	flows := tab.Len()
+	runtime.ReadMemStats(&mid)
+	w.feed(tab, n, 2*n)
+	runtime.ReadMemStats(&end)
+	if tab.Len() != flows {
+		t.Fatalf("%d flows after %d packets, %d after %d", flows, n, tab.Len(), 2*n)
+	}
+	first, extra := mid.Mallocs-start.Mallocs, end.Mallocs-mid.Mallocs
+	if extra != 0 {
+		t.Errorf("%d packets of %d flows: %d allocations; %d more packets: %d allocations, want 0", n, flows, first, n, extra)
+	}
+	t.Logf("%d allocations for %d flows (%.2f per flow), %d for %d more packets", first, flows, float64(first)/float64(flows), extra, n)
+}

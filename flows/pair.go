@@ -62,8 +62,17 @@ func (t *Table) noteCM(p *packet.Packet, at FrameRef) {
 		toReq.StartPSN, toReq.SrcQP, toReq.CommID, toReq.Frame = m.StartingPSN, m.LocalQPN, m.LocalCommID, at
 		x.toResponder = &cmSide{info: toResp}
 		x.toRequester = &cmSide{info: toReq}
-		t.cmByFlow[Key{Src: p.Dst, Dst: p.Src, DestQP: m.LocalQPN}] = x.toResponder
-		t.cmByFlow[Key{Src: p.Src, Dst: p.Dst, DestQP: x.req.LocalQPN}] = x.toRequester
+		kResp := Key{Src: p.Dst, Dst: p.Src, DestQP: m.LocalQPN}
+		kReq := Key{Src: p.Src, Dst: p.Dst, DestQP: x.req.LocalQPN}
+		t.cmByFlow[kResp] = x.toResponder
+		t.cmByFlow[kReq] = x.toRequester
+		// The current flow of each key, if any, ends with it: its next
+		// packet starts a new epoch (startsEpoch).
+		for _, k := range [2]Key{kResp, kReq} {
+			if f := t.Current(k); f != nil {
+				f.cmPending = true
+			}
+		}
 	}
 }
 
@@ -101,9 +110,10 @@ const pairSlack = 1024
 // Each later response removes the candidates it does not fit, so the
 // evidence is the whole response history, kept in fixed space.
 type pairEvidence struct {
-	since    time.Time // capture time of the first response that fitted a candidate
-	cands    [maxPairCands]*Flow
-	n        int
+	cands    [maxPairCands]int32 // IDs of the candidates (Table.flowAt(id-1))
+	since    unixTime            // capture time of the first response that fitted a candidate, once sinceSet
+	sinceSet bool
+	n        uint8
 	found    bool   // cands[:n] are all the candidates that fit every response since
 	crowded  bool   // the last look found more than maxPairCands candidates
 	nextLook uint64 // while !found: the response count at which to look again
@@ -116,50 +126,72 @@ type pairEvidence struct {
 // after the first only considers flows that began before the first
 // response that fitted any.
 func (t *Table) notePair(r *Flow, psn uint32, at time.Time) {
+	if c := r.pairOne; c != nil && fits(c, psn) {
+		return // the evidence stands: its only candidate fits
+	}
 	ev := r.pair
 	if ev == nil {
 		ev = &pairEvidence{nextLook: 1}
 		r.pair = ev
 	}
 	if ev.found {
-		j := 0
-		for _, c := range ev.cands[:ev.n] {
-			if fits(c, psn) {
-				ev.cands[j] = c
+		j := uint8(0)
+		for _, id := range ev.cands[:ev.n] {
+			if fits(t.flowAt(id-1), psn) {
+				ev.cands[j] = id
 				j++
 			}
 		}
 		clear(ev.cands[j:ev.n])
 		ev.n = j
+		r.pairOne = t.onlyCand(ev)
 		return
 	}
 	if r.resp.count < ev.nextLook {
 		return
 	}
 	ev.nextLook = 2 * r.resp.count
-	var cands [maxPairCands]*Flow
-	n, crowded := 0, false
-	for _, c := range t.byHosts[hostPair{r.Key.Dst, r.Key.Src}] {
+	var cands [maxPairCands]int32
+	n, crowded := uint8(0), false
+	var since time.Time
+	if ev.sinceSet {
+		since = ev.since.time()
+	}
+	for c := t.byHosts[hostPair{r.Key.Dst, r.Key.Src}].first; c != nil; c = c.hostNext {
 		if c == r || !connected(c.Transport) || !fits(c, psn) {
 			continue
 		}
-		if !ev.since.IsZero() && c.First.Time.After(ev.since) {
+		if ev.sinceSet && c.First.Time.After(since) {
 			continue
 		}
 		if n == maxPairCands {
 			crowded = true
 			break
 		}
-		cands[n] = c
+		cands[n] = int32(c.ID)
 		n++
 	}
-	if n == 0 && ev.since.IsZero() {
+	if n == 0 && !ev.sinceSet {
 		return // answers requests the capture does not hold: look again later
 	}
-	if ev.since.IsZero() {
-		ev.since = at
+	if !ev.sinceSet {
+		// A zero capture time leaves the evidence without one, as
+		// before any response fitted.
+		ev.since, ev.sinceSet = toUnixTime(at), !at.IsZero()
 	}
 	ev.cands, ev.n, ev.crowded, ev.found = cands, n, crowded, !crowded
+	r.pairOne = t.onlyCand(ev)
+}
+
+// onlyCand returns the only candidate of ev, once found; nil if there are
+// none or several. Flow.pairOne keeps it, so that a response of a paired
+// flow needs neither the evidence nor more than the candidate's first
+// request cache line.
+func (t *Table) onlyCand(ev *pairEvidence) *Flow {
+	if ev.found && ev.n == 1 {
+		return t.flowAt(ev.cands[0] - 1)
+	}
+	return nil
 }
 
 // fits says whether a response at psn can answer one of c's requests as c
@@ -168,8 +200,8 @@ func (t *Table) notePair(r *Flow, psn uint32, at time.Time) {
 // have reached: the PSN after the highest, or the end of its last READ's
 // response PSNs).
 func fits(c *Flow, psn uint32) bool {
-	s := &c.Requests.seq
-	return s.started && psnDiff(psn, s.first) >= -pairSlack && psnDiff(psn, s.expHi) <= 0
+	s := &c.Requests
+	return s.started() && psnDiff(psn, s.FirstPSN) >= -pairSlack && psnDiff(psn, s.seq.expHi) <= 0
 }
 
 // allows says whether the evidence leaves c as a partner.
@@ -177,8 +209,8 @@ func (ev *pairEvidence) allows(c *Flow) bool {
 	if ev == nil || !ev.found {
 		return false
 	}
-	for _, x := range ev.cands[:ev.n] {
-		if x == c {
+	for _, id := range ev.cands[:ev.n] {
+		if int(id) == c.ID {
 			return true
 		}
 	}
@@ -211,7 +243,8 @@ func (t *Table) pairByPSN() {
 			}
 			var only *Flow
 			n := 0
-			for _, x := range y.pair.cands[:y.pair.n] {
+			for _, id := range y.pair.cands[:y.pair.n] {
+				x := t.flowAt(id - 1)
 				if x.Partner == nil && compatible(x, y) {
 					only = x
 					n++

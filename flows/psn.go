@@ -37,77 +37,90 @@ const maxOpenGaps = 8
 // psnRange is an inclusive range of PSNs.
 type psnRange struct{ lo, hi uint32 }
 
-// sequencer follows one PSN space of a flow.
+// sequencer is the part of a PSNStats that says which PSNs it expects
+// next; the rest of its state is PSNStats' own fields (FirstPSN, LastPSN,
+// HighPSN, MissingPSNs) and its open gaps. A PSN space has started when
+// its Packets is not 0.
 type sequencer struct {
-	started     bool
-	first, last uint32
-	high        uint32 // highest PSN seen
-	expLo       uint32 // lowest PSN the next in-order packet may have
-	expHi       uint32 // highest PSN the next in-order packet may have
-	missing     uint64 // PSNs skipped by gaps and not seen since
-	gaps        [maxOpenGaps]psnRange
-	nGaps       int
+	expLo uint32 // lowest PSN the next in-order packet may have
+	expHi uint32 // highest PSN the next in-order packet may have
+	nGaps uint8  // open gaps in PSNStats.gaps
 }
 
-// observe classifies psn. extraMin..extraMax is the number of PSNs the
-// packet consumes beyond its own, as a range: an RDMA READ request of n
-// response packets consumes n-1 more, and n is known only within the range
-// the path MTU allows. opens says the packet may start a new run anywhere
-// at or after the expected PSN: a READ response FIRST or ONLY, whose PSN
-// follows the requester's other requests, which travel the other way.
-func (s *sequencer) observe(psn uint32, extraMin, extraMax int32, opens bool) seqResult {
-	if !s.started {
-		s.started = true
-		s.first, s.last, s.high = psn, psn, psn
+// started says whether the PSN space has had a packet.
+func (s *PSNStats) started() bool { return s.Packets != 0 }
+
+// observe sequences one packet at psn and counts it: see the package doc.
+// extraMin..extraMax is the number of PSNs the packet consumes beyond its
+// own, as a range: an RDMA READ request of n response packets consumes n-1
+// more, and n is known only within the range the path MTU allows. opens
+// says the packet may start a new run anywhere at or after the expected
+// PSN: a READ response FIRST or ONLY, whose PSN follows the requester's
+// other requests, which travel the other way.
+func (s *PSNStats) observe(psn uint32, extraMin, extraMax int32, opens bool) seqResult {
+	if s.Packets == 0 {
+		s.Packets = 1
+		s.FirstPSN, s.LastPSN, s.HighPSN = psn, psn, psn
 		s.expect(psn, extraMin, extraMax)
 		return seqFirst
 	}
-	s.last = psn
-	if psnDiff(psn, s.expLo) >= 0 && (opens || psnDiff(psn, s.expHi) <= 0) {
-		s.high = psn
+	s.Packets++
+	s.LastPSN = psn
+	if psnDiff(psn, s.seq.expLo) >= 0 && (opens || psnDiff(psn, s.seq.expHi) <= 0) {
+		s.HighPSN = psn
 		s.expect(psn, extraMin, extraMax)
 		return seqInOrder
 	}
-	if psnDiff(psn, s.expHi) > 0 {
-		skipped := uint32(psnDiff(psn, s.expHi))
-		s.addGap(psnRange{s.expHi, psnAdd(psn, -1)})
-		s.missing += uint64(skipped)
-		s.high = psn
+	if psnDiff(psn, s.seq.expHi) > 0 {
+		skipped := uint32(psnDiff(psn, s.seq.expHi))
+		s.addGap(psnRange{s.seq.expHi, psnAdd(psn, -1)})
+		s.MissingPSNs += uint64(skipped)
+		s.PSNGaps++
+		s.HighPSN = psn
 		s.expect(psn, extraMin, extraMax)
 		return seqGap
 	}
 	if s.fill(psn) {
-		s.missing--
+		s.MissingPSNs--
+		s.OutOfOrder++
 		return seqOutOfOrder
 	}
+	s.Retransmitted++
 	return seqRetransmit
 }
 
-func (s *sequencer) expect(psn uint32, extraMin, extraMax int32) {
-	s.expLo = psnAdd(psn, 1+extraMin)
-	s.expHi = psnAdd(psn, 1+extraMax)
+func (s *PSNStats) expect(psn uint32, extraMin, extraMax int32) {
+	s.seq.expLo = psnAdd(psn, 1+extraMin)
+	s.seq.expHi = psnAdd(psn, 1+extraMax)
 }
 
-func (s *sequencer) addGap(r psnRange) {
-	if s.nGaps == maxOpenGaps {
-		copy(s.gaps[:], s.gaps[1:])
-		s.nGaps--
+// lastGap is the gap the last packet sequenced seqGap opened.
+func (s *PSNStats) lastGap() psnRange { return s.gaps[s.seq.nGaps-1] }
+
+func (s *PSNStats) addGap(r psnRange) {
+	if s.gaps == nil {
+		s.gaps = new([maxOpenGaps]psnRange)
 	}
-	s.gaps[s.nGaps] = r
-	s.nGaps++
+	if s.seq.nGaps == maxOpenGaps {
+		copy(s.gaps[:], s.gaps[1:])
+		s.seq.nGaps--
+	}
+	s.gaps[s.seq.nGaps] = r
+	s.seq.nGaps++
 }
 
 // fill removes psn from the open gaps and reports whether it was in one.
-func (s *sequencer) fill(psn uint32) bool {
-	for i := 0; i < s.nGaps; i++ {
+func (s *PSNStats) fill(psn uint32) bool {
+	n := int(s.seq.nGaps)
+	for i := 0; i < n; i++ {
 		g := s.gaps[i]
 		if psnDiff(psn, g.lo) < 0 || psnDiff(psn, g.hi) > 0 {
 			continue
 		}
 		switch {
 		case g.lo == g.hi:
-			copy(s.gaps[i:], s.gaps[i+1:s.nGaps])
-			s.nGaps--
+			copy(s.gaps[i:], s.gaps[i+1:n])
+			s.seq.nGaps--
 		case psn == g.lo:
 			s.gaps[i].lo = psnAdd(psn, 1)
 		case psn == g.hi:
@@ -121,33 +134,10 @@ func (s *sequencer) fill(psn uint32) bool {
 	return false
 }
 
-// observe sequences one packet (see sequencer.observe) and counts it.
-func (s *PSNStats) observe(psn uint32, extraLo, extraHi int32, opens bool) seqResult {
-	res := s.seq.observe(psn, extraLo, extraHi, opens)
-	s.Packets++
-	switch res {
-	case seqGap:
-		s.PSNGaps++
-	case seqOutOfOrder:
-		s.OutOfOrder++
-	case seqRetransmit:
-		s.Retransmitted++
-	}
-	s.sync()
-	return res
-}
-
 // retransmitted counts a packet known to be a retransmission without
 // moving the expected PSN: a re-issued RDMA READ request.
 func (s *PSNStats) retransmitted(psn uint32) {
 	s.Packets++
 	s.Retransmitted++
-	s.seq.last = psn
-	s.sync()
-}
-
-// sync copies the sequencer's state to the exported fields.
-func (s *PSNStats) sync() {
-	s.FirstPSN, s.LastPSN, s.HighPSN = s.seq.first, s.seq.last, s.seq.high
-	s.MissingPSNs = s.seq.missing
+	s.LastPSN = psn
 }

@@ -46,14 +46,14 @@ func validMTU(n uint64) bool {
 	return n >= 256 && n <= 4096 && n&(n-1) == 0
 }
 
-// learnMTU records the path MTU when p shows it: the FIRST and MIDDLE
-// packets of a SEND, an RDMA WRITE or an RDMA READ response carry exactly
-// one path MTU of payload (IBTA vol 1 ch. 9). A flow's requests and the
-// READ responses it carries are sent by one QP, so they share its MTU.
+// learnMTU records the path MTU from p, a FIRST or MIDDLE packet (opcode
+// class opShowsMTU): the FIRST and MIDDLE packets of a SEND, an RDMA WRITE
+// or an RDMA READ response carry exactly one path MTU of payload (IBTA vol
+// 1 ch. 9). A flow's requests and the READ responses it carries are sent
+// by one QP, so they share its MTU.
 func (f *Flow) learnMTU(p *packet.Packet) {
-	op := p.BTH.Opcode
-	if (op.IsFirst() || op.IsMiddle()) && validMTU(uint64(p.PayloadLen)) {
-		f.pmtu = uint32(p.PayloadLen)
+	if validMTU(uint64(p.PayloadLen)) {
+		f.pmtu = uint16(p.PayloadLen)
 	}
 }
 
@@ -71,12 +71,14 @@ type readState struct {
 // noteRead remembers h, an RDMA READ request.
 func (f *Flow) noteRead(h *bth.BTH) {
 	if h.Ext&bth.HasRETH == 0 {
-		f.lastRead.valid = false
+		if f.cold != nil {
+			f.cold.lastRead.valid = false
+		}
 		return
 	}
-	_, hi := readSpan(h, f.pmtu)
+	_, hi := readSpan(h, uint32(f.pmtu))
 	e := &h.RETH
-	f.lastRead = readState{valid: true, psn: h.PSN, span: hi, va: e.VA, end: e.VA + uint64(e.DMALen), rkey: e.RKey}
+	f.coldState().lastRead = readState{valid: true, psn: h.PSN, span: hi, va: e.VA, end: e.VA + uint64(e.DMALen), rkey: e.RKey}
 }
 
 // rereads says whether h, an RDMA READ request, re-issues the rest of the
@@ -86,10 +88,10 @@ func (f *Flow) noteRead(h *bth.BTH) {
 // the first READ's response PSNs. Such a READ is a retransmission, not a new
 // message; it also shows the path MTU, (VA - first VA) / (PSN - first PSN).
 func (f *Flow) rereads(h *bth.BTH) bool {
-	r := &f.lastRead
-	if !r.valid || h.Ext&bth.HasRETH == 0 {
+	if f.cold == nil || !f.cold.lastRead.valid || h.Ext&bth.HasRETH == 0 {
 		return false
 	}
+	r := &f.cold.lastRead
 	e := &h.RETH
 	if e.RKey != r.rkey || e.VA <= r.va || e.VA+uint64(e.DMALen) != r.end {
 		return false
@@ -99,7 +101,7 @@ func (f *Flow) rereads(h *bth.BTH) bool {
 		return false
 	}
 	if done := e.VA - r.va; done%uint64(d) == 0 && validMTU(done/uint64(d)) {
-		f.pmtu = uint32(done / uint64(d))
+		f.pmtu = uint16(done / uint64(d))
 	}
 	return true
 }

@@ -217,15 +217,14 @@ func (f *Flow) event(e RetxEvent) int {
 // psn was sequenced as res (not for re-issued READs).
 func (f *Flow) noteRequest(res seqResult, psn uint32, at FrameRef) {
 	prev := f.lastReq
-	f.lastReq = at.Time
+	f.lastReq = toUnixTime(at.Time)
 	s := f.retx
 	switch res {
 	case seqFirst:
 		return
 	case seqInOrder, seqGap:
 		if res == seqGap && connected(f.Transport) {
-			g := f.Requests.seq.gaps[f.Requests.seq.nGaps-1]
-			f.ensureRetx().loss.open(g, at)
+			f.ensureRetx().loss.open(f.Requests.lastGap(), at)
 			if r := f.respLink; r != nil && r.resp.acked {
 				// The responder acknowledged part of the gap before
 				// the packet after it was captured.
@@ -244,7 +243,7 @@ func (f *Flow) noteRequest(res seqResult, psn uint32, at FrameRef) {
 	case seqOutOfOrder:
 		f.fillLoss(psn)
 	}
-	f.resend(psn, at, prev)
+	f.resend(psn, at, prev.time())
 }
 
 // resend accounts a request packet sent again (retransmitted, or filling a
@@ -305,7 +304,7 @@ func (f *Flow) countResent(kind RetxEventKind) {
 
 // noteReissuedRead accounts a re-issued RDMA READ request.
 func (f *Flow) noteReissuedRead(psn uint32, at FrameRef) {
-	f.lastReq = at.Time
+	f.lastReq = toUnixTime(at.Time)
 	f.Retx.ReissuedReads++
 	f.event(RetxEvent{Kind: EventReissuedRead, At: at, PSN: psn, Count: 1})
 }

@@ -42,13 +42,13 @@ func (t *Table) noteResponse(s *Flow, h *bth.BTH, at FrameRef) {
 	// A resend must then match its PSN, so a flow it does not answer
 	// takes it only for a resend at exactly that PSN.
 	if ev := s.pair; ev != nil && ev.found {
-		for _, c := range ev.cands[:ev.n] {
-			c.pend(rnr, timer, h.PSN, at)
+		for _, id := range ev.cands[:ev.n] {
+			t.flowAt(id-1).pend(rnr, timer, h.PSN, at)
 		}
 		return
 	}
 	n := 0
-	for _, c := range t.byHosts[hostPair{s.Key.Dst, s.Key.Src}] {
+	for c := t.byHosts[hostPair{s.Key.Dst, s.Key.Src}].first; c != nil; c = c.hostNext {
 		if c == s || !connected(c.Transport) || !fits(c, h.PSN) {
 			continue
 		}
@@ -66,14 +66,11 @@ func (t *Table) noteResponse(s *Flow, h *bth.BTH, at FrameRef) {
 func (t *Table) requester(s *Flow) *Flow {
 	if s.CM != nil {
 		if s.reqLink == nil {
-			s.reqLink = t.active[s.Key.Reverse(s.CM.SrcQP)]
+			s.reqLink = t.Current(s.Key.Reverse(s.CM.SrcQP))
 		}
 		return s.reqLink
 	}
-	if ev := s.pair; ev != nil && ev.found && ev.n == 1 {
-		return ev.cands[0]
-	}
-	return nil
+	return s.pairOne
 }
 
 // finishLoss decides, once partners are known, what no response decided
@@ -92,13 +89,13 @@ func (t *Table) finishLoss() {
 		if f.retx != nil && f.retx.loss.n > 0 {
 			f.ackedThrough(a)
 		}
-		s := &f.Requests.seq
-		if !s.started || psnDiff(a, s.expHi) < 0 {
+		s := &f.Requests
+		if !s.started() || psnDiff(a, s.seq.expHi) < 0 {
 			continue
 		}
-		n := uint32(psnDiff(a, s.expHi)) + 1
+		n := uint32(psnDiff(a, s.seq.expHi)) + 1
 		f.Retx.MirrorLostPSNs += uint64(n)
 		f.Retx.MirrorGaps++
-		f.event(RetxEvent{Kind: EventMirrorLoss, At: p.resp.ackedAt, PSN: s.expHi, Count: n})
+		f.event(RetxEvent{Kind: EventMirrorLoss, At: p.resp.ackedAt, PSN: s.seq.expHi, Count: n})
 	}
 }

@@ -1,6 +1,7 @@
 package flows
 
 import (
+	"net/netip"
 	"time"
 
 	"github.com/rocedump/rocedump/decode/bth"
@@ -34,27 +35,47 @@ func (c Config) withDefaults() Config {
 // for concurrent use.
 type Table struct {
 	cfg    Config
-	active map[Key]*Flow // the current epoch of each key
-	flows  []*Flow       // every flow, in ID order
+	index  flowIndex           // the current epoch of each key
+	chunks []*[chunkFlows]Flow // the flows, in ID order: a slab (see flowAt)
+	flows  []*Flow             // every flow, in ID order
 
 	// last is a one-entry cache: consecutive packets of one flow (the
-	// common case on a busy QP) skip the map lookup.
-	lastKey  Key
+	// common case on a busy QP) skip the index.
+	lastKey  packedKey
 	lastFlow *Flow
 
-	byHosts map[hostPair][]*Flow // every flow, by source and destination address
+	byHosts map[hostPair]hostList // every flow, by source and destination address
 
 	cm       map[cmKey]*cmExchange // CM exchanges by requester side and comm ID
 	cmByFlow map[Key]*cmSide       // CM info waiting for (or given to) the flow with this key
 	finished bool
+
+	// merged says the table is MergeShards': its flows live in the
+	// shards' slabs, and index holds positions in flows.
+	merged bool
 }
+
+// chunkFlows is the number of flows in one slab chunk: flows are allocated
+// 128 at a time (one allocation, no per-object header or size-class
+// waste: 128 flows of 960 bytes are exactly 15 pages of 8 KiB), and flow i
+// is found from its index without a pointer per flow.
+const (
+	chunkShift = 7
+	chunkFlows = 1 << chunkShift
+)
+
+// flowAt returns the flow with index i (ID i+1).
+func (t *Table) flowAt(i int32) *Flow { return &t.chunks[i>>chunkShift][i&(chunkFlows-1)] }
+
+// hostList links the flows from one address to another in ID order,
+// through Flow.hostNext.
+type hostList struct{ first, last *Flow }
 
 // NewTable returns an empty flow table.
 func NewTable(cfg Config) *Table {
 	return &Table{
 		cfg:      cfg.withDefaults(),
-		active:   map[Key]*Flow{},
-		byHosts:  map[hostPair][]*Flow{},
+		byHosts:  map[hostPair]hostList{},
 		cm:       map[cmKey]*cmExchange{},
 		cmByFlow: map[Key]*cmSide{},
 	}
@@ -74,47 +95,83 @@ func (t *Table) AddFlow(p *packet.Packet, at FrameRef) *Flow {
 	if p.HasCM {
 		t.noteCM(p, at)
 	}
-	k := Key{Src: p.Src, Dst: p.Dst, DestQP: p.BTH.DestQP}
+	pk := packKey(p.Src, p.Dst, p.BTH.DestQP)
 	f := t.lastFlow
-	if f == nil || k != t.lastKey {
-		f = t.active[k]
+	if f == nil || !pk.ok || pk != t.lastKey {
+		f = t.lookup(pk, p.Src, p.Dst, p.BTH.DestQP)
 	}
-	if f == nil || t.startsEpoch(f, p, at) {
-		f = t.newFlow(k, f, p, at)
+	c := opClass[p.BTH.Opcode]
+	if f == nil || t.startsEpoch(f, p, c, at) {
+		f = t.newFlow(pk, f, p, at)
 	}
-	t.lastKey, t.lastFlow = k, f
-	f.add(p, at)
-	if p.BTH.Opcode.IsResponse() && connected(f.Transport) {
+	t.lastKey, t.lastFlow = pk, f
+	f.add(p, c, at)
+	if c&opResponse != 0 && connected(f.Transport) {
 		t.notePair(f, p.BTH.PSN, at.Time)
 		t.noteResponse(f, &p.BTH, at)
 	}
 	return f
 }
 
-// newFlow starts a flow for k; prev is the key's previous epoch, if any.
-func (t *Table) newFlow(k Key, prev *Flow, p *packet.Packet, at FrameRef) *Flow {
-	f := &Flow{
-		ID:        len(t.flows) + 1,
-		Key:       k,
-		Transport: p.BTH.Opcode.Transport(),
-		PKey:      p.BTH.PKey,
-		HasVLAN:   p.HasVLAN,
-		VLAN:      p.VLAN,
-		First:     at,
-		binIndex:  at.Time.UnixMilli(),
+// lookup returns the current flow of a key, nil if none; pk is its packed
+// form.
+func (t *Table) lookup(pk packedKey, src, dst netip.Addr, qp uint32) *Flow {
+	var i int32
+	if pk.ok {
+		i = t.index.get(pk, nil)
+	} else {
+		k := Key{Src: src, Dst: dst, DestQP: qp}
+		i = t.index.get(pk, &k)
 	}
+	if i < 0 {
+		return nil
+	}
+	if t.merged {
+		return t.flows[i]
+	}
+	return t.flowAt(i)
+}
+
+// newFlow starts a flow for p's key (pk packed); prev is the key's previous
+// epoch, if any.
+func (t *Table) newFlow(pk packedKey, prev *Flow, p *packet.Packet, at FrameRef) *Flow {
+	if t.merged {
+		panic("flows: Add on a table MergeShards returned")
+	}
+	k := Key{Src: p.Src, Dst: p.Dst, DestQP: p.BTH.DestQP}
+	i := len(t.flows)
+	if i&(chunkFlows-1) == 0 {
+		t.chunks = append(t.chunks, new([chunkFlows]Flow))
+	}
+	f := t.flowAt(int32(i))
+	f.ID = i + 1
+	f.Key = k
+	f.Transport = p.BTH.Opcode.Transport()
+	f.PKey = p.BTH.PKey
+	f.HasVLAN, f.VLAN = p.HasVLAN, p.VLAN
+	f.First = at
+	f.binIndex = at.Time.UnixMilli()
 	if prev != nil {
 		f.Epoch = prev.Epoch + 1
 	}
-	if side := t.cmByFlow[k]; side != nil && side.flow == nil {
-		side.flow = f
-		f.CM = &side.info
-		f.SrcQP, f.HasSrcQP = side.info.SrcQP, true
+	if len(t.cmByFlow) != 0 {
+		if side := t.cmByFlow[k]; side != nil && side.flow == nil {
+			side.flow = f
+			f.CM = &side.info
+			f.SrcQP, f.HasSrcQP = side.info.SrcQP, true
+		}
 	}
-	t.active[k] = f
+	t.index.put(pk, &k, int32(i))
 	t.flows = append(t.flows, f)
 	hp := hostPair{k.Src, k.Dst}
-	t.byHosts[hp] = append(t.byHosts[hp], f)
+	l := t.byHosts[hp]
+	if l.first == nil {
+		l.first = f
+	} else {
+		l.last.hostNext = f
+	}
+	l.last = f
+	t.byHosts[hp] = l
 	return f
 }
 
@@ -122,27 +179,32 @@ func (t *Table) newFlow(k Key, prev *Flow, p *packet.Packet, at FrameRef) *Flow 
 // exchange for the key arrived after f began, or f had gone idle and p's
 // PSN is far from its PSN space: more than EpochJump behind the highest PSN
 // or ahead of the PSNs expected next.
-func (t *Table) startsEpoch(f *Flow, p *packet.Packet, at FrameRef) bool {
-	if side := t.cmByFlow[f.Key]; side != nil && side.flow == nil {
-		return true
+func (t *Table) startsEpoch(f *Flow, p *packet.Packet, c opBits, at FrameRef) bool {
+	if f.cmPending {
+		// noteCM marks the current flow of a key it names: only such a
+		// flow needs the map.
+		if side := t.cmByFlow[f.Key]; side != nil && side.flow == nil {
+			return true
+		}
 	}
-	op := p.BTH.Opcode
-	if op.IsCNP() || at.Time.Sub(f.Last.Time) < t.cfg.EpochIdle {
+	if c&opCNP != 0 {
 		return false
 	}
-	var s *sequencer
+	// The PSN test first: it is cheaper than time.Time.Sub, and almost
+	// always false.
+	var jumps bool
 	switch {
-	case op.IsRequest():
-		s = &f.Requests.seq
-	case op.IsReadResponse():
-		s = &f.ReadResponses.seq
-	case op.IsResponse():
+	case c&opRequest != 0:
+		s := &f.Requests
+		jumps = s.started() && far(p.BTH.PSN, s.HighPSN, s.seq.expHi, t.cfg.EpochJump)
+	case c&opReadResponse != 0:
+		s := &f.ReadResponses
+		jumps = s.started() && far(p.BTH.PSN, s.HighPSN, s.seq.expHi, t.cfg.EpochJump)
+	case c&opResponse != 0:
 		r := &f.resp
-		return r.started && far(p.BTH.PSN, r.high, psnAdd(r.high, 1), t.cfg.EpochJump)
-	default:
-		return false
+		jumps = r.started && far(p.BTH.PSN, r.high, psnAdd(r.high, 1), t.cfg.EpochJump)
 	}
-	return s.started && far(p.BTH.PSN, s.high, s.expHi, t.cfg.EpochJump)
+	return jumps && at.Time.Sub(f.Last.Time) >= t.cfg.EpochIdle
 }
 
 // far says whether psn is more than jump PSNs behind high or ahead of next.
@@ -156,15 +218,23 @@ func far(psn, high, next, jump uint32) bool {
 	return psnDiff(psn, next) > int32(jump)
 }
 
-// add accounts p to f.
-func (f *Flow) add(p *packet.Packet, at FrameRef) {
+// add accounts p, of opcode class c, to f.
+func (f *Flow) add(p *packet.Packet, c opBits, at FrameRef) {
 	h := &p.BTH
 	op := h.Opcode
 	f.Packets++
 	f.WireBytes += uint64(p.IPTotalLen)
-	f.Last = at
-	f.opcodes.add(op)
-	f.dscp.add(p.DSCP)
+	// Field by field: a little faster than the whole-struct copy, which
+	// reloads at, just stored by the caller, in 16-byte pieces.
+	f.Last.File, f.Last.Frame, f.Last.Time, f.Last.Seq = at.File, at.Frame, at.Time, at.Seq
+	// The common cases inline: the flow's first opcode and DSCP value,
+	// which are not counted (see countOpcode), and its first port.
+	if uint16(op)+1 != f.opFirst {
+		f.countOpcode(op)
+	}
+	if uint16(p.DSCP)+1 != f.dscpFirst {
+		f.countDSCP(p.DSCP)
+	}
 	f.ECN[p.ECN&3]++
 	if p.ECN&3 == 3 {
 		f.ECNCE++
@@ -181,15 +251,15 @@ func (f *Flow) add(p *packet.Packet, at FrameRef) {
 	if p.Truncated {
 		f.Truncated++
 	}
-	if p.RoCEVersion == 2 {
-		f.ports.add(p.SrcPort)
+	if p.RoCEVersion == 2 && (f.ports.n == 0 || p.SrcPort != f.ports.inline[0]) {
+		f.addPort(p.SrcPort)
 	}
 	if h.Ext&bth.HasDETH != 0 && !f.HasSrcQP {
 		f.SrcQP, f.HasSrcQP = h.DETH.SrcQP, true
 	}
 	f.addRate(at.Time, uint64(p.IPTotalLen))
 
-	if op.IsCNP() {
+	if c&opCNP != 0 {
 		f.CNPs++
 		return
 	}
@@ -201,26 +271,31 @@ func (f *Flow) add(p *packet.Packet, at FrameRef) {
 		f.FirstPSN, f.HasPSN = h.PSN, true
 	}
 	f.LastPSN = h.PSN
-	f.learnMTU(p)
+	if c&opShowsMTU != 0 {
+		f.learnMTU(p)
+	}
 
 	switch {
-	case op.IsReadRequest() && f.rereads(h):
+	case c&opReadRequest != 0 && f.rereads(h):
 		f.Requests.retransmitted(h.PSN)
 		f.noteReissuedRead(h.PSN, at)
-	case op.IsRequest():
-		lo, hi := readSpan(h, f.pmtu)
+	case c&opRequest != 0:
+		var lo, hi int32
+		if c&opReadRequest != 0 {
+			lo, hi = readSpan(h, uint32(f.pmtu))
+		}
 		res := f.Requests.observe(h.PSN, lo, hi, false)
-		if op.EndsRequest() && res != seqRetransmit {
+		if c&opEndsRequest != 0 && res != seqRetransmit {
 			f.Messages++
 		}
 		f.noteRequest(res, h.PSN, at)
-		if op.IsReadRequest() {
+		if c&opReadRequest != 0 {
 			f.noteRead(h)
 		}
-	case op.IsReadResponse():
-		f.ReadResponses.observe(h.PSN, 0, 0, op.IsFirst() || op.IsOnly())
+	case c&opReadResponse != 0:
+		f.ReadResponses.observe(h.PSN, 0, 0, c&opOpens != 0)
 		f.resp.note(h.PSN)
-	case op.IsResponse():
+	case c&opResponse != 0:
 		f.resp.note(h.PSN)
 	}
 	if h.Ext&bth.HasAETH != 0 {
@@ -234,7 +309,8 @@ func (f *Flow) add(p *packet.Packet, at FrameRef) {
 			f.noteNAK(h, at)
 		case bth.AckKindRNRNAK:
 			f.RNRNAKs++
-			f.rnrTimers.add(h.AETH.RNRTimer())
+			c := f.coldState()
+			c.rnrTimers = addValue(c.rnrTimers, h.AETH.RNRTimer())
 			f.noteNAK(h, at)
 		}
 	}
@@ -268,6 +344,7 @@ func (t *Table) Finish() {
 }
 
 // Flows returns every flow in ID order (first appearance in the capture).
+// The slice is the table's own: do not modify it.
 func (t *Table) Flows() []*Flow { return t.flows }
 
 // Len is the number of flows.

@@ -1,0 +1,32 @@
+package flows
+
+import (
+	"testing"
+	"unsafe"
+)
+
+// TestFlowLayout checks what the per-packet path relies on (see Flow): a
+// Flow is a whole number of cache lines, so that flows in a slab chunk
+// start on a line, and the state every packet or every request touches
+// lies in the first four.
+func TestFlowLayout(t *testing.T) {
+	var f Flow
+	if n := unsafe.Sizeof(f); n%64 != 0 {
+		t.Errorf("Flow is %d bytes, not a multiple of 64", n)
+	}
+	// Large objects take whole 8 KiB pages.
+	if n := unsafe.Sizeof([chunkFlows]Flow{}); n%8192 != 0 {
+		t.Errorf("a slab chunk is %d bytes, not a whole number of 8 KiB pages", n)
+	}
+	const hot = 4 * 64
+	for name, end := range map[string]uintptr{
+		"Packets .. Truncated":       unsafe.Offsetof(f.Truncated) + 8,
+		"opInline .. cmPending":      unsafe.Offsetof(f.cmPending) + 1,
+		"retx, respLink, lastReq":    unsafe.Offsetof(f.lastReq) + unsafe.Sizeof(f.lastReq),
+		"Requests: Packets .. expHi": unsafe.Offsetof(f.Requests) + unsafe.Offsetof(f.Requests.seq) + unsafe.Sizeof(f.Requests.seq),
+	} {
+		if end > hot {
+			t.Errorf("%s ends at byte %d of the flow, after its first %d", name, end, hot)
+		}
+	}
+}

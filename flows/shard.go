@@ -1,0 +1,102 @@
+package flows
+
+import (
+	"encoding/binary"
+	"net/netip"
+
+	"github.com/rocedump/rocedump/decode/packet"
+)
+
+// ShardOf returns which of n shards owns p: a hash of the unordered pair
+// of its source and destination addresses, so that both directions of a
+// connection, its CNPs and its RDMA CM exchange land in the same shard. It
+// returns 0 when n <= 1. Packets that are no flow's business (not RoCE, no
+// BTH) may go to any shard: Add ignores them. See the package doc,
+// "Shards", for why a shard decides what one Table would.
+func ShardOf(p *packet.Packet, n int) int {
+	if n <= 1 {
+		return 0
+	}
+	return shardOfAddrs(p.Src, p.Dst, n)
+}
+
+func shardOfAddrs(a, b netip.Addr, n int) int {
+	x, y := addrWord(a), addrWord(b)
+	if x > y {
+		x, y = y, x
+	}
+	h := mix64(x*0x9e3779b97f4a7c15 ^ y)
+	return int((h >> 32) * uint64(n) >> 32)
+}
+
+// addrWord folds an address into 64 bits: an IPv4 address is its 32 bits,
+// an IPv6 address (or GID) its two halves, mixed.
+func addrWord(a netip.Addr) uint64 {
+	if a.Is4() {
+		v := a.As4()
+		return uint64(binary.BigEndian.Uint32(v[:]))
+	}
+	v := a.As16()
+	return mix64(binary.BigEndian.Uint64(v[:8])) ^ binary.BigEndian.Uint64(v[8:])
+}
+
+// mix64 is the SplitMix64 finalizer: every input bit moves every output
+// bit.
+func mix64(h uint64) uint64 {
+	h ^= h >> 30
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 27
+	h *= 0x94d049bb133111eb
+	h ^= h >> 31
+	return h
+}
+
+// MergeShards returns one finished Table holding the flows of shards:
+// tables that were each fed, in input order, the packets ShardOf gave
+// them (any split that keeps the packets between two addresses together
+// will do), with FrameRef.Seq numbering every frame of the whole input in
+// order, and each already Finished. The merged table's Flows are all the
+// shards' flows ordered by First.Seq, with IDs renumbered from 1 in that
+// order: what one Table fed every packet would hold (see the package doc,
+// "Shards"). The flows themselves are not copied: the shards' Flow
+// values are the merged table's, and the shards must not be used
+// afterwards. Current works on the merged table; Add must not be called
+// on it.
+func MergeShards(shards []*Table) *Table {
+	m := &Table{finished: true, merged: true}
+	if len(shards) > 0 {
+		m.cfg = shards[0].cfg
+	} else {
+		m.cfg = Config{}.withDefaults()
+	}
+	total := 0
+	for _, s := range shards {
+		s.Finish()
+		total += len(s.flows)
+	}
+	m.flows = make([]*Flow, 0, total)
+	// Each shard's flows are in Seq order already (IDs follow first
+	// appearance): merge the runs, the earliest head first.
+	next := make([]int, len(shards))
+	for len(m.flows) < total {
+		best := -1
+		for i, s := range shards {
+			if next[i] == len(s.flows) {
+				continue
+			}
+			if best < 0 || s.flows[next[i]].First.Seq < shards[best].flows[next[best]].First.Seq {
+				best = i
+			}
+		}
+		f := shards[best].flows[next[best]]
+		next[best]++
+		f.ID = len(m.flows) + 1
+		m.flows = append(m.flows, f)
+	}
+	// The current epoch of a key is the latest flow of the key.
+	for i, f := range m.flows {
+		k := f.Key
+		m.index.put(packKey(k.Src, k.Dst, k.DestQP), &k, int32(i))
+	}
+	return m
+}

@@ -1,0 +1,201 @@
+package flows_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/rocedump/rocedump/capture"
+	"github.com/rocedump/rocedump/decode/packet"
+	"github.com/rocedump/rocedump/flows"
+)
+
+// TestShardsMatchOneTable feeds every generated and real capture to one
+// Table and, split by ShardOf, to 2 and 3 shard tables, merges the shards
+// and requires the same flows: every exported field and method value, the
+// partner by ID, and Current for every key.
+func TestShardsMatchOneTable(t *testing.T) {
+	var paths []string
+	for _, g := range []string{"../testdata/pcaps/gen/*.pcap*", "../testdata/pcaps/real/*.pcap*"} {
+		m, err := filepath.Glob(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, m...)
+	}
+	if len(paths) < 20 {
+		t.Fatalf("found only %d captures", len(paths))
+	}
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			one := flows.NewTable(flows.Config{})
+			shards := map[int][]*flows.Table{}
+			for _, n := range []int{2, 3} {
+				for range n {
+					shards[n] = append(shards[n], flows.NewTable(flows.Config{}))
+				}
+			}
+			feedCapture(t, path, func(p *packet.Packet, at flows.FrameRef) {
+				one.Add(p, at)
+				for n, tabs := range shards {
+					tabs[flows.ShardOf(p, n)].Add(p, at)
+				}
+			})
+			one.Finish()
+			for n, tabs := range shards {
+				for _, s := range tabs {
+					s.Finish()
+				}
+				compareTables(t, fmt.Sprintf("%d shards", n), one, flows.MergeShards(tabs))
+			}
+		})
+	}
+}
+
+// feedCapture decodes every frame of a capture, numbering them in
+// FrameRef.Seq.
+func feedCapture(t *testing.T, path string, add func(*packet.Packet, flows.FrameRef)) {
+	t.Helper()
+	r, err := capture.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var (
+		rec capture.Record
+		p   packet.Packet
+		dec packet.Decoder
+		seq uint64
+	)
+	for {
+		err := r.Next(&rec)
+		if err == io.EOF || errors.Is(err, capture.ErrCutOff) {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq++
+		if dec.Decode(rec.LinkType, rec.Data, rec.OrigLen, &p) != nil {
+			continue
+		}
+		add(&p, flows.FrameRef{File: 0, Frame: rec.Number, Time: rec.Timestamp, Seq: seq})
+	}
+}
+
+// compareTables requires got to hold the flows of want.
+func compareTables(t *testing.T, what string, want, got *flows.Table) {
+	t.Helper()
+	if got.Len() != want.Len() || len(got.Flows()) != len(want.Flows()) {
+		t.Errorf("%s: %d flows, want %d", what, got.Len(), want.Len())
+		return
+	}
+	for i, w := range want.Flows() {
+		g := got.Flows()[i]
+		if d := flowDiff(w, g); d != "" {
+			t.Errorf("%s: flow %d (%v): %s", what, w.ID, w.Key, d)
+			return
+		}
+		if c := got.Current(w.Key); c == nil || c.ID != want.Current(w.Key).ID {
+			t.Errorf("%s: Current(%v) = %v, want flow %d", what, w.Key, c, want.Current(w.Key).ID)
+			return
+		}
+	}
+}
+
+// flowDiff compares every exported field and the value of every exported
+// method of two flows (the partner by ID); "" if they are the same.
+func flowDiff(want, got *flows.Flow) string {
+	wv, gv := reflect.ValueOf(want).Elem(), reflect.ValueOf(got).Elem()
+	ty := wv.Type()
+	for i := range ty.NumField() {
+		fd := ty.Field(i)
+		if !fd.IsExported() {
+			continue
+		}
+		w, g := wv.Field(i).Interface(), gv.Field(i).Interface()
+		if fd.Name == "Partner" {
+			w, g = partnerID(want.Partner), partnerID(got.Partner)
+		}
+		if !reflect.DeepEqual(w, g) {
+			return fmt.Sprintf("%s = %+v, want %+v", fd.Name, g, w)
+		}
+	}
+	wp, gp := reflect.ValueOf(want), reflect.ValueOf(got)
+	for i := range wp.NumMethod() {
+		m := wp.Type().Method(i)
+		var args [][]reflect.Value
+		switch m.Type.NumIn() {
+		case 1:
+			args = [][]reflect.Value{nil}
+		case 2:
+			if m.Type.In(1) != reflect.TypeOf(flows.RetxEventKind(0)) {
+				return "unexpected method " + m.Name
+			}
+			for k := range flows.RetxEventKind(10) {
+				args = append(args, []reflect.Value{reflect.ValueOf(k)})
+			}
+		default:
+			return "unexpected method " + m.Name
+		}
+		for _, a := range args {
+			w, g := wp.Method(i).Call(a), gp.Method(i).Call(a)
+			for j := range w {
+				if !reflect.DeepEqual(w[j].Interface(), g[j].Interface()) {
+					return fmt.Sprintf("%s%v = %+v, want %+v", m.Name, a, g[j], w[j])
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func partnerID(f *flows.Flow) int {
+	if f == nil {
+		return 0
+	}
+	return f.ID
+}
+
+// TestShardOf checks that both directions between two hosts go to one
+// shard, in range, and that the shards share the hosts out.
+func TestShardOf(t *testing.T) {
+	var p packet.Packet
+	if got := flows.ShardOf(&p, 1); got != 0 {
+		t.Errorf("ShardOf(n=1) = %d", got)
+	}
+	if got := flows.ShardOf(&p, 0); got != 0 {
+		t.Errorf("ShardOf(n=0) = %d", got)
+	}
+	for _, n := range []int{2, 3, 7} {
+		count := make([]int, n)
+		for a := range 32 {
+			for b := range 32 {
+				for _, v6 := range []bool{false, true} {
+					src := netip.AddrFrom4([4]byte{10, 0, byte(a % 8), byte(a)})
+					dst := netip.AddrFrom4([4]byte{10, 0, byte(b % 8), byte(b)})
+					if v6 {
+						src = netip.AddrFrom16([16]byte{0xfe, 0x80, 15: byte(a)})
+						dst = netip.AddrFrom16([16]byte{0xfe, 0x80, 14: 1, 15: byte(b)})
+					}
+					p.Src, p.Dst = src, dst
+					s := flows.ShardOf(&p, n)
+					p.Src, p.Dst = dst, src
+					if r := flows.ShardOf(&p, n); r != s || s < 0 || s >= n {
+						t.Fatalf("n=%d %v<->%v: shards %d and %d", n, src, dst, s, r)
+					}
+					count[s]++
+				}
+			}
+		}
+		for i, c := range count {
+			if c < 2*32*32/n/2 {
+				t.Errorf("n=%d: shard %d has %d of %d host pairs", n, i, c, 2*32*32)
+			}
+		}
+	}
+}
