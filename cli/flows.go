@@ -19,6 +19,7 @@ type FlowsOptions struct {
 	Format   string
 	Sort     string
 	Top      int
+	Workers  int
 }
 
 // NewCmdFlows builds `rocedump flows`. runF replaces flowsRun in tests.
@@ -63,6 +64,7 @@ for standard input. Several captures are merged in time order.`,
 	f.StringVar(&opts.Format, "format", "table", "output format: "+strings.Join(flowtable.Formats, ", ")+" (jsonl: JSON Lines, one flow per line)")
 	f.StringVar(&opts.Sort, "sort", "bytes", "order flows by `KEY`, biggest first: "+strings.Join(flowtable.SortKeys, ", "))
 	f.IntVar(&opts.Top, "top", 0, "show only the first `N` flows after sorting (0: all); the totals line still counts all")
+	addWorkersFlag(f, &opts.Workers)
 	return cmd
 }
 
@@ -79,32 +81,24 @@ func flowsRun(opts *FlowsOptions) error {
 	if err := flowtable.Sort(nil, opts.Sort); err != nil {
 		return usageErrorf("--sort: %v", err)
 	}
-	table := flows.NewTable(flows.Config{})
-	st, err := analyze(analyzeOptions{Paths: opts.Captures, Progress: opts.IO.ErrOut, Sinks: []packetSink{table}})
+	shards := &tableShards{}
+	st, err := analyze(analyzeOptions{Paths: opts.Captures, Progress: opts.IO.ErrOut, Shard: shards.shard, Workers: opts.Workers})
 	if err != nil {
 		return err
 	}
-	table.Finish()
+	table := shards.merged()
+	defer holdPassMemory()()
 	sorted := append([]*flows.Flow(nil), table.Flows()...)
 	flowtable.Sort(sorted, opts.Sort)
-	all := flowtable.Records(sorted)
+	// The records are made one at a time as they are written, never all
+	// at once: memory follows the flow table.
+	all := flowtable.FlowsOf(sorted)
 	shown := all
-	if opts.Top > 0 && len(shown) > opts.Top {
-		shown = shown[:opts.Top]
+	if opts.Top > 0 {
+		shown = all.Head(opts.Top)
 	}
-	out := bufio.NewWriter(opts.IO.Out)
-	switch opts.Format {
-	case "table":
-		err = flowtable.WriteTable(out, shown, all)
-	case "markdown":
-		err = flowtable.WriteMarkdown(out, shown, all)
-	case "csv":
-		err = flowtable.WriteCSV(out, shown)
-	case "json":
-		err = flowtable.WriteJSON(out, shown)
-	case flowtable.FormatJSONL:
-		err = flowtable.WriteJSONL(out, shown)
-	}
+	out := bufio.NewWriterSize(opts.IO.Out, 64<<10)
+	err = flowtable.Write(out, opts.Format, shown, all)
 	if ferr := out.Flush(); err == nil {
 		err = ferr
 	}
@@ -113,6 +107,6 @@ func flowsRun(opts *FlowsOptions) error {
 	}
 	printProblems(opts.IO.ErrOut, st)
 	fmt.Fprintf(opts.IO.ErrOut, "rocedump: %d flows, %d packets read, %d RoCE, %d malformed, %d truncated, %d ICRC bad\n",
-		len(all), st.Packets, st.RoCE, st.Malformed, st.Truncated, st.ICRCBad)
+		all.Len(), st.Packets, st.RoCE, st.Malformed, st.Truncated, st.ICRCBad)
 	return nil
 }

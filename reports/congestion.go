@@ -33,6 +33,7 @@ import (
 //     of the capture, or 802.3x link-level PAUSE frames were seen; info
 //     otherwise.
 func Congestion(in *Input) []Finding {
+	defer in.scanning()()
 	var out []Finding
 	if f, ok := congestionFinding(in); ok {
 		out = append(out, f)
@@ -47,15 +48,12 @@ func Congestion(in *Input) []Finding {
 }
 
 func congestionFinding(in *Input) (Finding, bool) {
-	var cnps, ce, fecn, becn, data uint64
+	sc := in.flowScan()
+	cnps, ce, fecn, becn := sc.cnps, sc.ce, sc.fecn, sc.becn
+	data := sc.packets - sc.cnps // the sum of Packets - CNPs over the flows
 	var cnpFlows, ceFlows []*flows.Flow
 	bySource := map[netip.Addr]*struct{ cnps, qps uint64 }{}
-	for _, f := range in.Flows {
-		cnps += f.CNPs
-		ce += f.ECNCE
-		fecn += f.FECN
-		becn += f.BECN
-		data += f.Packets - f.CNPs
+	for _, f := range sc.cong { // the flows with CNPs, CE marks or FECN
 		if f.CNPs > 0 {
 			cnpFlows = append(cnpFlows, f)
 			s := bySource[f.Key.Src]
@@ -123,13 +121,15 @@ func congestionFinding(in *Input) (Finding, bool) {
 	span.set(in, &f.Evidence)
 
 	slices.SortStableFunc(cnpFlows, func(a, b *flows.Flow) int { return cmp.Compare(b.CNPs, a.CNPs) })
-	var lines []string
+	var lines detailLines
 	for _, fl := range cnpFlows {
 		f.Flows = append(f.Flows, fl.ID)
 		f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
-		lines = append(lines, fmt.Sprintf("qp %s at %s: %s from %s over %s (flow %d)",
-			qpn(fl.Key.DestQP), endpoint(in, fl.Key.Dst), plural(fl.CNPs, "CNP"), fl.Key.Src,
-			flowtable.HumanDuration(fl.Duration()), fl.ID))
+		lines.add(func() string {
+			return fmt.Sprintf("qp %s at %s: %s from %s over %s (flow %d)",
+				qpn(fl.Key.DestQP), endpoint(in, fl.Key.Dst), plural(fl.CNPs, "CNP"), fl.Key.Src,
+				flowtable.HumanDuration(fl.Duration()), fl.ID)
+		})
 	}
 	srcs := make([]netip.Addr, 0, len(bySource))
 	for a := range bySource {
@@ -143,19 +143,23 @@ func congestionFinding(in *Input) (Finding, bool) {
 	})
 	for _, a := range srcs {
 		s := bySource[a]
-		lines = append(lines, fmt.Sprintf("%s sent %s to %s", endpoint(in, a), plural(s.cnps, "CNP"), plural(s.qps, "QP")))
+		lines.add(func() string {
+			return fmt.Sprintf("%s sent %s to %s", endpoint(in, a), plural(s.cnps, "CNP"), plural(s.qps, "QP"))
+		})
 	}
 	slices.SortStableFunc(ceFlows, func(a, b *flows.Flow) int { return cmp.Compare(b.ECNCE+b.FECN, a.ECNCE+a.FECN) })
 	for _, fl := range ceFlows {
 		f.Flows = append(f.Flows, fl.ID)
 		f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
-		line := fmt.Sprintf("flow %d %s: %d of %d packets CE-marked", fl.ID, flowName(fl), fl.ECNCE, fl.Packets)
-		if fl.FECN > 0 || fl.BECN > 0 {
-			line += fmt.Sprintf(", FECN %d, BECN %d", fl.FECN, fl.BECN)
-		}
-		lines = append(lines, line)
+		lines.add(func() string {
+			line := fmt.Sprintf("flow %d %s: %d of %d packets CE-marked", fl.ID, flowName(fl), fl.ECNCE, fl.Packets)
+			if fl.FECN > 0 || fl.BECN > 0 {
+				line += fmt.Sprintf(", FECN %d, BECN %d", fl.FECN, fl.BECN)
+			}
+			return line
+		})
 	}
-	f.Evidence.Details = capped(lines)
+	f.Evidence.Details = lines.capped()
 	return f, true
 }
 
@@ -165,7 +169,6 @@ func ecnNotActed(in *Input) []Finding {
 		return nil
 	}
 	var marks, notActed, undecided uint64
-	var lines []string
 	var span frameSpan
 	var bad []ECNReaction
 	for _, r := range in.Collect.ECN() {
@@ -197,16 +200,24 @@ func ecnNotActed(in *Input) []Finding {
 			"for the RoCE priority; also check that the mirror sees both directions, or CNPs are missed.",
 	}
 	span.set(in, &f.Evidence)
-	for _, r := range bad {
-		f.Nodes = append(f.Nodes, nodeOf(in, r.Src), nodeOf(in, r.Dst))
-		lines = append(lines, fmt.Sprintf("%s > %s: %d of %d CE marks without a CNP back", endpoint(in, r.Src), endpoint(in, r.Dst), r.NotActed, r.CEMarked))
-		for _, fl := range in.Flows {
-			if fl.Key.Src == r.Src && fl.Key.Dst == r.Dst && fl.ECNCE > 0 {
-				f.Flows = append(f.Flows, fl.ID)
-			}
+	// The CE-marked flows of each direction, in flow order.
+	type dir struct{ src, dst netip.Addr }
+	ceByDir := map[dir][]int{}
+	for _, fl := range in.flowScan().cong {
+		if fl.ECNCE > 0 {
+			d := dir{fl.Key.Src, fl.Key.Dst}
+			ceByDir[d] = append(ceByDir[d], fl.ID)
 		}
 	}
-	f.Evidence.Details = capped(lines)
+	var lines detailLines
+	for _, r := range bad {
+		f.Nodes = append(f.Nodes, nodeOf(in, r.Src), nodeOf(in, r.Dst))
+		lines.add(func() string {
+			return fmt.Sprintf("%s > %s: %d of %d CE marks without a CNP back", endpoint(in, r.Src), endpoint(in, r.Dst), r.NotActed, r.CEMarked)
+		})
+		f.Flows = append(f.Flows, ceByDir[dir{r.Src, r.Dst}]...)
+	}
+	f.Evidence.Details = lines.capped()
 	return []Finding{f}
 }
 
@@ -218,22 +229,34 @@ func notECT(in *Input) []Finding {
 	obs := in.Collect.c.perFlow
 	var n, data uint64
 	var span frameSpan
-	var lines []string
+	var lines detailLines
 	f := Finding{Kind: KindECNNotActed, Severity: Warning}
-	for _, fl := range in.Flows {
-		if fl.ID < 1 || fl.ID > len(obs) {
+	// When the flows are IDs 1, 2, ... in order, flow i's observations are
+	// obs[i]: read them in order without touching the flows that have none.
+	dense := in.flowScan().byID == nil
+	for i := range in.Flows {
+		var fl *flows.Flow
+		id := i + 1
+		if !dense {
+			fl = in.Flows[i]
+			id = fl.ID
+		}
+		if id < 1 || id > len(obs) {
 			continue
 		}
-		o := &obs[fl.ID-1]
+		o := &obs[id-1]
 		data += o.ectData + o.notECTData
 		if o.notECTData == 0 {
 			continue
 		}
+		fl = in.Flows[i]
 		n += o.notECTData
 		span.add(o.firstNotECT())
 		f.Flows = append(f.Flows, fl.ID)
 		f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
-		lines = append(lines, fmt.Sprintf("flow %d %s: %d of %d data packets not ECN-capable", fl.ID, flowName(fl), o.notECTData, o.notECTData+o.ectData))
+		lines.add(func() string {
+			return fmt.Sprintf("flow %d %s: %d of %d data packets not ECN-capable", fl.ID, flowName(fl), o.notECTData, o.notECTData+o.ectData)
+		})
 	}
 	if n == 0 {
 		return nil
@@ -241,7 +264,7 @@ func notECT(in *Input) []Finding {
 	f.Title = fmt.Sprintf("RoCE data is not ECN-capable on %s: congestion control is off", plural(len(f.Flows), "flow"))
 	f.Detail = fmt.Sprintf("%d of %d RoCE data packets carry ECN 00 (not ECT). Switches cannot mark them, so no CNP is ever sent and DCQCN never "+
 		"slows these QPs: under load they fill switch buffers until PFC pauses the link.", n, data)
-	f.Evidence = Evidence{Counts: map[string]float64{"not_ect_packets": float64(n), "data_packets": float64(data), "flows": float64(len(f.Flows))}, Details: capped(lines)}
+	f.Evidence = Evidence{Counts: map[string]float64{"not_ect_packets": float64(n), "data_packets": float64(data), "flows": float64(len(f.Flows))}, Details: lines.capped()}
 	if span.ok {
 		f.Evidence.First = evFrame(in, span.first)
 	}
@@ -255,11 +278,7 @@ func dscpMismatch(in *Input) []Finding {
 	if in.Collect == nil {
 		return nil
 	}
-	checks := in.Collect.DSCP()
-	byID := map[int]*flows.Flow{}
-	for _, fl := range in.Flows {
-		byID[fl.ID] = fl
-	}
+	sc := in.flowScan()
 	var out []Finding
 	for _, class := range []string{"data", "CNP"} {
 		want, ci := in.Config.DataDSCP, dscpData
@@ -268,19 +287,25 @@ func dscpMismatch(in *Input) []Finding {
 		}
 		var total, wrong uint64
 		var span frameSpan
-		var lines []string
+		var lines detailLines
 		f := Finding{Kind: KindDSCPMismatch, Severity: Warning}
 		values := map[uint8]uint64{}
+		// Collector.DSCP's checks, made only for the flows with wrong
+		// packets (TestDSCPChecks holds this to Collector.DSCP).
 		obs := in.Collect.c.perFlow
-		for i := range checks {
-			d := &checks[i]
-			n, all := d.DataWrong, d.Data
+		for i := range obs {
+			o := &obs[i]
+			n, all := o.dataWrong, o.data
 			if class == "CNP" {
-				n, all = d.CNPWrong, d.CNP
+				n, all = o.cnpWrong, o.cnp
 			}
 			total += all
-			fl := byID[d.FlowID]
-			if n == 0 || fl == nil || d.FlowID > len(obs) {
+			if n == 0 {
+				continue
+			}
+			d := o.check(i + 1)
+			fl := sc.flow(d.FlowID)
+			if fl == nil || d.FlowID > len(obs) {
 				continue
 			}
 			wrong += n
@@ -288,13 +313,17 @@ func dscpMismatch(in *Input) []Finding {
 			span.add(*d.Last)
 			f.Flows = append(f.Flows, fl.ID)
 			f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
-			var vs []string
 			byValue := obs[d.FlowID-1].wrongValues(ci)
-			for _, v := range slices.Sorted(maps.Keys(byValue)) {
-				vs = append(vs, fmt.Sprintf("%d on DSCP %d", byValue[v], v))
-				values[v] += byValue[v]
+			for v, c := range byValue {
+				values[v] += c
 			}
-			lines = append(lines, fmt.Sprintf("flow %d %s: %d of %d %s packets wrong (%s)", fl.ID, flowName(fl), n, all, class, strings.Join(vs, ", ")))
+			lines.add(func() string {
+				var vs []string
+				for _, v := range slices.Sorted(maps.Keys(byValue)) {
+					vs = append(vs, fmt.Sprintf("%d on DSCP %d", byValue[v], v))
+				}
+				return fmt.Sprintf("flow %d %s: %d of %d %s packets wrong (%s)", fl.ID, flowName(fl), n, all, class, strings.Join(vs, ", "))
+			})
 		}
 		if wrong == 0 {
 			continue
@@ -305,7 +334,7 @@ func dscpMismatch(in *Input) []Finding {
 		}
 		f.Evidence = Evidence{Counts: map[string]float64{
 			"wrong_packets": float64(wrong), strings.ToLower(class) + "_packets": float64(total), "expected_dscp": float64(want), "flows": float64(len(f.Flows)),
-		}, Details: capped(lines)}
+		}, Details: lines.capped()}
 		span.set(in, &f.Evidence)
 		if class == "data" {
 			if float64(wrong) >= 0.5*float64(total) {

@@ -104,6 +104,30 @@ func capped(lines []string) []string {
 	return append(lines[:maxDetails:maxDetails], fmt.Sprintf("and %d more", n))
 }
 
+// detailLines gathers detail lines as capped keeps them: it makes a line
+// (calls its function) only when it is among the first maxDetails, and
+// counts the rest, so that a finding over a hundred thousand flows does not
+// format a line for each.
+type detailLines struct {
+	lines []string
+	n     int // lines added
+}
+
+func (d *detailLines) add(line func() string) {
+	d.n++
+	if d.n <= maxDetails {
+		d.lines = append(d.lines, line())
+	}
+}
+
+// capped is capped of every line added.
+func (d *detailLines) capped() []string {
+	if d.n <= maxDetails {
+		return d.lines
+	}
+	return append(d.lines[:maxDetails:maxDetails], fmt.Sprintf("and %d more", d.n-maxDetails))
+}
+
 // plural writes "1 flow", "3 flows".
 func plural[N int | uint64](n N, noun string) string {
 	if n == 1 {

@@ -39,58 +39,19 @@ const (
 // such HCAs to compare): a QP leak, a reconnect loop, or a job using far
 // more connections than its peers.
 func FanOut(in *Input) []Finding {
-	type hca struct {
-		ip    netip.Addr
-		qps   map[uint32]bool
-		peers map[netip.Addr]bool
-		bytes uint64
-	}
-	hcas := map[netip.Addr]*hca{}
-	get := func(a netip.Addr) *hca {
-		h := hcas[a]
-		if h == nil {
-			h = &hca{ip: a, qps: map[uint32]bool{}, peers: map[netip.Addr]bool{}}
-			hcas[a] = h
-		}
-		return h
-	}
-	for _, f := range in.Flows {
-		s, d := get(f.Key.Src), get(f.Key.Dst)
-		s.peers[f.Key.Dst], d.peers[f.Key.Src] = true, true
-		s.bytes += f.WireBytes
-		d.bytes += f.WireBytes
-		if f.Key.DestQP > gsiQPN {
-			d.qps[f.Key.DestQP] = true
-		}
-		if f.HasSrcQP && f.SrcQP > gsiQPN {
-			s.qps[f.SrcQP] = true
-		}
-	}
-	for a, h := range hcas {
-		if len(h.qps) == 0 {
-			delete(hcas, a) // only management datagrams (RDMA CM on QP1)
-		}
-	}
-	if len(hcas) == 0 {
+	defer in.scanning()()
+	list := fanOutHCAs(in.scan)
+	if len(list) == 0 {
 		return nil
 	}
-	list := slices.SortedFunc(maps.Values(hcas), func(a, b *hca) int {
-		if c := cmp.Compare(len(b.qps), len(a.qps)); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.bytes, a.bytes); c != 0 {
-			return c
-		}
-		return a.ip.Compare(b.ip)
-	})
 	var totalQPs int
 	var compared []int
 	byNode := map[string]int{}
 	for _, h := range list {
-		totalQPs += len(h.qps)
-		byNode[nodeOf(in, h.ip)] += len(h.qps)
-		if len(h.peers) >= 2 {
-			compared = append(compared, len(h.qps))
+		totalQPs += h.qps
+		byNode[nodeOf(in, h.ip)] += h.qps
+		if h.peers >= 2 {
+			compared = append(compared, h.qps)
 		}
 	}
 	median := 0
@@ -101,14 +62,14 @@ func FanOut(in *Input) []Finding {
 	f := Finding{Kind: KindFanOut, Severity: Info}
 	var lines, why []string
 	for i, h := range list {
-		n := len(h.qps)
-		line := fmt.Sprintf("%s: %s with %s, %s", endpoint(in, h.ip), plural(n, "QP"), plural(len(h.peers), "peer"), flowtable.HumanBytes(h.bytes))
+		n := h.qps
+		line := fmt.Sprintf("%s: %s with %s, %s", endpoint(in, h.ip), plural(n, "QP"), plural(h.peers, "peer"), flowtable.HumanBytes(h.bytes))
 		switch {
 		case n > fanOutQPLimit:
 			f.Severity = Warning
 			why = append(why, fmt.Sprintf("%s has %d QPs, more than %d", h.ip, n, fanOutQPLimit))
 			line += " (over the limit)"
-		case len(compared) >= fanOutMinPeers && len(h.peers) >= 2 && n >= fanOutOutlierMin && n >= fanOutOutlier*median:
+		case len(compared) >= fanOutMinPeers && h.peers >= 2 && n >= fanOutOutlierMin && n >= fanOutOutlier*median:
 			f.Severity = Warning
 			why = append(why, fmt.Sprintf("%s has %d QPs, %d× the median of %d", h.ip, n, n/max(median, 1), median))
 			line += " (outlier)"
@@ -129,7 +90,7 @@ func FanOut(in *Input) []Finding {
 		return strings.Compare(a, b)
 	})
 	f.Evidence = Evidence{Counts: map[string]float64{
-		"hcas": float64(len(list)), "qps": float64(totalQPs), "max_qps_per_hca": float64(len(top.qps)),
+		"hcas": float64(len(list)), "qps": float64(totalQPs), "max_qps_per_hca": float64(top.qps),
 		"nodes": float64(len(byNode)), "max_qps_per_node": float64(byNode[nodes[0]]),
 	}, Details: lines}
 	if len(compared) > 0 {
@@ -143,7 +104,7 @@ func FanOut(in *Input) []Finding {
 			f.Evidence.Details = append(f.Evidence.Details, fmt.Sprintf("node %s: %s", n, plural(byNode[n], "QP")))
 		}
 	}
-	f.Title = fmt.Sprintf("Up to %s per HCA (busiest %s) across %s", plural(len(top.qps), "QP"), top.ip, plural(len(list), "HCA"))
+	f.Title = fmt.Sprintf("Up to %s per HCA (busiest %s) across %s", plural(top.qps, "QP"), top.ip, plural(len(list), "HCA"))
 	f.Detail = fmt.Sprintf("%s active on %s. ", plural(totalQPs, "QP"), plural(len(list), "HCA"))
 	if len(compared) > 0 {
 		f.Detail += fmt.Sprintf("The median is %d per HCA among the %s that talk to two or more peers. ", median, plural(len(compared), "HCA"))
@@ -158,4 +119,63 @@ func FanOut(in *Input) []Finding {
 			"NCCL_IB_QPS_PER_CONNECTION / NCCL_NCHANNELS set far higher than on other jobs."
 	}
 	return []Finding{f}
+}
+
+// fanOutHCA is one HCA (address) with its distinct QPs and peers.
+type fanOutHCA struct {
+	ip         netip.Addr
+	qps, peers int
+	bytes      uint64
+}
+
+// fanOutHCAs lists the HCAs with QPs, most QPs first (then bytes, then
+// address). Per host number it sums the bytes and counts the distinct QPs
+// and peers by sorting (host, QPN) and (host, peer) pairs packed into
+// numbers.
+func fanOutHCAs(sc *flowScan) []*fanOutHCA {
+	bytes := make([]uint64, len(sc.addrs))
+	qps, peers := make([]uint64, 0, 2*len(sc.brief)), make([]uint64, 0, 2*len(sc.brief))
+	for i, b := range sc.brief {
+		bytes[b.src] += b.bytes
+		bytes[b.dst] += b.bytes
+		if i == 0 || b.src != sc.brief[i-1].src || b.dst != sc.brief[i-1].dst { // the QPs of a host pair often follow each other
+			peers = append(peers, uint64(b.src)<<32|uint64(b.dst), uint64(b.dst)<<32|uint64(b.src))
+		}
+		if b.destQP > gsiQPN {
+			qps = append(qps, uint64(b.dst)<<32|uint64(b.destQP))
+		}
+		if b.srcQP > gsiQPN {
+			qps = append(qps, uint64(b.src)<<32|uint64(b.srcQP))
+		}
+	}
+	nqps, npeers := perHost(qps, len(sc.addrs)), perHost(peers, len(sc.addrs))
+	var list []*fanOutHCA
+	for i, a := range sc.addrs {
+		if nqps[i] > 0 { // else only management datagrams (RDMA CM on QP1)
+			list = append(list, &fanOutHCA{ip: a, qps: nqps[i], peers: npeers[i], bytes: bytes[i]})
+		}
+	}
+	slices.SortFunc(list, func(a, b *fanOutHCA) int {
+		if c := cmp.Compare(b.qps, a.qps); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.bytes, a.bytes); c != 0 {
+			return c
+		}
+		return a.ip.Compare(b.ip)
+	})
+	return list
+}
+
+// perHost counts, for each of n host numbers, the distinct values packed
+// with it in keys (host<<32 | value). keys is sorted.
+func perHost(keys []uint64, n int) []int {
+	slices.Sort(keys)
+	out := make([]int, n)
+	for i, k := range keys {
+		if i == 0 || k != keys[i-1] {
+			out[k>>32]++
+		}
+	}
+	return out
 }

@@ -29,6 +29,7 @@ import (
 //   - frames cut by the snap length: info (payload sizes still come from
 //     the UDP length; the ICRC of those frames is unchecked).
 func CaptureHealth(in *Input) []Finding {
+	defer in.scanning()()
 	c := &in.Capture
 	var out []Finding
 	if d := c.Drops; d != nil && d.Kernel+d.Interface > 0 {
@@ -150,14 +151,13 @@ func icrcFinding(in *Input) Finding {
 	if in.Collect != nil {
 		in.Collect.c.health.icrcBad.set(in, &f.Evidence)
 	}
-	for _, fl := range in.Flows {
-		if fl.ICRCBad > 0 {
-			f.Flows = append(f.Flows, fl.ID)
-			f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
-			f.Evidence.Details = append(f.Evidence.Details, fmt.Sprintf("flow %d %s: %d bad ICRC", fl.ID, flowName(fl), fl.ICRCBad))
-		}
+	var lines detailLines
+	for _, fl := range in.flowScan().icrc { // the flows with ICRC errors
+		f.Flows = append(f.Flows, fl.ID)
+		f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
+		lines.add(func() string { return fmt.Sprintf("flow %d %s: %d bad ICRC", fl.ID, flowName(fl), fl.ICRCBad) })
 	}
-	f.Evidence.Details = capped(f.Evidence.Details)
+	f.Evidence.Details = lines.capped()
 	return f
 }
 

@@ -66,4 +66,6 @@ type Input struct {
 	Collect  *Collector         // non-flow observations of the same pass
 	Topology *topology.Topology // nil when none was given
 	Config   Config
+
+	scan *flowScan // Run's walk over Flows, shared by the modules
 }

@@ -190,7 +190,7 @@ func (m *merger) flowRecords() error {
 	owner := map[key]int{}
 	var shared []string
 	for i, s := range m.srcs {
-		for _, r := range s.Report.Flows {
+		for _, r := range s.Report.FlowRecords().Records() {
 			t, err := time.Parse(time.RFC3339Nano, r.First)
 			if err != nil {
 				return fmt.Errorf("merge: %s: flow %d: first %q: %v", s.Name, r.ID, r.First, err)

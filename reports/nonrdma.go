@@ -44,15 +44,11 @@ func NonRDMAOnCompute(in *Input) []Finding {
 	if in.Collect == nil {
 		return nil
 	}
-	roce := map[netip.Addr]bool{}
-	if in.Topology == nil {
-		for _, f := range in.Flows {
-			roce[f.Key.Src], roce[f.Key.Dst] = true, true
-		}
-	}
+	defer in.scanning()()
 	computeEnd := func(a netip.Addr) bool {
-		if in.Topology == nil {
-			return roce[a]
+		if in.Topology == nil { // the RoCE endpoints
+			_, ok := in.flowScan().hosts[a]
+			return ok
 		}
 		return identity(in, a).Role == topology.RoleCompute
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/rocedump/rocedump/flows"
 	"github.com/rocedump/rocedump/reports/flowtable"
 )
 
@@ -46,20 +47,43 @@ type Summary struct {
 // Report is the whole report: the JSON document, and the model every
 // renderer draws.
 type Report struct {
-	SchemaVersion int                `json:"schema_version"`
-	Tool          string             `json:"tool"`
-	Capture       CaptureInfo        `json:"capture"`
-	Summary       Summary            `json:"summary"`
-	Flows         []flowtable.Record `json:"flows"`
-	Findings      []Finding          `json:"findings"`
+	SchemaVersion int         `json:"schema_version"`
+	Tool          string      `json:"tool"`
+	Capture       CaptureInfo `json:"capture"`
+	Summary       Summary     `json:"summary"`
+	// Flows are the flow records of a report read from JSON, merged, or
+	// made by hand. A report from Run leaves them nil and keeps the flows
+	// it was given instead, whose records are made one at a time as they
+	// are written: read a report's records through FlowRecords.
+	Flows    []flowtable.Record `json:"flows"`
+	Findings []Finding          `json:"findings"`
 	// Timeline is for the HTML charts; it is not part of the JSON schema.
 	Timeline *Timeline `json:"-"`
+
+	flows []*flows.Flow // Run's input flows, when Flows is nil
 }
 
-// Run runs every module over in and returns the ranked report.
+// FlowRecords is the report's flow records: Flows when set, else the
+// records of the flows Run analysed, made as they are read (so that a
+// report of a hundred thousand flows never holds them all). The flows must
+// not change until the report is written.
+func (r *Report) FlowRecords() flowtable.Source {
+	if r.Flows == nil && r.flows != nil {
+		return flowtable.FlowsOf(r.flows)
+	}
+	return flowtable.RecordsOf(r.Flows)
+}
+
+// Run runs every module over in and returns the ranked report. The report
+// refers to in.Flows for its flow records (see FlowRecords).
 func Run(in *Input, tool string) *Report {
 	in.Config = in.Config.WithDefaults()
-	r := &Report{SchemaVersion: SchemaVersion, Tool: tool, Capture: in.Capture, Flows: flowtable.Records(in.Flows)}
+	fs := in.Flows
+	if fs == nil {
+		fs = []*flows.Flow{}
+	}
+	r := &Report{SchemaVersion: SchemaVersion, Tool: tool, Capture: in.Capture, flows: fs}
+	defer in.scanning()()
 	for i, m := range Modules {
 		for _, f := range m.Run(in) {
 			f.normalize()
@@ -99,18 +123,14 @@ func (f *Finding) normalize() {
 
 func summarize(in *Input, fs []Finding) Summary {
 	s := Summary{Flows: len(in.Flows), Topology: in.Topology != nil}
-	type qp struct {
-		dst string
-		qpn uint32
+	sc := in.flowScan()
+	// Distinct (destination, QPN) pairs: each packed into a number (the
+	// destination's host number and the 24-bit QPN), sorted, counted.
+	qps := make([]uint64, len(sc.brief))
+	for i, b := range sc.brief {
+		qps[i] = uint64(b.dst)<<32 | uint64(b.destQP)
 	}
-	qps := map[qp]bool{}
-	hosts := map[string]bool{}
-	for _, f := range in.Flows {
-		s.Bytes += f.WireBytes
-		qps[qp{f.Key.Dst.String(), f.Key.DestQP}] = true
-		hosts[f.Key.Src.String()], hosts[f.Key.Dst.String()] = true, true
-	}
-	s.QPs, s.Hosts = len(qps), len(hosts)
+	s.Bytes, s.QPs, s.Hosts = sc.bytes, countDistinct(qps), len(sc.addrs)
 	for _, f := range fs {
 		switch f.Severity {
 		case Critical:

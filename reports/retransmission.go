@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"net/netip"
@@ -51,10 +50,8 @@ const (
 // packets and at least 10 PSNs, or on 8 or more flows), with a title that
 // says the capture cannot be trusted for loss analysis.
 func Retransmissions(in *Input) []Finding {
-	var roce uint64
-	for _, f := range in.Flows {
-		roce += f.Packets
-	}
+	defer in.scanning()()
+	roce := in.scan.packets
 	out := fatalNAKFindings(in)
 	for _, mk := range []func(*Input, uint64) (Finding, bool){goBackNFinding, timeoutFinding, rnrFinding, reissuedReadFinding, mirrorLossFinding} {
 		if f, ok := mk(in, roce); ok {
@@ -79,8 +76,13 @@ type retxGroup struct {
 	nodes       []string
 	first, last flows.FrameRef
 	framed      bool
-	rows        []retxRow
+	rows        []retxRow // the first maxLines rows in the order fill lists them
+	nrows       int       // rows added
 }
+
+// maxLines is how many detail lines a retransmission finding lists; the
+// rest are counted in an "and N more" line.
+const maxLines = 10
 
 type retxRow struct {
 	weight uint64
@@ -127,9 +129,25 @@ func retxBefore(a, b flows.FrameRef) bool {
 	return a.Frame < b.Frame
 }
 
-// row adds a detail line for flow f, ranked by weight (larger first).
-func (g *retxGroup) row(weight uint64, f *flows.Flow, text string) {
-	g.rows = append(g.rows, retxRow{weight, f.ID, retxFlowLabel(f) + ": " + text})
+// row adds a detail line for flow f, ranked by weight (larger first, then
+// by flow ID). Only the maxLines first are kept, so text is called only
+// for a row that ranks among them when it is added.
+func (g *retxGroup) row(weight uint64, f *flows.Flow, text func() string) {
+	g.nrows++
+	// before reports whether a ranks before the new row.
+	before := func(a retxRow) bool { return a.weight > weight || a.weight == weight && a.id < f.ID }
+	if len(g.rows) == maxLines && before(g.rows[maxLines-1]) {
+		return
+	}
+	i := len(g.rows)
+	for i > 0 && !before(g.rows[i-1]) {
+		i--
+	}
+	if len(g.rows) < maxLines {
+		g.rows = append(g.rows, retxRow{})
+	}
+	copy(g.rows[i+1:], g.rows[i:len(g.rows)-1])
+	g.rows[i] = retxRow{weight, f.ID, retxFlowLabel(f) + ": " + text()}
 }
 
 // fill writes the gathered lists into the finding, flows and nodes sorted
@@ -142,19 +160,11 @@ func (g *retxGroup) fill(fd *Finding) {
 	if g.framed {
 		fd.Evidence.First, fd.Evidence.Last = retxFrame(g.in, g.first), retxFrame(g.in, g.last)
 	}
-	slices.SortFunc(g.rows, func(a, b retxRow) int {
-		if c := cmp.Compare(b.weight, a.weight); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.id, b.id)
-	})
-	const maxLines = 10
-	for i, r := range g.rows {
-		if i == maxLines {
-			fd.Evidence.Details = append(fd.Evidence.Details, fmt.Sprintf("and %d more", len(g.rows)-maxLines))
-			break
-		}
+	for _, r := range g.rows {
 		fd.Evidence.Details = append(fd.Evidence.Details, r.text)
+	}
+	if g.nrows > maxLines {
+		fd.Evidence.Details = append(fd.Evidence.Details, fmt.Sprintf("and %d more", g.nrows-maxLines))
 	}
 }
 
@@ -259,7 +269,7 @@ func fatalNAKFindings(in *Input) []Finding {
 	for _, code := range codes {
 		g := retxGroup{in: in}
 		var naks, qps uint64
-		for _, f := range in.Flows {
+		for _, f := range in.flowScan().retx { // the others have none of it
 			n := f.NAKs[code]
 			if n == 0 {
 				continue
@@ -272,11 +282,13 @@ func fatalNAKFindings(in *Input) []Finding {
 					g.frame(e.At)
 				}
 			}
-			req := "no request flow paired"
-			if f.Partner != nil {
-				req = "answering " + retxFlowLabel(f.Partner)
-			}
-			g.row(n, f, fmt.Sprintf("%s NAK %s, %s", retxPlural(n, "", ""), code, req))
+			g.row(n, f, func() string {
+				req := "no request flow paired"
+				if f.Partner != nil {
+					req = "answering " + retxFlowLabel(f.Partner)
+				}
+				return fmt.Sprintf("%s NAK %s, %s", retxPlural(n, "", ""), code, req)
+			})
 		}
 		if naks == 0 {
 			continue
@@ -300,14 +312,14 @@ func fatalNAKFindings(in *Input) []Finding {
 	// Reserved codes.
 	g := retxGroup{in: in}
 	var other uint64
-	for _, f := range in.Flows {
+	for _, f := range in.flowScan().retx { // the others have none of it
 		if f.NAKOther == 0 {
 			continue
 		}
 		other += f.NAKOther
 		g.conn(f)
 		g.frames(f, flows.EventNAK)
-		g.row(f.NAKOther, f, retxPlural(f.NAKOther, "NAK", "NAKs")+" with a reserved code")
+		g.row(f.NAKOther, f, func() string { return retxPlural(f.NAKOther, "NAK", "NAKs") + " with a reserved code" })
 	}
 	if other > 0 {
 		fd := Finding{
@@ -331,7 +343,7 @@ func goBackNFinding(in *Input, roce uint64) (Finding, bool) {
 	g := retxGroup{in: in}
 	var episodes, resent, naks, fabric, fabricGaps, qps uint64
 	var recovery, catchUp flows.Durations
-	for _, f := range in.Flows {
+	for _, f := range in.flowScan().retx { // the others have none of it
 		n := f.NAKs[bth.NAKPSNSequenceError]
 		naks += n
 		r := &f.Retx
@@ -340,7 +352,9 @@ func goBackNFinding(in *Input, roce uint64) (Finding, bool) {
 				// A NAK whose resend the capture does not show.
 				g.conn(f)
 				g.frames(f, flows.EventNAK)
-				g.row(0, f, retxPlural(n, "PSN sequence error NAK", "PSN sequence error NAKs")+", no resend captured")
+				g.row(0, f, func() string {
+					return retxPlural(n, "PSN sequence error NAK", "PSN sequence error NAKs") + ", no resend captured"
+				})
 			}
 			continue
 		}
@@ -356,14 +370,16 @@ func goBackNFinding(in *Input, roce uint64) (Finding, bool) {
 		if f.Partner != nil {
 			g.frames(f.Partner, flows.EventNAK)
 		}
-		text := fmt.Sprintf("%s, %s resent", retxPlural(r.GBNEpisodes, "episode", "episodes"), strconv.FormatUint(r.GBNResent, 10))
-		if r.GBNRecovery.N > 0 {
-			text += ", NAK to resend up to " + retxDur(r.GBNRecovery.Max)
-		}
-		if r.FabricLostPSNs > 0 {
-			text += fmt.Sprintf(", %s lost before the mirror", retxPlural(r.FabricLostPSNs, "PSN", "PSNs"))
-		}
-		g.row(r.GBNResent, f, text)
+		g.row(r.GBNResent, f, func() string {
+			text := fmt.Sprintf("%s, %s resent", retxPlural(r.GBNEpisodes, "episode", "episodes"), strconv.FormatUint(r.GBNResent, 10))
+			if r.GBNRecovery.N > 0 {
+				text += ", NAK to resend up to " + retxDur(r.GBNRecovery.Max)
+			}
+			if r.FabricLostPSNs > 0 {
+				text += fmt.Sprintf(", %s lost before the mirror", retxPlural(r.FabricLostPSNs, "PSN", "PSNs"))
+			}
+			return text
+		})
 	}
 	if episodes == 0 && naks == 0 {
 		return Finding{}, false
@@ -446,7 +462,7 @@ func timeoutFinding(in *Input, roce uint64) (Finding, bool) {
 	g := retxGroup{in: in}
 	var timeouts, resent, qps, fabric uint64
 	var wait flows.Durations
-	for _, f := range in.Flows {
+	for _, f := range in.flowScan().retx { // the others have none of it
 		r := &f.Retx
 		if r.Timeouts == 0 {
 			continue
@@ -457,15 +473,20 @@ func timeoutFinding(in *Input, roce uint64) (Finding, bool) {
 		wait = addDurations(wait, r.TimeoutWait)
 		g.conn(f)
 		g.frames(f, flows.EventTimeout)
-		text := fmt.Sprintf("%s, %d resent, waited %s", retxPlural(r.Timeouts, "timeout", "timeouts"),
-			r.TimeoutResent, retxRange(r.TimeoutWait.Min, r.TimeoutWait.Max))
-		if r.GBNEpisodes == 0 && r.FabricLostPSNs > 0 {
-			// With go-back-N, the go-back-N finding counts the fabric loss.
+		// With go-back-N, the go-back-N finding counts the fabric loss.
+		lost := r.GBNEpisodes == 0 && r.FabricLostPSNs > 0
+		if lost {
 			fabric += r.FabricLostPSNs
 			g.frames(f, flows.EventFabricLoss)
-			text += fmt.Sprintf(", %s lost before the mirror", retxPlural(r.FabricLostPSNs, "PSN", "PSNs"))
 		}
-		g.row(r.TimeoutResent, f, text)
+		g.row(r.TimeoutResent, f, func() string {
+			text := fmt.Sprintf("%s, %d resent, waited %s", retxPlural(r.Timeouts, "timeout", "timeouts"),
+				r.TimeoutResent, retxRange(r.TimeoutWait.Min, r.TimeoutWait.Max))
+			if lost {
+				text += fmt.Sprintf(", %s lost before the mirror", retxPlural(r.FabricLostPSNs, "PSN", "PSNs"))
+			}
+			return text
+		})
 	}
 	if timeouts == 0 {
 		return Finding{}, false
@@ -500,14 +521,14 @@ func rnrFinding(in *Input, roce uint64) (Finding, bool) {
 	var wait flows.Durations
 	var timerMin, timerMax time.Duration
 	seenTimer := false
-	for _, f := range in.Flows {
+	for _, f := range in.flowScan().retx { // the others have none of it
 		if f.RNRNAKs > 0 {
 			naks += f.RNRNAKs
 			qps++
 			g.conn(f)
 			g.frames(f, flows.EventRNRNAK)
-			var timers []string
-			for _, vc := range f.RNRTimers() {
+			vcs := f.RNRTimers()
+			for _, vc := range vcs {
 				d := bth.RNRTimerDuration(vc.Value)
 				if !seenTimer || d < timerMin {
 					timerMin = d
@@ -516,13 +537,18 @@ func rnrFinding(in *Input, roce uint64) (Finding, bool) {
 					timerMax = d
 				}
 				seenTimer = true
-				timers = append(timers, fmt.Sprintf("%s × timer %d (%s)", strconv.FormatUint(vc.Count, 10), vc.Value, retxDur(d)))
 			}
-			text := retxPlural(f.RNRNAKs, "RNR NAK", "RNR NAKs") + ": " + strings.Join(timers, ", ")
-			if p := f.Partner; p != nil && p.Retx.RNRRetries > 0 {
-				text += "; retried after " + retxRange(p.Retx.RNRWait.Min, p.Retx.RNRWait.Max)
-			}
-			g.row(f.RNRNAKs, f, text)
+			g.row(f.RNRNAKs, f, func() string {
+				var timers []string
+				for _, vc := range vcs {
+					timers = append(timers, fmt.Sprintf("%s × timer %d (%s)", strconv.FormatUint(vc.Count, 10), vc.Value, retxDur(bth.RNRTimerDuration(vc.Value))))
+				}
+				text := retxPlural(f.RNRNAKs, "RNR NAK", "RNR NAKs") + ": " + strings.Join(timers, ", ")
+				if p := f.Partner; p != nil && p.Retx.RNRRetries > 0 {
+					text += "; retried after " + retxRange(p.Retx.RNRWait.Min, p.Retx.RNRWait.Max)
+				}
+				return text
+			})
 		}
 		if r := &f.Retx; r.RNRRetries > 0 {
 			retries += r.RNRRetries
@@ -561,7 +587,7 @@ func rnrFinding(in *Input, roce uint64) (Finding, bool) {
 func reissuedReadFinding(in *Input, roce uint64) (Finding, bool) {
 	g := retxGroup{in: in}
 	var reads, responses, qps uint64
-	for _, f := range in.Flows {
+	for _, f := range in.flowScan().retx { // the others have none of it
 		r := &f.Retx
 		if r.ReissuedReads == 0 {
 			continue
@@ -575,8 +601,10 @@ func reissuedReadFinding(in *Input, roce uint64) (Finding, bool) {
 		responses += resp
 		g.conn(f)
 		g.frames(f, flows.EventReissuedRead)
-		g.row(r.ReissuedReads, f, fmt.Sprintf("%s, %s sent again", retxPlural(r.ReissuedReads, "READ re-issued", "READs re-issued"),
-			retxPlural(resp, "READ response", "READ responses")))
+		g.row(r.ReissuedReads, f, func() string {
+			return fmt.Sprintf("%s, %s sent again", retxPlural(r.ReissuedReads, "READ re-issued", "READs re-issued"),
+				retxPlural(resp, "READ response", "READ responses"))
+		})
 	}
 	if reads == 0 {
 		return Finding{}, false
@@ -603,7 +631,7 @@ func reissuedReadFinding(in *Input, roce uint64) (Finding, bool) {
 func mirrorLossFinding(in *Input, roce uint64) (Finding, bool) {
 	g := retxGroup{in: in}
 	var psns, gaps, qps, fabric uint64
-	for _, f := range in.Flows {
+	for _, f := range in.flowScan().retx { // the others have none of it
 		fabric += f.Retx.FabricLostPSNs
 		r := &f.Retx
 		if r.MirrorLostPSNs == 0 {
@@ -614,8 +642,10 @@ func mirrorLossFinding(in *Input, roce uint64) (Finding, bool) {
 		gaps += r.MirrorGaps
 		g.conn(f)
 		g.frames(f, flows.EventMirrorLoss)
-		g.row(r.MirrorLostPSNs, f, fmt.Sprintf("%s in %s acknowledged by the responder, not in the capture",
-			retxPlural(r.MirrorLostPSNs, "PSN", "PSNs"), retxPlural(r.MirrorGaps, "gap", "gaps")))
+		g.row(r.MirrorLostPSNs, f, func() string {
+			return fmt.Sprintf("%s in %s acknowledged by the responder, not in the capture",
+				retxPlural(r.MirrorLostPSNs, "PSN", "PSNs"), retxPlural(r.MirrorGaps, "gap", "gaps"))
+		})
 	}
 	if psns == 0 {
 		return Finding{}, false

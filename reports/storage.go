@@ -62,6 +62,7 @@ func storageIPService(proto uint8, port uint16) string {
 // otherwise (storage on the captured links, but not on compute HCAs, or no
 // topology to tell).
 func StorageOnCompute(in *Input) []Finding {
+	defer in.scanning()()
 	var out []Finding
 	if f, ok := storageCM(in); ok {
 		out = append(out, f)
@@ -124,7 +125,7 @@ func storageCM(in *Input) (Finding, bool) {
 	// The flows of those connections, from the CM exchange the flow table
 	// tied to them; this also finds connections whose REQ the collector
 	// did not see as such.
-	for _, fl := range in.Flows {
+	for _, fl := range in.flowScan().cm { // the flows with an RDMA CM exchange
 		if fl.CM == nil || !fl.CM.IPService || fl.CM.PortSpace != bth.PortSpaceTCP || storageCMService(fl.CM.Port) == "" {
 			continue
 		}

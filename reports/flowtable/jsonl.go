@@ -1,7 +1,7 @@
 package flowtable
 
 import (
-	"encoding/json"
+	"bufio"
 	"io"
 )
 
@@ -13,12 +13,21 @@ const FormatJSONL = "jsonl"
 // WriteJSONL writes the flows as JSON Lines: each Record as one compact
 // JSON object (the fields of WriteJSON) followed by a newline.
 func WriteJSONL(w io.Writer, shown []Record) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	for i := range shown {
-		if err := enc.Encode(&shown[i]); err != nil {
+	return WriteJSONLOf(w, RecordsOf(shown))
+}
+
+// WriteJSONLOf is WriteJSONL over a Source, one record at a time.
+func WriteJSONLOf(w io.Writer, shown Source) error {
+	var enc JSONEncoder // compact, HTML characters left alone
+	bw := bufio.NewWriterSize(w, 64<<10)
+	buf := make([]byte, 0, 2<<10)
+	for r := range shown.All() {
+		var err error
+		if buf, err = enc.AppendRecord(buf[:0], r, 0); err != nil {
 			return err
 		}
+		buf = append(buf, '\n')
+		bw.Write(buf)
 	}
-	return nil
+	return bw.Flush()
 }

@@ -1,6 +1,9 @@
 package flowtable
 
 import (
+	"net/netip"
+	"time"
+
 	"github.com/rocedump/rocedump/decode/bth"
 	"github.com/rocedump/rocedump/flows"
 )
@@ -84,71 +87,27 @@ const timeFormat = "2006-01-02T15:04:05.000000000Z07:00"
 
 // NewRecord converts one flow.
 func NewRecord(f *flows.Flow) Record {
-	r := Record{
-		ID:           f.ID,
-		Src:          f.Key.Src.String(),
-		Dst:          f.Key.Dst.String(),
-		DestQPN:      f.Key.DestQP,
-		PairedBy:     f.PairedBy.String(),
-		Transport:    f.Transport.String(),
-		Epoch:        f.Epoch,
-		PKey:         f.PKey,
-		Packets:      f.Packets,
-		Bytes:        f.WireBytes,
-		PayloadBytes: f.PayloadBytes,
-		First:        f.First.Time.UTC().Format(timeFormat),
-		Last:         f.Last.Time.UTC().Format(timeFormat),
-		FirstFrame:   f.First.Frame,
-		LastFrame:    f.Last.Frame,
-		DurationS:    f.Duration().Seconds(),
-		MeanBps:      round(f.MeanBitsPerSecond()),
-		PeakBps:      round(f.PeakBitsPerSecond()),
-		Messages:     f.Messages,
+	r := Record{RNRTimers: map[string]uint64{}, Opcodes: map[string]uint64{}, DSCP: map[string]uint64{}, ECN: map[string]uint64{}}
+	fillRecord(&r, f, new(optionals), nil)
+	return r
+}
 
-		FirstPSN:             f.Requests.FirstPSN,
-		LastPSN:              f.Requests.LastPSN,
-		HighestPSN:           f.Requests.HighPSN,
-		RetransmittedPackets: f.Retransmitted(),
-		PSNGaps:              f.PSNGaps(),
-		MissingPSNs:          f.Requests.MissingPSNs + f.ReadResponses.MissingPSNs,
-		OutOfOrder:           f.Requests.OutOfOrder + f.ReadResponses.OutOfOrder,
+// optionals hold the numbers a Record points to (source and partner QPN,
+// partner ID, VLAN), so that a Builder can keep them in place instead of
+// allocating them for every record.
+type optionals struct {
+	srcQPN, partnerQPN uint32
+	partnerID          int
+	vlan               uint16
+}
 
-		NAKs: NAKCounts{
-			PSNSeqErr:        f.NAKs[bth.NAKPSNSequenceError],
-			InvalidRequest:   f.NAKs[bth.NAKInvalidRequest],
-			RemoteAccessErr:  f.NAKs[bth.NAKRemoteAccessError],
-			RemoteOpErr:      f.NAKs[bth.NAKRemoteOperationalError],
-			InvalidRDRequest: f.NAKs[bth.NAKInvalidRDRequest],
-			Other:            f.NAKOther,
-		},
-		RNRNAKs:   f.RNRNAKs,
-		RNRTimers: map[string]uint64{},
-		CNPs:      f.CNPs,
-		ECNCE:     f.ECNCE,
-		FECN:      f.FECN,
-		BECN:      f.BECN,
-		ICRCBad:   f.ICRCBad,
-		Truncated: f.Truncated,
-		Opcodes:   map[string]uint64{},
-		DSCP:      map[string]uint64{},
-		ECN:       map[string]uint64{},
-	}
-	if f.Requests.Packets == 0 && f.ReadResponses.Packets > 0 {
-		r.FirstPSN, r.LastPSN, r.HighestPSN = f.ReadResponses.FirstPSN, f.ReadResponses.LastPSN, f.ReadResponses.HighPSN
-	}
-	if f.HasSrcQP {
-		v := f.SrcQP
-		r.SrcQPN = &v
-	}
-	if q, ok := f.PartnerQPN(); ok {
-		r.PartnerQPN = &q
-		id := f.Partner.ID
-		r.PartnerID = &id
-	}
-	if f.HasVLAN {
-		v := f.VLAN
-		r.VLAN = &v
-	}
+// fillRecord sets every field of r from f, its optional numbers kept in
+// opt. r's four maps must be empty (not nil): they are filled, not replaced,
+// so that a Builder can reuse them.
+func fillRecord(r *Record, f *flows.Flow, opt *optionals, names *addrNames) {
+	rnr, ops, dscp, ecn := r.RNRTimers, r.Opcodes, r.DSCP, r.ECN
+	fillRow(r, f, opt, names)
+	r.RNRTimers, r.Opcodes, r.DSCP, r.ECN = rnr, ops, dscp, ecn
 	for _, t := range f.RNRTimers() {
 		r.RNRTimers[bth.RNRTimerDuration(t.Value).String()] += t.Count
 	}
@@ -174,7 +133,139 @@ func NewRecord(f *flows.Flow) Record {
 		}
 		r.CM = c
 	}
-	return r
+}
+
+// fillRow sets the fields of r that Row, TotalsRow and the CSV read, and
+// every other field but the maps, the UDP source ports and CM, which it
+// leaves nil: everything a flow's record holds that costs no allocation
+// beyond its four strings (addresses, named through names when not nil,
+// and times).
+func fillRow(r *Record, f *flows.Flow, o *optionals, names *addrNames) {
+	fillCounters(r, f)
+	if f.HasSrcQP {
+		o.srcQPN = f.SrcQP
+		r.SrcQPN = &o.srcQPN
+	}
+	if q, ok := f.PartnerQPN(); ok {
+		o.partnerQPN, o.partnerID = q, f.Partner.ID
+		r.PartnerQPN, r.PartnerID = &o.partnerQPN, &o.partnerID
+	}
+	if f.HasVLAN {
+		o.vlan = f.VLAN
+		r.VLAN = &o.vlan
+	}
+	r.Src, r.Dst = names.name(f.Key.Src), names.name(f.Key.Dst)
+	r.PairedBy, r.Transport = f.PairedBy.String(), f.Transport.String()
+	var buf [40]byte
+	r.First = string(appendTime(buf[:0], f.First.Time))
+	r.Last = string(appendTime(buf[:0], f.Last.Time))
+}
+
+// appendTime appends t in UTC as Format(timeFormat) writes it, without
+// the general layout machinery for the years it can write by hand.
+func appendTime(b []byte, t time.Time) []byte {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(b, timeFormat)
+	}
+	hour, min, sec := t.Clock()
+	b = appendDigits(b, year, 4)
+	b = append(b, '-')
+	b = appendDigits(b, int(month), 2)
+	b = append(b, '-')
+	b = appendDigits(b, day, 2)
+	b = append(b, 'T')
+	b = appendDigits(b, hour, 2)
+	b = append(b, ':')
+	b = appendDigits(b, min, 2)
+	b = append(b, ':')
+	b = appendDigits(b, sec, 2)
+	b = append(b, '.')
+	b = appendDigits(b, t.Nanosecond(), 9)
+	return append(b, 'Z')
+}
+
+// appendDigits appends v (>= 0) in n decimal digits, zero-padded.
+func appendDigits(b []byte, v, n int) []byte {
+	var d [9]byte
+	for i := n - 1; i >= 0; i-- {
+		d[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return append(b, d[:n]...)
+}
+
+// addrNames caches the strings of addresses: the flows of a fabric share a
+// few hundred or thousand hosts, so a Builder names each once instead of
+// allocating its string for every flow.
+type addrNames struct {
+	m map[netip.Addr]string
+}
+
+// maxAddrNames bounds the cache; past it, it starts again.
+const maxAddrNames = 1 << 16
+
+func (c *addrNames) name(a netip.Addr) string {
+	if c == nil {
+		return a.String()
+	}
+	if s, ok := c.m[a]; ok {
+		return s
+	}
+	if c.m == nil || len(c.m) >= maxAddrNames {
+		c.m = make(map[netip.Addr]string)
+	}
+	s := a.String()
+	c.m[a] = s
+	return s
+}
+
+// fillCounters sets every field of r that is a number and clears the
+// rest (strings, pointers, maps, slices): it allocates nothing.
+func fillCounters(r *Record, f *flows.Flow) {
+	*r = Record{
+		ID:           f.ID,
+		DestQPN:      f.Key.DestQP,
+		Epoch:        f.Epoch,
+		PKey:         f.PKey,
+		Packets:      f.Packets,
+		Bytes:        f.WireBytes,
+		PayloadBytes: f.PayloadBytes,
+		FirstFrame:   f.First.Frame,
+		LastFrame:    f.Last.Frame,
+		DurationS:    f.Duration().Seconds(),
+		MeanBps:      round(f.MeanBitsPerSecond()),
+		PeakBps:      round(f.PeakBitsPerSecond()),
+		Messages:     f.Messages,
+
+		FirstPSN:             f.Requests.FirstPSN,
+		LastPSN:              f.Requests.LastPSN,
+		HighestPSN:           f.Requests.HighPSN,
+		RetransmittedPackets: f.Retransmitted(),
+		PSNGaps:              f.PSNGaps(),
+		MissingPSNs:          f.Requests.MissingPSNs + f.ReadResponses.MissingPSNs,
+		OutOfOrder:           f.Requests.OutOfOrder + f.ReadResponses.OutOfOrder,
+
+		NAKs: NAKCounts{
+			PSNSeqErr:        f.NAKs[bth.NAKPSNSequenceError],
+			InvalidRequest:   f.NAKs[bth.NAKInvalidRequest],
+			RemoteAccessErr:  f.NAKs[bth.NAKRemoteAccessError],
+			RemoteOpErr:      f.NAKs[bth.NAKRemoteOperationalError],
+			InvalidRDRequest: f.NAKs[bth.NAKInvalidRDRequest],
+			Other:            f.NAKOther,
+		},
+		RNRNAKs:   f.RNRNAKs,
+		CNPs:      f.CNPs,
+		ECNCE:     f.ECNCE,
+		FECN:      f.FECN,
+		BECN:      f.BECN,
+		ICRCBad:   f.ICRCBad,
+		Truncated: f.Truncated,
+	}
+	if f.Requests.Packets == 0 && f.ReadResponses.Packets > 0 {
+		r.FirstPSN, r.LastPSN, r.HighestPSN = f.ReadResponses.FirstPSN, f.ReadResponses.LastPSN, f.ReadResponses.HighPSN
+	}
 }
 
 // ecnNames name the ECN codepoints (RFC 3168) by their value.
@@ -182,7 +273,8 @@ var ecnNames = [4]string{"not-ect", "ect1", "ect0", "ce"}
 
 func round(v float64) float64 { return float64(int64(v + 0.5)) }
 
-// Records converts flows, in the order given.
+// Records converts flows, in the order given. It holds every record at
+// once: FlowsOf streams them instead.
 func Records(fs []*flows.Flow) []Record {
 	out := make([]Record, len(fs))
 	for i, f := range fs {

@@ -1,8 +1,9 @@
 package flowtable
 
 import (
+	"bufio"
 	"encoding/csv"
-	"encoding/json"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -27,38 +28,94 @@ func NAKTotal(r Record) uint64 {
 
 // Row is one flow in human units, the cells of Columns.
 func Row(r Record) []string {
-	qpn := Hex24(r.DestQPN)
+	var c rowCells
+	c.fill(&r)
+	return c.strings()
+}
+
+// numColumns is len(Columns).
+const numColumns = 15
+
+// rowCells are the cells of Row in one buffer, cell i ending at ends[i]:
+// the big tables fill one for every row instead of making a string per
+// cell.
+type rowCells struct {
+	b    []byte
+	ends [numColumns]int
+}
+
+// fill sets the cells to those of r.
+func (c *rowCells) fill(r *Record) {
+	b := c.b[:0]
+	n := 0
+	end := func() { c.ends[n] = len(b); n++ }
+	b = strconv.AppendInt(b, int64(r.ID), 10)
+	end()
+	b = append(b, r.Src...)
+	end()
+	b = append(b, r.Dst...)
+	end()
+	b = appendHex24(b, r.DestQPN)
 	if r.Epoch > 0 {
-		qpn += " ep" + strconv.Itoa(r.Epoch)
+		b = strconv.AppendInt(append(b, " ep"...), int64(r.Epoch), 10)
 	}
-	partner := "none"
+	end()
 	switch {
 	case r.PartnerQPN != nil:
-		partner = Hex24(*r.PartnerQPN)
+		b = appendHex24(b, *r.PartnerQPN)
 	case r.Transport == "UD" || r.Transport == "UC" || r.Transport == "CNP":
-		partner = "-" // no partner by design
+		b = append(b, '-') // no partner by design
+	default:
+		b = append(b, "none"...)
 	}
-	return []string{
-		strconv.Itoa(r.ID), r.Src, r.Dst, qpn, partner, r.Transport,
-		u(r.Packets), HumanBytes(r.Bytes), HumanDuration(time.Duration(r.DurationS * 1e9)), HumanRate(r.MeanBps),
-		u(r.RetransmittedPackets), u(r.PSNGaps), u(NAKTotal(r)), u(r.CNPs), u(r.ECNCE),
+	end()
+	b = append(b, r.Transport...)
+	end()
+	b = strconv.AppendUint(b, r.Packets, 10)
+	end()
+	b = appendHumanBytes(b, r.Bytes)
+	end()
+	b = appendHumanDuration(b, time.Duration(r.DurationS*1e9))
+	end()
+	b = appendHumanRate(b, r.MeanBps)
+	end()
+	for _, v := range [...]uint64{r.RetransmittedPackets, r.PSNGaps, NAKTotal(*r), r.CNPs, r.ECNCE} {
+		b = strconv.AppendUint(b, v, 10)
+		end()
 	}
+	c.b = b
+}
+
+// cell is cell i.
+func (c *rowCells) cell(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = c.ends[i-1]
+	}
+	return c.b[start:c.ends[i]]
+}
+
+// strings are the cells as strings.
+func (c *rowCells) strings() []string {
+	out := make([]string, numColumns)
+	for i := range out {
+		out[i] = string(c.cell(i))
+	}
+	return out
 }
 
 // TotalsRow sums all (not only the flows shown) into the totals line.
 func TotalsRow(all []Record) []string {
-	var pk, by, retx, gaps, nk, cnps, ce uint64
-	var first, last string
-	for _, r := range all {
-		pk, by, retx, gaps = pk+r.Packets, by+r.Bytes, retx+r.RetransmittedPackets, gaps+r.PSNGaps
-		nk, cnps, ce = nk+NAKTotal(r), cnps+r.CNPs, ce+r.ECNCE
-		if first == "" || r.First < first { // fixed-width RFC 3339: strings sort as times
-			first = r.First
-		}
-		if r.Last > last {
-			last = r.Last
-		}
+	var t Totals
+	for i := range all {
+		t.Add(&all[i])
 	}
+	return t.Row()
+}
+
+// totalsRow formats the totals line of n flows: sums, and the first and
+// last times (RFC 3339 strings) of any of them.
+func totalsRow(n int, pk, by, retx, gaps, nk, cnps, ce uint64, first, last string) []string {
 	var d time.Duration
 	t0, err0 := time.Parse(time.RFC3339Nano, first)
 	t1, err1 := time.Parse(time.RFC3339Nano, last)
@@ -69,32 +126,61 @@ func TotalsRow(all []Record) []string {
 	if d > 0 {
 		rate = float64(by) * 8 / d.Seconds()
 	}
-	return []string{"", "TOTAL", strconv.Itoa(len(all)) + " flows", "", "", "",
+	return []string{"", "TOTAL", strconv.Itoa(n) + " flows", "", "", "",
 		u(pk), HumanBytes(by), HumanDuration(d), HumanRate(rate),
 		u(retx), u(gaps), u(nk), u(cnps), u(ce)}
 }
 
 // Hex24 formats a QP number as rocedump prints it: 0x000201.
-func Hex24(v uint32) string { return "0x" + leftPad(strconv.FormatUint(uint64(v), 16), 6) }
+func Hex24(v uint32) string { return string(appendHex24(nil, v)) }
 
-func leftPad(s string, n int) string {
-	if len(s) >= n {
-		return s
+// appendHex24 appends v as Hex24 writes it: in hex, zero-padded to six
+// digits.
+func appendHex24(b []byte, v uint32) []byte {
+	var h [8]byte
+	d := strconv.AppendUint(h[:0], uint64(v), 16)
+	b = append(b, "0x"...)
+	for range 6 - len(d) {
+		b = append(b, '0')
 	}
-	return strings.Repeat("0", n-len(s)) + s
+	return append(b, d...)
+}
+
+// Write writes shown in format (one of Formats), with a totals line for
+// all (the flows before --top cut them) where the format has one. Records
+// are made one at a time from Sources over flows.
+func Write(w io.Writer, format string, shown, all Source) error {
+	switch format {
+	case "table":
+		return WriteTableOf(w, shown, all)
+	case "markdown":
+		return WriteMarkdownOf(w, shown, all)
+	case "csv":
+		return WriteCSVOf(w, shown)
+	case "json":
+		return WriteJSONOf(w, shown)
+	case FormatJSONL:
+		return WriteJSONLOf(w, shown)
+	}
+	return fmt.Errorf("flowtable: unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
 }
 
 // WriteTable writes shown as a terminal table with a totals line for all
 // (the flows before --top cut them).
 func WriteTable(w io.Writer, shown, all []Record) error {
-	if len(shown) > streamRows {
+	return WriteTableOf(w, RecordsOf(shown), RecordsOf(all))
+}
+
+// WriteTableOf is WriteTable over Sources.
+func WriteTableOf(w io.Writer, shown, all Source) error {
+	if shown.Len() > streamRows {
 		return writeTableStream(w, shown, all)
 	}
 	return writeTableWriter(w, shown, all)
 }
 
 // writeTableWriter is WriteTable through tablewriter.
-func writeTableWriter(w io.Writer, shown, all []Record) error {
+func writeTableWriter(w io.Writer, shown, all Source) error {
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAlignment(tw.AlignRight),
@@ -102,30 +188,43 @@ func writeTableWriter(w io.Writer, shown, all []Record) error {
 		tablewriter.WithFooterAlignmentConfig(tw.CellAlignment{Global: tw.AlignRight}),
 	)
 	t.Header(anySlice(Columns)...)
-	for _, r := range shown {
-		if err := t.Append(Row(r)); err != nil {
+	for r := range shown.Rows() {
+		if err := t.Append(Row(*r)); err != nil {
 			return err
 		}
 	}
-	t.Footer(anySlice(TotalsRow(all))...)
+	t.Footer(anySlice(all.Totals())...)
 	return t.Render()
 }
 
 // WriteMarkdown writes shown as a GitHub-flavoured Markdown table that
 // pastes cleanly into a ticket, with the totals as its last row.
 func WriteMarkdown(w io.Writer, shown, all []Record) error {
+	return WriteMarkdownOf(w, RecordsOf(shown), RecordsOf(all))
+}
+
+// WriteMarkdownOf is WriteMarkdown over Sources.
+func WriteMarkdownOf(w io.Writer, shown, all Source) error {
+	if shown.Len() > streamRows {
+		return writeMarkdownStream(w, shown, all)
+	}
+	return writeMarkdownWriter(w, shown, all)
+}
+
+// writeMarkdownWriter is WriteMarkdown through tablewriter.
+func writeMarkdownWriter(w io.Writer, shown, all Source) error {
 	t := tablewriter.NewTable(w,
 		tablewriter.WithRenderer(renderer.NewMarkdown()),
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAlignment(tw.AlignRight),
 	)
 	t.Header(anySlice(Columns)...)
-	for _, r := range shown {
-		if err := t.Append(Row(r)); err != nil {
+	for r := range shown.Rows() {
+		if err := t.Append(Row(*r)); err != nil {
 			return err
 		}
 	}
-	tot := TotalsRow(all)
+	tot := all.Totals()
 	tot[1] = "**TOTAL**"
 	if err := t.Append(tot); err != nil {
 		return err
@@ -140,27 +239,68 @@ var csvColumns = []string{"id", "src", "dst", "dest_qpn", "partner_qpn", "transp
 
 // WriteCSV writes one line per flow with raw numbers, for spreadsheets.
 func WriteCSV(w io.Writer, shown []Record) error {
+	return WriteCSVOf(w, RecordsOf(shown))
+}
+
+// WriteCSVOf is WriteCSV over a Source.
+func WriteCSVOf(w io.Writer, shown Source) error {
 	c := csv.NewWriter(w)
 	c.Write(csvColumns)
-	for _, r := range shown {
+	line := make([]string, len(csvColumns))
+	for r := range shown.Rows() {
 		partner := ""
 		if r.PartnerQPN != nil {
 			partner = strconv.FormatUint(uint64(*r.PartnerQPN), 10)
 		}
-		naks := NAKTotal(r) - r.RNRNAKs
-		c.Write([]string{strconv.Itoa(r.ID), r.Src, r.Dst, u(uint64(r.DestQPN)), partner, r.Transport, strconv.Itoa(r.Epoch),
+		naks := NAKTotal(*r) - r.RNRNAKs
+		line = append(line[:0], strconv.Itoa(r.ID), r.Src, r.Dst, u(uint64(r.DestQPN)), partner, r.Transport, strconv.Itoa(r.Epoch),
 			u(r.Packets), u(r.Bytes), u(r.PayloadBytes), r.First, r.Last, f64(r.DurationS), f64(r.MeanBps), f64(r.PeakBps),
-			u(r.RetransmittedPackets), u(r.PSNGaps), u(r.MissingPSNs), u(naks), u(r.RNRNAKs), u(r.CNPs), u(r.ECNCE)})
+			u(r.RetransmittedPackets), u(r.PSNGaps), u(r.MissingPSNs), u(naks), u(r.RNRNAKs), u(r.CNPs), u(r.ECNCE))
+		if err := c.Write(line); err != nil {
+			return err
+		}
 	}
 	c.Flush()
 	return c.Error()
 }
 
-// WriteJSON writes the flows as a JSON array of Records.
+// WriteJSON writes the flows as a JSON array of Records, as an indented
+// json.Encoder would (HTML characters escaped).
 func WriteJSON(w io.Writer, shown []Record) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(shown)
+	return WriteJSONOf(w, RecordsOf(shown))
+}
+
+// WriteJSONOf is WriteJSON over a Source: the array is written one record
+// at a time, each encoded by a JSONEncoder.
+func WriteJSONOf(w io.Writer, shown Source) error {
+	if !shown.fromFlows && shown.recs == nil {
+		_, err := io.WriteString(w, "null\n") // encoding/json's nil slice
+		return err
+	}
+	if shown.Len() == 0 {
+		_, err := io.WriteString(w, "[]\n")
+		return err
+	}
+	enc := JSONEncoder{Indent: "  ", EscapeHTML: true}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	buf := make([]byte, 0, 4<<10)
+	first := true
+	for r := range shown.All() {
+		buf = buf[:0]
+		if first {
+			buf = append(buf, "[\n  "...)
+			first = false
+		} else {
+			buf = append(buf, ",\n  "...)
+		}
+		var err error
+		if buf, err = enc.AppendRecord(buf, r, 1); err != nil {
+			return err
+		}
+		bw.Write(buf)
+	}
+	bw.WriteString("\n]\n")
+	return bw.Flush()
 }
 
 func u(v uint64) string    { return strconv.FormatUint(v, 10) }

@@ -50,10 +50,10 @@ func TestWriteTableStreamSameBytes(t *testing.T) {
 		rs := bigRecords(n)
 		shown := rs[:max(1, n-n/10)]
 		var got, want bytes.Buffer
-		if err := writeTableStream(&got, shown, rs); err != nil {
+		if err := writeTableStream(&got, RecordsOf(shown), RecordsOf(rs)); err != nil {
 			t.Fatal(err)
 		}
-		if err := writeTableWriter(&want, shown, rs); err != nil {
+		if err := writeTableWriter(&want, RecordsOf(shown), RecordsOf(rs)); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got.Bytes(), want.Bytes()) {

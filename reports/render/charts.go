@@ -30,7 +30,7 @@ func charts(r *reports.Report) []chart {
 		tl = &reports.Timeline{}
 	}
 	return []chart{
-		{"Throughput of the top flows", "Mean rate per time bin of the " + strconv.Itoa(chartFlows) + " flows with the most bytes.", throughputChart(tl, r.Flows)},
+		{"Throughput of the top flows", "Mean rate per time bin of the " + strconv.Itoa(chartFlows) + " flows with the most bytes.", throughputChart(tl, r.FlowRecords())},
 		{"Congestion signals", "ECN CE-marked RoCE packets (bars) and CNPs (line) per second.", congestionChart(tl)},
 		{"Retransmission events", "Retransmitted packets and PSN gaps per time bin, each lane on its own scale.", eventsChart(tl)},
 	}
@@ -38,11 +38,8 @@ func charts(r *reports.Report) []chart {
 
 // topSeries picks the flows to draw: those with a series, most bytes
 // first (flows missing from the records rank by their series), ties by ID.
-func topSeries(tl *reports.Timeline, rs []flowtable.Record) (ids []int, recs map[int]flowtable.Record) {
-	recs = map[int]flowtable.Record{}
-	for _, r := range rs {
-		recs[r.ID] = r
-	}
+func topSeries(tl *reports.Timeline, rs flowtable.Source) (ids []int, recs map[int]flowtable.Record) {
+	recs = rs.Pick(func(id int) bool { _, ok := tl.FlowBits[id]; return ok })
 	score := map[int]float64{}
 	for id, s := range tl.FlowBits {
 		if r, ok := recs[id]; ok {
@@ -61,7 +58,7 @@ func topSeries(tl *reports.Timeline, rs []flowtable.Record) (ids []int, recs map
 	return ids[:min(len(ids), chartFlows)], recs
 }
 
-func throughputChart(tl *reports.Timeline, rs []flowtable.Record) template.HTML {
+func throughputChart(tl *reports.Timeline, rs flowtable.Source) template.HTML {
 	ids, recs := topSeries(tl, rs)
 	type line struct {
 		b     binned

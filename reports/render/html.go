@@ -84,15 +84,15 @@ func newPage(r *reports.Report) page {
 	for i, f := range fs {
 		p.Findings = append(p.Findings, newHTMLFinding(i+1, f))
 	}
-	all := byBytes(r.Flows)
-	shown := all[:min(len(all), htmlTopFlows)]
+	src := r.FlowRecords()
+	shown, all := src.TopByBytes(htmlTopFlows), src.Len()
 	for _, f := range shown {
 		p.Flows = append(p.Flows, cells(flowtable.Row(f)))
 	}
-	if len(all) > 0 {
-		p.Totals = cells(flowtable.TotalsRow(r.Flows))
+	if all > 0 {
+		p.Totals = cells(src.Totals())
 	}
-	p.FlowsShown, p.FlowsAll = len(shown), len(all)
+	p.FlowsShown, p.FlowsAll = len(shown), all
 	return p
 }
 

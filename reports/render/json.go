@@ -18,22 +18,22 @@ import (
 // times are in UTC; findings are ranked critical first. A count that is
 // not a finite number is an error, since JSON cannot carry it.
 //
-// The flows, the bulk of a big report, are encoded and indented one record
-// at a time as they are written, so that memory follows the flow table
-// rather than holding the whole document twice (compact, then indented).
-// The bytes are those of one indented json.Encoder over the whole report.
+// The flows, the bulk of a big report, are written one record at a time
+// (made from the report's flows as they are written, see
+// reports.Report.FlowRecords) by a flowtable.JSONEncoder, so that memory
+// follows the flow table rather than the document. The bytes are those of
+// one indented json.Encoder over the whole report.
 func WriteJSON(w io.Writer, r *reports.Report) error {
 	doc, err := jsonReport(r)
 	if err != nil {
 		return err
 	}
-	flows := doc.Flows
-	doc.Flows = []flowtable.Record{}
 	var head bytes.Buffer
 	if err := newJSONEncoder(&head, "  ").Encode(doc); err != nil {
 		return err
 	}
-	if len(flows) == 0 {
+	src := r.FlowRecords()
+	if src.Len() == 0 {
 		_, err := w.Write(head.Bytes())
 		return err
 	}
@@ -48,23 +48,22 @@ func WriteJSON(w io.Writer, r *reports.Report) error {
 	i += len(mark) - 1 // at the ']'
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.Write(head.Bytes()[:i])
-	var rec, ind bytes.Buffer
-	enc := newJSONEncoder(&rec, "")
-	for n := range flows {
-		rec.Reset()
-		if err := enc.Encode(&flows[n]); err != nil {
+	// Records are elements of "flows": two levels deep. jsonReport wrote
+	// their empty maps and lists as {} and [], never null.
+	enc := flowtable.JSONEncoder{Indent: "  ", NilAsEmpty: true}
+	buf := make([]byte, 0, 4<<10)
+	first := true
+	for rec := range src.All() {
+		buf = buf[:0]
+		if !first {
+			buf = append(buf, ',')
+		}
+		first = false
+		buf = append(buf, "\n    "...)
+		if buf, err = enc.AppendRecord(buf, rec, 2); err != nil {
 			return err
 		}
-		ind.Reset()
-		// Records are elements of "flows": two levels deep.
-		if err := json.Indent(&ind, bytes.TrimSuffix(rec.Bytes(), []byte("\n")), "    ", "  "); err != nil {
-			return err
-		}
-		bw.WriteString("\n    ")
-		bw.Write(ind.Bytes())
-		if n < len(flows)-1 {
-			bw.WriteByte(',')
-		}
+		bw.Write(buf)
 	}
 	bw.WriteString("\n  ")
 	bw.Write(head.Bytes()[i:])
@@ -82,7 +81,8 @@ func newJSONEncoder(w io.Writer, indent string) *json.Encoder {
 	return enc
 }
 
-// jsonReport is a copy of r made ready for JSON; r is not modified.
+// jsonReport is a copy of r made ready for JSON, without its flows (an
+// empty list); r is not modified.
 func jsonReport(r *reports.Report) (*reports.Report, error) {
 	out := *r
 	out.Timeline = nil
@@ -95,15 +95,7 @@ func jsonReport(r *reports.Report) (*reports.Report, error) {
 		c.Drops = &d
 	}
 
-	out.Flows = make([]flowtable.Record, len(r.Flows))
-	for i, f := range r.Flows {
-		f.RNRTimers = nonNilMap(f.RNRTimers)
-		f.Opcodes = nonNilMap(f.Opcodes)
-		f.DSCP = nonNilMap(f.DSCP)
-		f.ECN = nonNilMap(f.ECN)
-		f.UDPSrcPorts = nonNil(f.UDPSrcPorts)
-		out.Flows[i] = f
-	}
+	out.Flows = []flowtable.Record{} // WriteJSON writes them in their place
 
 	out.Findings = nonNil(ranked(r.Findings))
 	for i := range out.Findings {
@@ -138,11 +130,4 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
-}
-
-func nonNilMap[K comparable, V any](m map[K]V) map[K]V {
-	if m == nil {
-		return map[K]V{}
-	}
-	return m
 }

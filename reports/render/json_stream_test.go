@@ -17,6 +17,16 @@ func wholeJSON(r *reports.Report) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	doc.Flows = nil
+	for _, f := range r.FlowRecords().Records() {
+		f.RNRTimers = nonNilMap(f.RNRTimers)
+		f.Opcodes = nonNilMap(f.Opcodes)
+		f.DSCP = nonNilMap(f.DSCP)
+		f.ECN = nonNilMap(f.ECN)
+		f.UDPSrcPorts = nonNil(f.UDPSrcPorts)
+		doc.Flows = append(doc.Flows, f)
+	}
+	doc.Flows = nonNil(doc.Flows)
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
@@ -67,4 +77,11 @@ func TestWriteJSONStreamsSameBytes(t *testing.T) {
 			}
 		})
 	}
+}
+
+func nonNilMap[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return map[K]V{}
+	}
+	return m
 }

@@ -99,25 +99,25 @@ func mdFinding(b *bytes.Buffer, f reports.Finding) error {
 
 // mdFlows writes the top flows by bytes with a totals row for all.
 func mdFlows(b *bytes.Buffer, r *reports.Report) error {
-	all := byBytes(r.Flows)
-	shown := all[:min(len(all), textTopFlows)]
+	src := r.FlowRecords()
+	shown, all := src.TopByBytes(textTopFlows), src.Len()
 	b.WriteString("\n### Top flows by bytes")
-	if len(all) == 0 {
+	if all == 0 {
 		b.WriteString("\n\nNo RoCE flows.\n")
 		return nil
 	}
-	b.WriteString(" (" + strconv.Itoa(len(shown)) + " of " + strconv.Itoa(len(all)) + ")\n\n")
+	b.WriteString(" (" + strconv.Itoa(len(shown)) + " of " + strconv.Itoa(all) + ")\n\n")
 	var rows [][]string
 	for _, f := range shown {
 		rows = append(rows, mdCells(flowtable.Row(f)))
 	}
-	tot := mdCells(flowtable.TotalsRow(r.Flows))
+	tot := mdCells(src.Totals())
 	tot[1] = "**TOTAL**"
 	rows = append(rows, tot)
 	if err := mdTable(b, flowtable.Columns, rows, tw.AlignRight); err != nil {
 		return err
 	}
-	if note := moreFlows(len(shown), len(all)); note != "" {
+	if note := moreFlows(len(shown), all); note != "" {
 		b.WriteString("\n" + note + "\n")
 	}
 	return nil

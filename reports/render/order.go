@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/rocedump/rocedump/reports"
-	"github.com/rocedump/rocedump/reports/flowtable"
 )
 
 // ranked returns the findings critical first, keeping the report's order
@@ -24,18 +23,6 @@ func worst(fs []reports.Finding) (s reports.Severity, ok bool) {
 		}
 	}
 	return s, len(fs) > 0
-}
-
-// byBytes returns the flows biggest first, ties broken by flow ID.
-func byBytes(rs []flowtable.Record) []flowtable.Record {
-	out := slices.Clone(rs)
-	slices.SortStableFunc(out, func(a, b flowtable.Record) int {
-		if c := cmp.Compare(b.Bytes, a.Bytes); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
-	return out
 }
 
 // count is one named number of a finding's evidence.

@@ -154,14 +154,14 @@ func textTable(b *bytes.Buffer, ind string, header []string, rows [][]string, al
 
 // textFlows writes the top flows by bytes with a totals line for all.
 func textFlows(b *bytes.Buffer, r *reports.Report) error {
-	all := byBytes(r.Flows)
-	shown := all[:min(len(all), textTopFlows)]
+	src := r.FlowRecords()
+	shown, all := src.TopByBytes(textTopFlows), src.Len()
 	b.WriteString("\nTOP FLOWS BY BYTES")
-	if len(all) == 0 {
+	if all == 0 {
 		b.WriteString("\n\nNo RoCE flows.\n")
 		return nil
 	}
-	b.WriteString(" (" + strconv.Itoa(len(shown)) + " of " + strconv.Itoa(len(all)) + ")\n")
+	b.WriteString(" (" + strconv.Itoa(len(shown)) + " of " + strconv.Itoa(all) + ")\n")
 	tb := tablewriter.NewTable(b,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithFooterAutoFormat(tw.Off),
@@ -175,11 +175,11 @@ func textFlows(b *bytes.Buffer, r *reports.Report) error {
 			return err
 		}
 	}
-	tb.Footer(anySlice(flowtable.TotalsRow(r.Flows))...)
+	tb.Footer(anySlice(src.Totals())...)
 	if err := tb.Render(); err != nil {
 		return err
 	}
-	if note := moreFlows(len(shown), len(all)); note != "" {
+	if note := moreFlows(len(shown), all); note != "" {
 		b.WriteString(wrap(note, "", "", textWidth))
 	}
 	return nil

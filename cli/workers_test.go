@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+)
+
+// TestWorkersGiveOneWorkersOutput runs `rocedump report` and `rocedump
+// flows` on every generated and real capture (and on all the generated
+// ones at once, merged in time order) with 1, 2 and 3 workers and
+// requires byte-identical output: a sharded pass must not change a
+// report.
+func TestWorkersGiveOneWorkersOutput(t *testing.T) {
+	topo := topologyFile("report_pod.yaml")
+	inputs := [][]string{captures(t, "gen", "*.pcap*")}
+	for _, dir := range []string{"gen", "real"} {
+		for _, f := range captures(t, dir, "*.pcap*") {
+			inputs = append(inputs, []string{f})
+		}
+	}
+	commands := [][]string{
+		{"report", "--format", "json", "--topology", topo, "--fail-on", "never"},
+		{"report", "--format", "text", "--topology", topo, "--fail-on", "never"},
+		{"flows", "--format", "json"},
+	}
+	for _, in := range inputs {
+		name := filepath.Base(in[0])
+		if len(in) > 1 {
+			name = fmt.Sprintf("all-%d-generated", len(in))
+		}
+		t.Run(name, func(t *testing.T) {
+			for _, cmd := range commands {
+				run := func(workers int) (string, string, int) {
+					args := append(append([]string{}, cmd...), fmt.Sprintf("--workers=%d", workers))
+					return runCLI(t, append(args, in...)...)
+				}
+				wantOut, wantErr, wantCode := run(1)
+				for _, n := range []int{2, 3} {
+					out, errOut, code := run(n)
+					if code != wantCode || errOut != wantErr {
+						t.Errorf("%s with %d workers: exit %d, stderr %q; with 1: exit %d, stderr %q", cmd[0], n, code, errOut, wantCode, wantErr)
+					}
+					if out != wantOut {
+						t.Errorf("%s %s with %d workers differs from 1 worker: %s", cmd[0], cmd[2], n, firstDiff(wantOut, out))
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,144 @@
+package reports
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/rocedump/rocedump/decode/packet"
+	"github.com/rocedump/rocedump/flows"
+)
+
+// One analysis pass split across workers.
+//
+// Every worker reads and decodes the whole input and hands every frame to
+// its own shard Collector (NewShardCollector). A shard keeps the RoCE
+// frames of the flows flows.ShardOf gives it, which puts both directions
+// of every host pair in one shard, and with them everything the
+// per-direction state needs (ECN marks and the CNPs answering them, CM
+// exchanges, pairing); shard 0 also keeps every frame that is no flow's
+// (non-RoCE conversations, PFC, malformed frames). Each shard still sees
+// the time of every RoCE frame, so all shards keep the same time bins.
+// MergeShards then puts the shards together into the Collector a single
+// pass would have built: the same flows with the same IDs, counts and
+// series, frame for frame.
+
+// shardRole says which frames a shard Collector keeps.
+type shardRole struct {
+	index, count int
+}
+
+// owns says whether the shard keeps p.
+func (r shardRole) owns(p *packet.Packet) bool {
+	if r.count <= 1 {
+		return true
+	}
+	if p.Kind == packet.KindRoCE && p.HasBTH {
+		return flows.ShardOf(p, r.count) == r.index
+	}
+	return r.index == 0
+}
+
+// MergeShards finishes the shard Collectors of one pass (made with
+// NewShardCollector, index i at cs[i]) and returns one finished Collector
+// over all of them, whose Table is flows.MergeShards of theirs: equal to
+// the Collector of a single pass over the same input. A single Collector
+// is finished and returned as it is.
+func MergeShards(cs []*Collector) *Collector {
+	if len(cs) == 1 {
+		cs[0].Finish()
+		return cs[0]
+	}
+	// Each shard's flows in its own ID order, before the merge renumbers
+	// them.
+	local := make([][]*flows.Flow, len(cs))
+	tables := make([]*flows.Table, len(cs))
+	for i, c := range cs {
+		c.Finish()
+		local[i] = slices.Clone(c.Table.Flows())
+		tables[i] = c.Table
+	}
+	t := flows.MergeShards(tables)
+
+	out := &Collector{Table: t, cfg: cs[0].cfg}
+	s := &out.c
+	s.shard = shardRole{count: 1}
+	s.finished = true
+	s0 := &cs[0].c
+	s.conv, s.pfc = s0.conv, s0.pfc // shard 0 keeps every frame that is no flow's
+	s.tl = s0.tl
+	for _, a := range s.tl.all() {
+		clear(a[:])
+	}
+	s.cm.init()
+	s.ecn = ecnState{window: s0.ecn.window, quantum: s0.ecn.quantum, byDir: map[dirKey]*ecnDir{}}
+
+	s.perFlow = make([]flowObs, t.Len())
+	s.series = make([]flowSeries, min(t.Len(), maxFlowSeries))
+	for i := range cs {
+		c := &cs[i].c
+		if c.started && (!s.started || c.first.Before(s.first)) {
+			s.first = c.first
+		}
+		if c.started && (!s.started || c.last.After(s.last)) {
+			s.last = c.last
+		}
+		s.started = s.started || c.started
+
+		// A flow among the first maxFlowSeries of the whole pass is
+		// among the first maxFlowSeries of its shard, so its series is
+		// there.
+		for j, f := range local[i] {
+			if j < len(c.perFlow) {
+				s.perFlow[f.ID-1] = c.perFlow[j]
+			}
+			if f.ID <= len(s.series) && j < len(c.series) {
+				s.series[f.ID-1] = c.series[j]
+			}
+		}
+		outAll, inAll := s.tl.all(), c.tl.all()
+		for k := range outAll {
+			for b := range outAll[k] {
+				outAll[k][b] += inAll[k][b]
+			}
+		}
+		s.tl.n = max(s.tl.n, c.tl.n)
+
+		s.health.merge(&c.health)
+		s.cnpSpan.merge(&c.cnpSpan)
+		s.ceSpan.merge(&c.ceSpan)
+
+		// CM exchanges and ECN directions are per host pair: no two
+		// shards hold the same one.
+		s.cm.list = append(s.cm.list, c.cm.list...)
+		for k, v := range c.cm.seen {
+			s.cm.seen[k] = v
+		}
+		s.ecn.list = append(s.ecn.list, c.ecn.list...)
+		for k, v := range c.ecn.byDir {
+			s.ecn.byDir[k] = v
+		}
+	}
+	slices.SortFunc(s.cm.list, func(a, b CMConnect) int { return cmp.Compare(a.Frame.Seq, b.Frame.Seq) })
+	return out
+}
+
+// merge adds o's bad frames to h.
+func (h *healthObs) merge(o *healthObs) {
+	h.icrcBad.merge(&o.icrcBad)
+	h.malformed.merge(&o.malformed)
+	for r, n := range o.reasons {
+		if h.reasons == nil {
+			h.reasons = map[packet.Reason]uint64{}
+		}
+		h.reasons[r] += n
+	}
+	h.mgmtCut += o.mgmtCut
+}
+
+// merge widens s to include o.
+func (s *frameSpan) merge(o *frameSpan) {
+	if o.ok {
+		s.add(o.first)
+		s.add(o.last)
+	}
+}

@@ -1,0 +1,91 @@
+package reports
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/topology"
+)
+
+// TestMergeShardsEqualsOnePass splits every generated and real capture's
+// pass into 2 and 3 shards and requires the merged Collector to give the
+// same report (flows, findings, evidence, time series) as one Collector
+// fed every frame.
+func TestMergeShardsEqualsOnePass(t *testing.T) {
+	var paths []string
+	for _, glob := range []string{"../testdata/pcaps/gen/*.pcap*", "../testdata/pcaps/real/*.pcap*"} {
+		m, err := filepath.Glob(glob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, m...)
+	}
+	if len(paths) < 20 {
+		t.Fatalf("found only %d captures", len(paths))
+	}
+	topo, err := topology.Load(filepath.Join(topoDir, "report_pod.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range paths {
+		if strings.HasSuffix(path, ".json") {
+			continue
+		}
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			pkts, refs := decodeAll(t, path)
+			for i := range refs {
+				refs[i].Seq = uint64(i)
+			}
+			one := NewCollector(flows.NewTable(flows.Config{}), Config{})
+			for i := range pkts {
+				one.Add(&pkts[i], refs[i])
+			}
+			one.Finish()
+			want := shardReport(t, one, topo)
+			for _, n := range []int{2, 3} {
+				cs := make([]*Collector, n)
+				for i := range cs {
+					cs[i] = NewShardCollector(flows.NewTable(flows.Config{}), Config{}, i, n)
+				}
+				for _, c := range cs {
+					for i := range pkts {
+						c.Add(&pkts[i], refs[i])
+					}
+				}
+				got := shardReport(t, MergeShards(cs), topo)
+				if got.json != want.json {
+					t.Errorf("%d shards: report differs from one pass:\n got %.2000s\nwant %.2000s", n, got.json, want.json)
+				}
+				if !reflect.DeepEqual(got.timeline, want.timeline) {
+					t.Errorf("%d shards: timeline differs from one pass", n)
+				}
+				if !reflect.DeepEqual(got.dscp, want.dscp) || !reflect.DeepEqual(got.ecn, want.ecn) || !reflect.DeepEqual(got.cm, want.cm) {
+					t.Errorf("%d shards: DSCP, ECN or CM observations differ from one pass", n)
+				}
+			}
+		})
+	}
+}
+
+// shardView is what TestMergeShardsEqualsOnePass compares.
+type shardView struct {
+	json     string
+	timeline *Timeline
+	dscp     []DSCPCheck
+	ecn      []ECNReaction
+	cm       []CMConnect
+}
+
+func shardReport(t *testing.T, c *Collector, topo *topology.Topology) shardView {
+	t.Helper()
+	rep := Run(&Input{Flows: c.Table.Flows(), Collect: c, Topology: topo}, "test")
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return shardView{json: string(b), timeline: c.Timeline(), dscp: c.DSCP(), ecn: c.ECN(), cm: c.CMConnects()}
+}

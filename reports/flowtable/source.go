@@ -1,0 +1,268 @@
+package flowtable
+
+import (
+	"iter"
+	"slices"
+
+	"github.com/rocedump/rocedump/flows"
+)
+
+// Source is a list of flow records to write: records already made
+// (RecordsOf), or flows converted one at a time as they are read
+// (FlowsOf), so that a table or report of a hundred thousand flows never
+// holds more than one record at a time. Either way the records read the
+// same.
+type Source struct {
+	recs      []Record
+	flows     []*flows.Flow
+	fromFlows bool
+}
+
+// RecordsOf is a Source over records already made.
+func RecordsOf(rs []Record) Source { return Source{recs: rs} }
+
+// FlowsOf is a Source over flows, in the order given: each record is made
+// when it is read.
+func FlowsOf(fs []*flows.Flow) Source { return Source{flows: fs, fromFlows: true} }
+
+// Len is the number of records.
+func (s Source) Len() int {
+	if s.fromFlows {
+		return len(s.flows)
+	}
+	return len(s.recs)
+}
+
+// Head is the first n records (all of them when there are fewer).
+func (s Source) Head(n int) Source {
+	n = max(0, min(n, s.Len()))
+	if s.fromFlows {
+		s.flows = s.flows[:n]
+	} else if s.recs != nil {
+		s.recs = s.recs[:n]
+	}
+	return s
+}
+
+// All yields every record, in order. A Source over flows makes them in one
+// reused Record (maps included), valid until the next step: copy what must
+// outlive it. A Source over records yields pointers into its list, which
+// must not be modified.
+func (s Source) All() iter.Seq[*Record] {
+	return s.each(false)
+}
+
+// Rows is All for what Row, TotalsRow and the CSV read: a Source over flows
+// leaves the maps, the UDP source ports and CM of its records nil, which
+// saves making them.
+func (s Source) Rows() iter.Seq[*Record] {
+	return s.each(true)
+}
+
+func (s Source) each(rowOnly bool) iter.Seq[*Record] {
+	return func(yield func(*Record) bool) {
+		if !s.fromFlows {
+			for i := range s.recs {
+				if !yield(&s.recs[i]) {
+					return
+				}
+			}
+			return
+		}
+		var b Builder
+		for _, f := range s.flows {
+			var r *Record
+			if rowOnly {
+				r = b.Row(f)
+			} else {
+				r = b.Record(f)
+			}
+			if !yield(r) {
+				return
+			}
+		}
+	}
+}
+
+// Records returns every record at once: the list of a Source over records,
+// or new records of its flows.
+func (s Source) Records() []Record {
+	if s.fromFlows {
+		return Records(s.flows)
+	}
+	return s.recs
+}
+
+// Totals is TotalsRow over every record of the Source. Over flows it reads
+// the numbers straight from them, making no record.
+func (s Source) Totals() []string {
+	var t Totals
+	if s.fromFlows {
+		for _, f := range s.flows {
+			t.AddFlow(f)
+		}
+	} else {
+		for i := range s.recs {
+			t.Add(&s.recs[i])
+		}
+	}
+	return t.Row()
+}
+
+// TopByBytes returns the first k records of the Source sorted by bytes,
+// biggest first, ties by flow ID and then by their order in the Source (a
+// stable sort): new records (copies, for a Source over records), made for
+// those k flows only.
+func (s Source) TopByBytes(k int) []Record {
+	n := s.Len()
+	if k <= 0 || n == 0 {
+		return []Record{}
+	}
+	// top is kept sorted, best first; a later element never beats an
+	// earlier one with the same bytes and ID.
+	type item struct {
+		bytes uint64
+		id    int
+		idx   int
+	}
+	top := make([]item, 0, min(k, n))
+	for i := range n {
+		var it item
+		if s.fromFlows {
+			it = item{s.flows[i].WireBytes, s.flows[i].ID, i}
+		} else {
+			it = item{s.recs[i].Bytes, s.recs[i].ID, i}
+		}
+		// worse reports whether a ranks after it.
+		worse := func(a item) bool { return a.bytes < it.bytes || a.bytes == it.bytes && a.id > it.id }
+		if len(top) == k && !worse(top[k-1]) {
+			continue
+		}
+		j := len(top)
+		for j > 0 && worse(top[j-1]) {
+			j--
+		}
+		if len(top) < k {
+			top = append(top, item{})
+		}
+		copy(top[j+1:], top[j:len(top)-1])
+		top[j] = it
+	}
+	out := make([]Record, len(top))
+	for i, it := range top {
+		if s.fromFlows {
+			out[i] = NewRecord(s.flows[it.idx])
+		} else {
+			out[i] = s.recs[it.idx]
+		}
+	}
+	return out
+}
+
+// Pick returns the records whose flow ID want accepts, by ID (the last
+// record of an ID when several share it): new records made for those
+// flows only.
+func (s Source) Pick(want func(id int) bool) map[int]Record {
+	out := map[int]Record{}
+	if s.fromFlows {
+		for _, f := range s.flows {
+			if want(f.ID) {
+				out[f.ID] = NewRecord(f)
+			}
+		}
+		return out
+	}
+	for _, r := range s.recs {
+		if want(r.ID) {
+			out[r.ID] = r
+		}
+	}
+	return out
+}
+
+// Builder converts flows into one reused Record, to write records one at a
+// time without allocating their maps each time. The Record it returns is
+// overwritten by its next call.
+type Builder struct {
+	r     Record
+	opt   optionals
+	names addrNames
+
+	rnr, ops, dscp, ecn map[string]uint64
+}
+
+// Record converts f: NewRecord(f), in the Builder's Record.
+func (b *Builder) Record(f *flows.Flow) *Record {
+	if b.ops == nil {
+		b.rnr, b.ops, b.dscp, b.ecn = map[string]uint64{}, map[string]uint64{}, map[string]uint64{}, map[string]uint64{}
+	} else {
+		clear(b.rnr)
+		clear(b.ops)
+		clear(b.dscp)
+		clear(b.ecn)
+	}
+	b.r.RNRTimers, b.r.Opcodes, b.r.DSCP, b.r.ECN = b.rnr, b.ops, b.dscp, b.ecn
+	fillRecord(&b.r, f, &b.opt, &b.names)
+	return &b.r
+}
+
+// Row converts what Row, TotalsRow and the CSV read of f (see Rows): the
+// maps, the UDP source ports and CM are left nil.
+func (b *Builder) Row(f *flows.Flow) *Record {
+	fillRow(&b.r, f, &b.opt, &b.names)
+	return &b.r
+}
+
+// Totals sums records into the totals line of the tables (TotalsRow): add
+// every flow, not only those shown, then call Row.
+type Totals struct {
+	n                                int
+	pk, by, retx, gaps, nk, cnps, ce uint64
+	first, last                      string
+}
+
+// Add counts one record.
+func (t *Totals) Add(r *Record) {
+	t.n++
+	t.pk, t.by, t.retx, t.gaps = t.pk+r.Packets, t.by+r.Bytes, t.retx+r.RetransmittedPackets, t.gaps+r.PSNGaps
+	t.nk, t.cnps, t.ce = t.nk+NAKTotal(*r), t.cnps+r.CNPs, t.ce+r.ECNCE
+	if t.first == "" || r.First < t.first { // fixed-width RFC 3339: strings sort as times
+		t.first = r.First
+	}
+	if r.Last > t.last {
+		t.last = r.Last
+	}
+}
+
+// AddFlow counts one flow as Add counts its record, without making it.
+func (t *Totals) AddFlow(f *flows.Flow) {
+	var r Record
+	fillCounters(&r, f)
+	t.n++
+	t.pk, t.by, t.retx, t.gaps = t.pk+r.Packets, t.by+r.Bytes, t.retx+r.RetransmittedPackets, t.gaps+r.PSNGaps
+	t.nk, t.cnps, t.ce = t.nk+NAKTotal(r), t.cnps+r.CNPs, t.ce+r.ECNCE
+	var buf [64]byte
+	first := appendTime(buf[:0], f.First.Time)
+	if t.first == "" || string(first) < t.first {
+		t.first = string(first)
+	}
+	last := appendTime(buf[:0], f.Last.Time)
+	if string(last) > t.last {
+		t.last = string(last)
+	}
+}
+
+// Row is the totals line.
+func (t *Totals) Row() []string {
+	return totalsRow(t.n, t.pk, t.by, t.retx, t.gaps, t.nk, t.cnps, t.ce, t.first, t.last)
+}
+
+// sortedKeys returns the keys of m in keys' storage, sorted.
+func sortedKeys(keys []string, m map[string]uint64) []string {
+	keys = keys[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
