@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/rocedump/rocedump/capture"
 	"github.com/rocedump/rocedump/decode/bth"
@@ -21,18 +22,68 @@ type frameAnalyzer struct {
 	dec     packet.Decoder
 	pkt     packet.Packet
 	skipped map[capture.LinkType]bool // link types rocedump does not decode
+	seq     uint64                    // frames seen, kept or not: the next frame's FrameRef.Seq
+
+	// A worker of a sharded pass (see analyze) keeps only the frames of
+	// shard of shards: the packets of the flows flows.ShardOf gives it,
+	// the RoCEv2 frames that packet.PeekRoCEv2IPv4 says are between
+	// addresses of its share, and, on shard 0, every other frame. It
+	// counts only those in st, and tells the skippers among its sinks the
+	// time of every other frame.
+	shard, shards int
+	skippers      []frameSkipper
+}
+
+// frameSkipper is a sink that needs to know the time of the frames another
+// worker keeps (reports.Collector: the capture's first and last time).
+type frameSkipper interface {
+	Skip(t time.Time)
 }
 
 func newFrameAnalyzer(st *captureStats, sinks []packetSink) *frameAnalyzer {
-	return &frameAnalyzer{st: st, sinks: sinks, skipped: map[capture.LinkType]bool{}}
+	return newShardAnalyzer(st, sinks, 0, 1)
+}
+
+// newShardAnalyzer is the frameAnalyzer of worker shard of shards.
+func newShardAnalyzer(st *captureStats, sinks []packetSink, shard, shards int) *frameAnalyzer {
+	a := &frameAnalyzer{st: st, sinks: sinks, skipped: map[capture.LinkType]bool{}, shard: shard, shards: max(shards, 1)}
+	for _, s := range sinks {
+		if k, ok := s.(frameSkipper); ok {
+			a.skippers = append(a.skippers, k)
+		}
+	}
+	return a
 }
 
 // add decodes and accounts one frame of input file number file (an index
 // into st.Files). It returns the decoded packet, valid until the next
-// call, or nil when the frame's link type is one rocedump does not decode.
-// It allocates nothing.
+// call, or nil when the frame's link type is one rocedump does not decode
+// or another worker keeps the frame. It allocates nothing.
 func (a *frameAnalyzer) add(rec *capture.Record, file int) *packet.Packet {
 	st, pkt := a.st, &a.pkt
+	seq := a.seq
+	a.seq++
+	peeked := false
+	if a.shards > 1 {
+		if src, dst, ok := packet.PeekRoCEv2IPv4(rec.LinkType, rec.Data); ok {
+			if flows.ShardOfIPv4(src, dst, a.shards) != a.shard {
+				a.skip(rec.Timestamp)
+				return nil
+			}
+			peeked = true
+		}
+	}
+	err := a.dec.Decode(rec.LinkType, rec.Data, rec.OrigLen, pkt)
+	if a.shards > 1 && !peeked {
+		owner := 0
+		if err == nil && pkt.Kind == packet.KindRoCE && pkt.HasBTH {
+			owner = flows.ShardOf(pkt, a.shards)
+		}
+		if owner != a.shard {
+			a.skip(rec.Timestamp)
+			return nil
+		}
+	}
 	st.Packets++
 	if st.First.IsZero() || rec.Timestamp.Before(st.First) {
 		st.First = rec.Timestamp
@@ -40,7 +91,7 @@ func (a *frameAnalyzer) add(rec *capture.Record, file int) *packet.Packet {
 	if rec.Timestamp.After(st.Last) {
 		st.Last = rec.Timestamp
 	}
-	if err := a.dec.Decode(rec.LinkType, rec.Data, rec.OrigLen, pkt); err != nil {
+	if err != nil {
 		st.Unsupported++
 		a.skipped[rec.LinkType] = true
 		return nil
@@ -57,11 +108,42 @@ func (a *frameAnalyzer) add(rec *capture.Record, file int) *packet.Packet {
 	case packet.KindMalformed:
 		st.Malformed++
 	}
-	at := flows.FrameRef{File: file, Frame: rec.Number, Time: rec.Timestamp, Seq: st.Packets - 1}
+	at := flows.FrameRef{File: file, Frame: rec.Number, Time: rec.Timestamp, Seq: seq}
 	for _, s := range a.sinks {
 		s.Add(pkt, at)
 	}
 	return pkt
+}
+
+// skip tells the skippers the time of a frame another worker keeps.
+func (a *frameAnalyzer) skip(t time.Time) {
+	for _, s := range a.skippers {
+		s.Skip(t)
+	}
+}
+
+// mergeWorkers adds the counts of other workers' analyzers of the same
+// pass (each counted the frames it kept) to a's.
+func (a *frameAnalyzer) mergeWorkers(others []*frameAnalyzer) {
+	st := a.st
+	for _, o := range others {
+		os := o.st
+		st.Packets += os.Packets
+		st.RoCE += os.RoCE
+		st.Malformed += os.Malformed
+		st.Truncated += os.Truncated
+		st.ICRCBad += os.ICRCBad
+		st.Unsupported += os.Unsupported
+		if !os.First.IsZero() && (st.First.IsZero() || os.First.Before(st.First)) {
+			st.First = os.First
+		}
+		if os.Last.After(st.Last) {
+			st.Last = os.Last
+		}
+		for lt := range o.skipped {
+			a.skipped[lt] = true
+		}
+	}
 }
 
 // finish notes the frames of link types rocedump does not decode: a

@@ -46,9 +46,10 @@ type analyzeOptions struct {
 	// Shard, if set, makes the sink of shard i of n for an analysis that
 	// can be split by flows.ShardOf (see reports.MergeShards): the pass
 	// then runs on Workers goroutines, each reading the whole input and
-	// feeding its own shard's sink, which keeps only its share. It is
-	// called once for every shard, with n = 1 when the pass runs on one
-	// goroutine. Sinks and Each, if also set, are fed by worker 0.
+	// feeding its own shard's sink only the frames of its share (see
+	// frameAnalyzer). It is called once for every shard, with n = 1 when
+	// the pass runs on one goroutine. Sinks, if also set, are fed by
+	// worker 0 (so see only its share); Each runs the pass on one worker.
 	Shard   func(i, n int) packetSink
 	Workers int // goroutines for a sharded pass; 0 or less: one per CPU (GOMAXPROCS)
 }
@@ -85,39 +86,51 @@ func analyze(o analyzeOptions) (*captureStats, error) {
 		}
 		ms, n = ms[:1], 1
 	}
-	type result struct {
-		st  *captureStats
-		err error
-	}
-	results := make([]result, n)
+	ws := make([]*worker, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		w := worker{m: ms[i], st: &captureStats{Files: paths}}
+		w := &worker{m: ms[i]}
+		var sinks []packetSink
 		if o.Shard != nil {
-			w.sinks = append(w.sinks, o.Shard(i, n))
+			sinks = append(sinks, o.Shard(i, n))
 		}
 		if i == 0 {
-			w.sinks = append(w.sinks, o.Sinks...)
+			sinks = append(sinks, o.Sinks...)
 			w.each = o.Each
 			w.progress = newProgress(o.Progress)
 		} else {
 			w.progress = &progress{}
 		}
+		w.fa = newShardAnalyzer(&captureStats{Files: paths}, sinks, i, n)
+		ws[i] = w
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i].err = w.run()
-			results[i].st = w.st
+			w.run()
 		}()
 	}
 	wg.Wait()
-	return results[0].st, results[0].err
+	// Every worker read the same input, so met the same problems; each
+	// counted the frames it kept.
+	fa := ws[0].fa
+	others := make([]*frameAnalyzer, 0, n-1)
+	for _, w := range ws[1:] {
+		others = append(others, w.fa)
+	}
+	fa.mergeWorkers(others)
+	for _, p := range ws[0].m.Problems() {
+		fa.st.Problems = append(fa.st.Problems, p.Error())
+		if errors.Is(p, capture.ErrCutOff) {
+			fa.st.CutOff = true
+		}
+	}
+	return fa.st, fa.finish()
 }
 
 // passWorkers is the number of goroutines for the pass: one unless it can
 // be sharded and reads only files (standard input can be read only once).
 func passWorkers(o analyzeOptions, paths []string) int {
-	if o.Shard == nil || slices.Contains(paths, "-") {
+	if o.Shard == nil || o.Each != nil || slices.Contains(paths, "-") {
 		return 1
 	}
 	if o.Workers > 0 {
@@ -137,37 +150,28 @@ func compressedInput(m *capture.Merger) bool {
 }
 
 // worker is one goroutine of an analysis pass: it reads the whole input
-// from its own Merger and feeds every frame to its sinks. Every worker of
-// a pass counts the same captureStats.
+// from its own Merger and hands every frame to its frameAnalyzer, which
+// keeps the worker's share.
 type worker struct {
 	m        *capture.Merger
-	st       *captureStats
-	sinks    []packetSink
+	fa       *frameAnalyzer
 	each     func(rec *capture.Record, file int, p *packet.Packet)
 	progress *progress
 }
 
-func (w *worker) run() error {
-	fa := newFrameAnalyzer(w.st, w.sinks)
+func (w *worker) run() {
 	var rec capture.Record
 	for {
 		file, err := w.m.Next(&rec)
 		if err == io.EOF {
 			break
 		}
-		if p := fa.add(&rec, file); p != nil && w.each != nil {
+		if p := w.fa.add(&rec, file); p != nil && w.each != nil {
 			w.each(&rec, file, p)
 		}
-		w.progress.tick(w.st.Packets)
+		w.progress.tick(w.fa.seq)
 	}
 	w.progress.done()
-	for _, p := range w.m.Problems() {
-		w.st.Problems = append(w.st.Problems, p.Error())
-		if errors.Is(p, capture.ErrCutOff) {
-			w.st.CutOff = true
-		}
-	}
-	return fa.finish()
 }
 
 // progress prints a self-overwriting progress line on a terminal when a run

@@ -3,7 +3,6 @@ package cli
 import (
 	"github.com/spf13/pflag"
 
-	"github.com/rocedump/rocedump/decode/packet"
 	"github.com/rocedump/rocedump/flows"
 	"github.com/rocedump/rocedump/reports"
 )
@@ -17,11 +16,12 @@ type tableShards struct {
 	tables []*flows.Table
 }
 
-// shard is the analyzeOptions.Shard of the pass.
+// shard is the analyzeOptions.Shard of the pass: the worker hands the
+// table only the frames of its share.
 func (s *tableShards) shard(i, n int) packetSink {
 	t := flows.NewTable(flows.Config{})
 	s.tables = append(s.tables, t)
-	return &tableShard{t: t, index: i, count: n}
+	return t
 }
 
 // merged finishes the shards' tables and returns the pass's one table.
@@ -35,19 +35,6 @@ func (s *tableShards) merged() *flows.Table {
 	return flows.MergeShards(s.tables)
 }
 
-// tableShard feeds one shard's table the packets of its flows.
-type tableShard struct {
-	t            *flows.Table
-	index, count int
-}
-
-func (s *tableShard) Add(p *packet.Packet, at flows.FrameRef) {
-	if s.count > 1 && flows.ShardOf(p, s.count) != s.index {
-		return
-	}
-	s.t.Add(p, at)
-}
-
 // collectorShards is a report pass split by flows.ShardOf: one
 // reports.Collector (and its flow table) per shard.
 type collectorShards struct {
@@ -57,7 +44,7 @@ type collectorShards struct {
 
 // shard is the analyzeOptions.Shard of the pass.
 func (s *collectorShards) shard(i, n int) packetSink {
-	c := reports.NewShardCollector(flows.NewTable(flows.Config{}), s.cfg, i, n)
+	c := reports.NewCollector(flows.NewTable(flows.Config{}), s.cfg)
 	s.collectors = append(s.collectors, c)
 	return c
 }

@@ -38,22 +38,11 @@ type collectorState struct {
 	cnpSpan  frameSpan // first and last CNP
 	ceSpan   frameSpan // first and last CE-marked RoCE packet
 	finished bool
-
-	shard shardRole
 }
 
 // NewCollector returns a Collector that feeds t and observes the rest.
 func NewCollector(t *flows.Table, cfg Config) *Collector {
-	return NewShardCollector(t, cfg, 0, 1)
-}
-
-// NewShardCollector returns the Collector of shard i of n of a pass split
-// across n workers (see MergeShards): every worker hands it every frame,
-// and it keeps only its share, the flows flows.ShardOf gives shard i, and,
-// for shard 0, the frames that are no flow's. n <= 1 is NewCollector.
-func NewShardCollector(t *flows.Table, cfg Config, i, n int) *Collector {
 	c := &Collector{Table: t, cfg: cfg.WithDefaults()}
-	c.c.shard = shardRole{index: i, count: max(n, 1)}
 	c.c.conv.init()
 	c.c.ecn.init(c.cfg.ECNWindow)
 	c.c.cm.init()
@@ -67,19 +56,7 @@ func NewShardCollector(t *flows.Table, cfg Config, i, n int) *Collector {
 // allocates nothing.
 func (c *Collector) Add(p *packet.Packet, at flows.FrameRef) {
 	s := &c.c
-	if !s.started {
-		s.started, s.first, s.last = true, at.Time, at.Time
-		s.tl.init(at.Time)
-	}
-	if at.Time.After(s.last) {
-		s.last = at.Time
-	}
-	if !s.shard.owns(p) {
-		if p.Kind == packet.KindRoCE {
-			s.tl.index(at.Time, s) // every shard keeps the same bins
-		}
-		return
-	}
+	c.Skip(at.Time)
 	if p.Kind != packet.KindOther {
 		s.health.add(p, at)
 	}
@@ -93,6 +70,21 @@ func (c *Collector) Add(p *packet.Packet, at flows.FrameRef) {
 		case p.IPVersion != 0 && p.Src.IsValid() && p.Dst.IsValid():
 			s.conv.add(p, at)
 		}
+	}
+}
+
+// Skip notes the capture time of a frame of the pass that the Collector
+// is not given: one that another Collector of a sharded pass keeps (see
+// MergeShards). The capture's first and last time, where the time bins
+// start and where pending windows end, are over every frame.
+func (c *Collector) Skip(t time.Time) {
+	s := &c.c
+	if !s.started {
+		s.started, s.first, s.last = true, t, t
+		s.tl.init(t)
+	}
+	if t.After(s.last) {
+		s.last = t
 	}
 }
 

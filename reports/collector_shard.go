@@ -10,36 +10,21 @@ import (
 
 // One analysis pass split across workers.
 //
-// Every worker reads and decodes the whole input and hands every frame to
-// its own shard Collector (NewShardCollector). A shard keeps the RoCE
-// frames of the flows flows.ShardOf gives it, which puts both directions
-// of every host pair in one shard, and with them everything the
-// per-direction state needs (ECN marks and the CNPs answering them, CM
-// exchanges, pairing); shard 0 also keeps every frame that is no flow's
-// (non-RoCE conversations, PFC, malformed frames). Each shard still sees
-// the time of every RoCE frame, so all shards keep the same time bins.
+// Every worker reads the whole input, and gives its own Collector the
+// frames of its share (cli's frameAnalyzer decides): the RoCE frames of
+// the flows flows.ShardOf gives it, which puts both directions of every
+// host pair in one shard, and with them everything the per-direction state
+// needs (ECN marks and the CNPs answering them, CM exchanges, pairing).
+// Frames that are no flow's go to shard 0, except malformed RoCEv2 frames,
+// which may go to any (only their counts and spans are kept, and those
+// add up). The Collector is told the time of every other frame (Skip), so
+// that every shard starts its time bins at the capture's first frame.
 // MergeShards then puts the shards together into the Collector a single
 // pass would have built: the same flows with the same IDs, counts and
 // series, frame for frame.
 
-// shardRole says which frames a shard Collector keeps.
-type shardRole struct {
-	index, count int
-}
-
-// owns says whether the shard keeps p.
-func (r shardRole) owns(p *packet.Packet) bool {
-	if r.count <= 1 {
-		return true
-	}
-	if p.Kind == packet.KindRoCE && p.HasBTH {
-		return flows.ShardOf(p, r.count) == r.index
-	}
-	return r.index == 0
-}
-
-// MergeShards finishes the shard Collectors of one pass (made with
-// NewShardCollector, index i at cs[i]) and returns one finished Collector
+// MergeShards finishes the Collectors of the shards of one pass (shard i
+// at cs[i]) and returns one finished Collector
 // over all of them, whose Table is flows.MergeShards of theirs: equal to
 // the Collector of a single pass over the same input. A single Collector
 // is finished and returned as it is.
@@ -59,9 +44,21 @@ func MergeShards(cs []*Collector) *Collector {
 	}
 	t := flows.MergeShards(tables)
 
+	// Each shard widened its bins for its own frames only: bring them all
+	// to the widest, as the single pass would have had them (bins merge
+	// in pairs, so the counts add up the same in any order).
+	shift := uint(0)
+	for _, c := range cs {
+		shift = max(shift, c.c.tl.shift)
+	}
+	for _, c := range cs {
+		for c.c.started && c.c.tl.shift < shift {
+			c.c.tl.widen(&c.c)
+		}
+	}
+
 	out := &Collector{Table: t, cfg: cs[0].cfg}
 	s := &out.c
-	s.shard = shardRole{count: 1}
 	s.finished = true
 	s0 := &cs[0].c
 	s.conv, s.pfc = s0.conv, s0.pfc // shard 0 keeps every frame that is no flow's

@@ -1,6 +1,7 @@
 package packet
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -119,7 +120,28 @@ func FuzzDecode(f *testing.F) {
 		if !reflect.DeepEqual(&reused, &fresh) {
 			t.Fatalf("decoding into a used Packet differs:\nfresh  %+v\nreused %+v", summarize(&fresh), summarize(&reused))
 		}
+		checkPeek(t, lt, data, &fresh)
 	})
+}
+
+// checkPeek checks what PeekRoCEv2IPv4 promises about the frame p was
+// decoded from: a frame it accepts is RoCE or malformed, and a RoCE
+// packet's addresses are the ones it read.
+func checkPeek(t *testing.T, lt capture.LinkType, data []byte, p *Packet) {
+	t.Helper()
+	src, dst, ok := PeekRoCEv2IPv4(lt, data)
+	if !ok {
+		return
+	}
+	if p.Kind == KindOther && (p.IPVersion != 0 || p.Src.IsValid() || p.Dst.IsValid() || p.HasPFC) {
+		t.Fatalf("peek accepted a frame that decodes as another kind of frame with addresses (%+v)", summarize(p))
+	}
+	if p.Kind == KindRoCE {
+		if s4, d4 := p.Src.As4(), p.Dst.As4(); !p.Src.Is4() || !p.Dst.Is4() ||
+			binary.BigEndian.Uint32(s4[:]) != src || binary.BigEndian.Uint32(d4[:]) != dst {
+			t.Fatalf("peek read %08x > %08x, Decode %v > %v", src, dst, p.Src, p.Dst)
+		}
+	}
 }
 
 // checkInvariants checks what holds for every decoded Packet.
