@@ -125,6 +125,7 @@ type Flow struct {
 	Transport bth.Transport // of the first packet that is not a CNP; TransportCNP for a flow of CNPs only
 	HasPSN    bool          // the flow had a packet that is not a CNP (FirstPSN, LastPSN)
 	cmPending bool          // a CM exchange for Key arrived after this flow began (see Table.startsEpoch)
+	readResp  bool          // the flow carried a READ response (ReadResponses is not empty)
 
 	// Requests: cache line 3 (with the first half of Requests), which
 	// fits also reads for every response the partner carries.
@@ -291,6 +292,19 @@ func (f *Flow) Retransmitted() uint64 {
 
 // PSNGaps is the number of PSN gaps, requests and READ responses together.
 func (f *Flow) PSNGaps() uint64 { return f.Requests.PSNGaps + f.ReadResponses.PSNGaps }
+
+// RetxAndGaps returns Retransmitted and PSNGaps of a flow a Table keeps,
+// for code that asks after every packet (reports.Collector): it reads the
+// READ responses' state, which lies in the cold part of the Flow, only on
+// a flow that carried one, which saves a cache miss per packet.
+func (f *Flow) RetxAndGaps() (retx, gaps uint64) {
+	retx, gaps = f.Requests.Retransmitted, f.Requests.PSNGaps
+	if f.readResp {
+		retx += f.ReadResponses.Retransmitted
+		gaps += f.ReadResponses.PSNGaps
+	}
+	return retx, gaps
+}
 
 // PartnerQPN is the partner flow's destination QPN (this flow's source QP),
 // and whether there is a partner.

@@ -293,6 +293,7 @@ func (f *Flow) add(p *packet.Packet, c opBits, at FrameRef) {
 			f.noteRead(h)
 		}
 	case c&opReadResponse != 0:
+		f.readResp = true
 		f.ReadResponses.observe(h.PSN, 0, 0, c&opOpens != 0)
 		f.resp.note(h.PSN)
 	case c&opResponse != 0:

@@ -106,7 +106,8 @@ func (c *Collector) addRoCE(p *packet.Packet, at flows.FrameRef) {
 	// packets are added, so the difference from what the flow's previous
 	// packet left is what this packet added.
 	o := s.flowObs(f.ID)
-	retx, gaps := uint32(f.Retransmitted()), uint32(f.PSNGaps())
+	r, g := f.RetxAndGaps()
+	retx, gaps := uint32(r), uint32(g)
 	if retx != o.retxSeen || gaps != o.gapsSeen {
 		s.tl.retx[bin] += float64(retx - o.retxSeen)
 		s.tl.gaps[bin] += float64(gaps - o.gapsSeen)
