@@ -74,6 +74,9 @@ func flowsRun(opts *FlowsOptions) error {
 	default:
 		return usageErrorf("--format %q: want one of %s", opts.Format, strings.Join(flowtable.Formats, ", "))
 	}
+	if opts.Workers < 0 {
+		return usageErrorf("--workers must be 0 (one per CPU) or more, not %d", opts.Workers)
+	}
 	if opts.Top < 0 {
 		return usageErrorf("--top must be 0 or more, not %d", opts.Top)
 	}

@@ -118,6 +118,9 @@ func checkReportOptions(opts *ReportOptions) (*topology.Topology, reports.Severi
 	default:
 		return nil, 0, false, usageErrorf("--format %q: want one of %s", opts.Format, strings.Join(reportFormats, ", "))
 	}
+	if opts.Workers < 0 {
+		return nil, 0, false, usageErrorf("--workers must be 0 (one per CPU) or more, not %d", opts.Workers)
+	}
 	failOn, never := reports.Critical, false
 	if opts.FailOn == "never" {
 		never = true

@@ -57,3 +57,14 @@ func TestWorkersGiveOneWorkersOutput(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkersFlag: a negative --workers is a usage error (exit 2).
+func TestWorkersFlag(t *testing.T) {
+	capture := captures(t, "gen", "clean_allreduce.pcap")[0]
+	for _, cmd := range []string{"report", "flows"} {
+		_, errOut, code := runCLI(t, cmd, "--workers=-1", capture)
+		if code != 2 || !strings.Contains(errOut, "--workers") {
+			t.Errorf("%s --workers=-1: exit %d, stderr %q; want 2 and a word on --workers", cmd, code, errOut)
+		}
+	}
+}
