@@ -33,37 +33,13 @@ func writeTableStream(w io.Writer, shown, all Source) error {
 		bw.WriteString(right)
 		bw.WriteByte('\n')
 	}
-	cell := func(i int, c []byte, center bool) {
-		gap := widths[i] - cellWidth(c)
-		left := gap
-		if center {
-			left = gap / 2
-		}
-		bw.WriteString("│ ")
-		writeSpaces(bw, left)
-		bw.Write(c)
-		writeSpaces(bw, gap-left)
-		bw.WriteByte(' ')
-	}
-	row := func(cells []string, center bool) {
-		for i, c := range cells {
-			cell(i, []byte(c), center)
-		}
-		bw.WriteString("│\n")
-	}
+	pc := paddedCells{bw: bw, widths: widths, bar: "│"}
 	rule("┌", "┬", "┐")
-	row(Columns, true)
+	pc.row(Columns, true)
 	rule("├", "┼", "┤")
-	var rc rowCells
-	for r := range shown.Rows() {
-		rc.fill(r)
-		for i := range numColumns {
-			cell(i, rc.cell(i), false)
-		}
-		bw.WriteString("│\n")
-	}
+	pc.rows(shown)
 	rule("├", "┼", "┤")
-	row(tot, false)
+	pc.row(tot, false)
 	rule("└", "┴", "┘")
 	return bw.Flush()
 }
@@ -113,41 +89,66 @@ func writeMarkdownStream(w io.Writer, shown, all Source) error {
 		widths[i] = max(widths[i], 1) // a cell is at least 3 wide, padding included
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	cell := func(i int, c []byte, center bool) {
-		gap := widths[i] - cellWidth(c)
-		left := gap
-		if center {
-			left = gap / 2
-		}
-		bw.WriteString("| ")
-		writeSpaces(bw, left)
-		bw.Write(c)
-		writeSpaces(bw, gap-left)
-		bw.WriteByte(' ')
-	}
-	row := func(cells []string, center bool) {
-		for i, c := range cells {
-			cell(i, []byte(c), center)
-		}
-		bw.WriteString("|\n")
-	}
-	row(Columns, true)
+	pc := paddedCells{bw: bw, widths: widths, bar: "|"}
+	pc.row(Columns, true)
 	for _, n := range widths {
 		bw.WriteByte('|')
 		bw.WriteString(strings.Repeat("-", n+1))
 		bw.WriteByte(':')
 	}
 	bw.WriteString("|\n")
+	pc.rows(shown)
+	pc.row(tot, false)
+	return bw.Flush()
+}
+
+// paddedCells writes the rows of a table drawn by hand (the box table and
+// the Markdown table differ only in their bar): each cell padded to its
+// column's measured width, one space each side.
+type paddedCells struct {
+	bw     *bufio.Writer
+	widths []int
+	bar    string // "│" or "|": before every cell and after the last
+}
+
+// cell writes cell i, right-aligned, or centred for a header.
+func (pc paddedCells) cell(i int, c []byte, center bool) {
+	gap := pc.widths[i] - cellWidth(c)
+	left := gap
+	if center {
+		left = gap / 2
+	}
+	pc.bw.WriteString(pc.bar)
+	pc.bw.WriteByte(' ')
+	writeSpaces(pc.bw, left)
+	pc.bw.Write(c)
+	writeSpaces(pc.bw, gap-left)
+	pc.bw.WriteByte(' ')
+}
+
+// row writes a row of strings (the header, the totals).
+func (pc paddedCells) row(cells []string, center bool) {
+	for i, c := range cells {
+		pc.cell(i, []byte(c), center)
+	}
+	pc.end()
+}
+
+// rows writes a row for every flow of shown, made as it is written.
+func (pc paddedCells) rows(shown Source) {
 	var rc rowCells
 	for r := range shown.Rows() {
 		rc.fill(r)
 		for i := range numColumns {
-			cell(i, rc.cell(i), false)
+			pc.cell(i, rc.cell(i), false)
 		}
-		bw.WriteString("|\n")
+		pc.end()
 	}
-	row(tot, false)
-	return bw.Flush()
+}
+
+func (pc paddedCells) end() {
+	pc.bw.WriteString(pc.bar)
+	pc.bw.WriteByte('\n')
 }
 
 const spaces = "                                                                "
