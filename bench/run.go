@@ -42,6 +42,10 @@ type Options struct {
 	WaitMax  time.Duration
 }
 
+// twoCorePairs is how many one-core and two-core runs of report the
+// speed-up on two cores is the median of.
+const twoCorePairs = 3
+
 // Results is everything measured, for Markdown.
 type Results struct {
 	Machine     Machine
@@ -61,7 +65,9 @@ type Results struct {
 
 	Plain      []Run // read, flows, report on Main, one core
 	Erspan     []Run // the same on ERSPAN
-	TwoCores   *Run  // report on Main with two cores
+	// TwoCores are report on Main on one core and on two, run in turn
+	// (twoCorePairs pairs), so that the machine's drift hits both alike.
+	TwoCores [][2]Run
 	Tshark     []Run // tshark on the two prefixes
 	PrefixRuns []Run // rocedump report on the same prefixes tshark read
 	MemSmall   Run   // report on Small
@@ -169,11 +175,18 @@ func Measure(o Options) (*Results, error) {
 	}
 	cmds := Commands()
 	rep := cmds[len(cmds)-1]
-	r2, err := run(rep.Name, res.Main, 2, rep.Args...)
-	if err != nil {
-		return nil, err
+	for range twoCorePairs {
+		r1, err := run(rep.Name, res.Main, 1, rep.Args...)
+		if err != nil {
+			return nil, err
+		}
+		r2, err := run(rep.Name, res.Main, 2, rep.Args...)
+		if err != nil {
+			return nil, err
+		}
+		res.TwoCores = append(res.TwoCores, [2]Run{r1, r2})
 	}
-	res.TwoCores = &r2
+	var err error
 	if res.MemSmall, err = run(rep.Name, res.Small, 1, rep.Args...); err != nil {
 		return nil, err
 	}
