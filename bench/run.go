@@ -63,11 +63,11 @@ type Results struct {
 	LoadBefore, LoadAfter string
 	GenTime               time.Duration
 
-	Plain      []Run // read, flows, report on Main, one core
-	Erspan     []Run // the same on ERSPAN
+	Plain  []Run // read, flows, report on Main, one core
+	Erspan []Run // the same on ERSPAN
 	// TwoCores are report on Main on one core and on two, run in turn
 	// (twoCorePairs pairs), so that the machine's drift hits both alike.
-	TwoCores [][2]Run
+	TwoCores   [][2]Run
 	Tshark     []Run // tshark on the two prefixes
 	PrefixRuns []Run // rocedump report on the same prefixes tshark read
 	MemSmall   Run   // report on Small
