@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -169,13 +170,15 @@ func WriteMarkdown(w io.Writer, r *Results, command string) error {
 		p.f("| %s flows under 200 MB | %s | %s |\n", flowsOf(*r.MemFlows), mb(r.MemFlows.MaxRSS), yes(float64(r.MemFlows.MaxRSS) < targetFlowsRSS))
 	}
 	if len(r.Allocs) > 0 && len(r.AllocsDouble) == len(r.Allocs) {
-		worst, name := 0.0, ""
+		worst, name := math.Inf(-1), ""
 		for i, a := range r.AllocsDouble {
 			if ma, _ := Marginal(r.Allocs[i], a); ma >= worst {
 				worst, name = ma, a.Name
 			}
 		}
-		p.f("| zero allocations per packet in steady state | %.4f per extra packet at most (`%s`) | %s |\n", worst, name, yes(worst < 0.001))
+		// A negative marginal (the longer run allocated less) is shown
+		// as 0.
+		p.f("| zero allocations per packet in steady state | %.4f per extra packet at most (`%s`) | %s |\n", max(worst, 0), name, yes(worst < 0.001))
 	}
 	p.f("\n")
 	return p.err
