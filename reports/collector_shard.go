@@ -15,9 +15,10 @@ import (
 // the flows flows.ShardOf gives it, which puts both directions of every
 // host pair in one shard, and with them everything the per-direction state
 // needs (ECN marks and the CNPs answering them, CM exchanges, pairing).
-// Frames that are no flow's go to shard 0, except malformed RoCEv2 frames,
-// which may go to any (only their counts and spans are kept, and those
-// add up). The Collector is told the time of every other frame (Skip), so
+// Frames that are no flow's go to shard 0, except those the worker routes
+// by their IPv4 addresses before decoding them (UDP port 4791) that then
+// decode as malformed or cut short: those may go to any shard, and only
+// their counts and spans are kept, which add up. The Collector is told the time of every other frame (Skip), so
 // that every shard starts its time bins at the capture's first frame.
 // MergeShards then puts the shards together into the Collector a single
 // pass would have built: the same flows with the same IDs, counts and
