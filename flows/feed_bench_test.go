@@ -187,7 +187,12 @@ func BenchmarkTableFeed(b *testing.B) {
 // traffic, once every flow exists: the per-packet cost without flow
 // creation (no Finish).
 func BenchmarkTableSteady(b *testing.B) {
-	fd := benchFeed(b)
+	benchSteady(b, benchFeed(b))
+}
+
+// benchSteady times the table on the second half of fd's traffic, after
+// a first half (not timed) has made every flow.
+func benchSteady(b *testing.B, fd *feed) {
 	warm := len(fd.recs) / 2
 	b.ReportAllocs()
 	var cpu time.Duration
@@ -229,23 +234,7 @@ func BenchmarkTableFewFlows(b *testing.B) {
 	if fewFeedErr != nil {
 		b.Fatal(fewFeedErr)
 	}
-	fd := fewFeedData
-	warm := len(fd.recs) / 2
-	b.ReportAllocs()
-	var cpu time.Duration
-	for range b.N {
-		b.StopTimer()
-		tab := flows.NewTable(flows.Config{})
-		p := fd.tmpl
-		fd.replay(tab, &p, 0, warm)
-		b.StartTimer()
-		c := cpuTime()
-		fd.replay(tab, &p, warm, len(fd.recs))
-		cpu += cpuTime() - c
-	}
-	packets := float64(b.N) * float64(len(fd.recs)-warm)
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/packets, "ns/packet")
-	b.ReportMetric(float64(cpu.Nanoseconds())/packets, "cpu-ns/packet")
+	benchSteady(b, fewFeedData)
 }
 
 var (

@@ -51,17 +51,9 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 	o.key("dest_qpn")
 	o.uint(uint64(r.DestQPN))
 	o.key("src_qpn")
-	if r.SrcQPN != nil {
-		o.uint(uint64(*r.SrcQPN))
-	} else {
-		o.null()
-	}
+	optUint(&o, r.SrcQPN)
 	o.key("partner_qpn")
-	if r.PartnerQPN != nil {
-		o.uint(uint64(*r.PartnerQPN))
-	} else {
-		o.null()
-	}
+	optUint(&o, r.PartnerQPN)
 	o.key("partner_id")
 	if r.PartnerID != nil {
 		o.int(int64(*r.PartnerID))
@@ -77,11 +69,7 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 	o.key("pkey")
 	o.uint(uint64(r.PKey))
 	o.key("vlan")
-	if r.VLAN != nil {
-		o.uint(uint64(*r.VLAN))
-	} else {
-		o.null()
-	}
+	optUint(&o, r.VLAN)
 	o.key("packets")
 	o.uint(r.Packets)
 	o.key("bytes")
@@ -266,7 +254,16 @@ func (o *object) close() []byte {
 	return append(o.b, '}')
 }
 
-func (o *object) null()           { o.b = append(o.b, "null"...) }
+func (o *object) null() { o.b = append(o.b, "null"...) }
+
+// optUint writes *v, or null for a nil v (the record's optional numbers).
+func optUint[T uint16 | uint32](o *object, v *T) {
+	if v == nil {
+		o.null()
+		return
+	}
+	o.uint(uint64(*v))
+}
 func (o *object) int(v int64)     { o.b = strconv.AppendInt(o.b, v, 10) }
 func (o *object) uint(v uint64)   { o.b = strconv.AppendUint(o.b, v, 10) }
 func (o *object) str(s string)    { o.b = appendString(o.b, s, o.e.EscapeHTML) }
