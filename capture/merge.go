@@ -119,6 +119,27 @@ func (m *Merger) Next(rec *Record) (file int, err error) {
 	return m.merge(rec)
 }
 
+// NextBatch is Next for up to len(recs) records at a time, all valid
+// together until the next call (see Reader.NextBatch), and all from file.
+// While one file is left the batch comes from it; while several are, one
+// record at a time, in merge order.
+func (m *Merger) NextBatch(recs []Record) (n, file int, err error) {
+	if len(recs) == 0 {
+		return 0, -1, nil
+	}
+	if r := m.sole; r != nil {
+		if n, err = r.NextBatch(recs); err == nil {
+			return n, m.last, nil
+		}
+		file, err = m.endSole(err)
+		return 0, file, err
+	}
+	if file, err = m.merge(&recs[0]); err != nil {
+		return 0, file, err
+	}
+	return 1, file, nil
+}
+
 // endSole retires the last file, which ended with err.
 func (m *Merger) endSole(err error) (int, error) {
 	if err != io.EOF {

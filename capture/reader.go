@@ -204,12 +204,41 @@ func (r *Reader) openGzip(size int) error {
 // and is valid until the next call to Next or Close. On an error rec is left
 // as it was. In steady state Next allocates nothing.
 func (r *Reader) Next(rec *Record) error {
+	if r.nextInBlock(rec) {
+		return nil
+	}
+	return r.next(rec)
+}
+
+// NextBatch reads up to len(recs) frames into recs[:n], all of which stay
+// valid together until the next call to Next, NextBatch or Close: a
+// caller can look ahead at the frames it will process next (to start
+// loading the state they will touch, see cli's frameAnalyzer). It returns
+// n ≥ 1 and a nil error, or 0 and the error Next would have returned.
+// The block path hands out the frames that lie whole in its window (the
+// rest of the batch comes with the next call); every other path, and the
+// frames the hot loop leaves to the generic code, come one per call. In
+// steady state NextBatch allocates nothing.
+func (r *Reader) NextBatch(recs []Record) (n int, err error) {
+	for n < len(recs) && r.nextInBlock(&recs[n]) {
+		n++
+	}
+	if n > 0 || len(recs) == 0 {
+		return n, nil
+	}
+	if err := r.next(&recs[0]); err != nil {
+		return 0, err
+	}
+	return 1, nil
+}
+
+// nextInBlock is the block path's hot loop: it takes a record whose header
+// and data lie whole in the block, with a plausible length, without moving
+// the block, and says whether it did. Anything else is left to the generic
+// code (next), which refills the block and reports what is wrong; nothing
+// is consumed before that decision.
+func (r *Reader) nextInBlock(rec *Record) bool {
 	if r.fast == fastPcap {
-		// The block path's pcap hot loop: a record whose header and data
-		// lie whole in the block, with a plausible length, is taken here;
-		// anything else goes through the generic code below, which refills
-		// the block and reports what is wrong. Nothing is consumed before
-		// that decision.
 		b := &r.blk
 		if p := b.buf[b.lo:b.hi]; len(p) >= pcapRecordHeaderLen {
 			h := (*[pcapRecordHeaderLen]byte)(p)
@@ -228,13 +257,12 @@ func (r *Reader) Next(rec *Record) error {
 				nsec := int64(frac) * r.fracScale
 				rec.set(time.Unix(int64(sec), nsec).UTC(), int64(sec)*1e9+nsec,
 					int(incl), max(int(orig), int(incl)), r.linkType, 0, r.n, p[pcapRecordHeaderLen:end:end])
-				return nil
+				return true
 			}
 		}
-	} else if r.fast == fastPcapng && r.nextEPB(rec) {
-		return nil
+		return false
 	}
-	return r.next(rec)
+	return r.fast == fastPcapng && r.nextEPB(rec)
 }
 
 // next is Next's generic code, shared by both paths: every record of the

@@ -32,6 +32,11 @@ type frameAnalyzer struct {
 	// time of every other frame.
 	shard, shards int
 	skippers      []frameSkipper
+
+	// Looking ahead (see addBatch): the sinks that take hints, and the
+	// keys of the frames of the batch.
+	prefetchers []flowPrefetcher
+	keys        [batchFrames]frameKey
 }
 
 // frameSkipper is a sink that needs to know the time of the frames another
@@ -51,6 +56,9 @@ func newShardAnalyzer(st *captureStats, sinks []packetSink, shard, shards int) *
 		if k, ok := s.(frameSkipper); ok {
 			a.skippers = append(a.skippers, k)
 		}
+		if p, ok := s.(flowPrefetcher); ok {
+			a.prefetchers = append(a.prefetchers, p)
+		}
 	}
 	return a
 }
@@ -60,19 +68,24 @@ func newShardAnalyzer(st *captureStats, sinks []packetSink, shard, shards int) *
 // call, or nil when the frame's link type is one rocedump does not decode
 // or another worker keeps the frame. It allocates nothing.
 func (a *frameAnalyzer) add(rec *capture.Record, file int) *packet.Packet {
+	var k frameKey
+	if a.shards > 1 {
+		k = a.peek(rec)
+	}
+	return a.addPeeked(rec, file, &k)
+}
+
+// addPeeked is add for a frame whose key peek has read, or not (a zero
+// frameKey: the frame is decoded to find its share).
+func (a *frameAnalyzer) addPeeked(rec *capture.Record, file int, k *frameKey) *packet.Packet {
 	st, pkt := a.st, &a.pkt
 	seq := a.seq
 	a.seq++
-	peeked := false
-	if a.shards > 1 {
-		if src, dst, ok := packet.PeekRoCEv2IPv4(rec.LinkType, rec.Data); ok {
-			if flows.ShardOfIPv4(src, dst, a.shards) != a.shard {
-				a.skip(rec.Timestamp)
-				return nil
-			}
-			peeked = true
-		}
+	if k.state == keyOtherShard {
+		a.skip(rec.Timestamp)
+		return nil
 	}
+	peeked := k.state != keyNone
 	err := a.dec.Decode(rec.LinkType, rec.Data, rec.OrigLen, pkt)
 	if a.shards > 1 && !peeked {
 		owner := 0

@@ -160,6 +160,28 @@ type worker struct {
 }
 
 func (w *worker) run() {
+	if frameByFrame {
+		w.runFrameByFrame()
+		return
+	}
+	var recs [batchFrames]capture.Record
+	for {
+		n, file, err := w.m.NextBatch(recs[:])
+		if err == io.EOF {
+			break
+		}
+		w.fa.addBatch(recs[:n], file, w.each)
+		w.progress.tick(w.fa.seq)
+	}
+	w.progress.done()
+}
+
+// frameByFrame makes workers read and add one frame at a time, without
+// looking ahead (see addBatch): the reference the tests compare the
+// batched pass with.
+var frameByFrame = false
+
+func (w *worker) runFrameByFrame() {
 	var rec capture.Record
 	for {
 		file, err := w.m.Next(&rec)
@@ -177,9 +199,10 @@ func (w *worker) run() {
 // progress prints a self-overwriting progress line on a terminal when a run
 // takes more than a moment.
 type progress struct {
-	w     io.Writer
-	start time.Time
-	shown bool
+	w      io.Writer
+	start  time.Time
+	shown  bool
+	ticked uint64 // frame count at the last tick: the line is updated every 65,536 frames
 }
 
 // progressDelay is how long a run goes before the progress line appears.
@@ -199,9 +222,10 @@ func newProgress(w io.Writer) *progress {
 }
 
 func (p *progress) tick(n uint64) {
-	if p.w == nil || n&0xffff != 0 {
+	if p.w == nil || n>>16 == p.ticked>>16 {
 		return
 	}
+	p.ticked = n
 	el := time.Since(p.start)
 	if el < progressDelay {
 		return

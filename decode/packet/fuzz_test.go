@@ -124,14 +124,22 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// checkPeek checks what PeekRoCEv2IPv4 promises about the frame p was
-// decoded from: a frame it accepts is RoCE or malformed, and a RoCE
-// packet's addresses are the ones it read.
+// checkPeek checks what PeekRoCEv2IPv4 and PeekRoCEv2IPv4QP promise
+// about the frame p was decoded from: a frame they accept is RoCE or
+// malformed, a RoCE packet's addresses are the ones they read, and a BTH's
+// destination QP the one PeekRoCEv2IPv4QP read.
 func checkPeek(t *testing.T, lt capture.LinkType, data []byte, p *Packet) {
 	t.Helper()
 	src, dst, ok := PeekRoCEv2IPv4(lt, data)
+	qsrc, qdst, qp, qok, hasQP := PeekRoCEv2IPv4QP(lt, data)
+	if qok != ok || qsrc != src || qdst != dst || (hasQP && !ok) {
+		t.Fatalf("PeekRoCEv2IPv4QP = %08x > %08x, %v; PeekRoCEv2IPv4 = %08x > %08x, %v", qsrc, qdst, qok, src, dst, ok)
+	}
 	if !ok {
 		return
+	}
+	if p.HasBTH && (!hasQP || p.BTH.DestQP != qp) {
+		t.Fatalf("peek read QP %#x (found: %v), Decode %#x", qp, hasQP, p.BTH.DestQP)
 	}
 	if p.Kind == KindOther && (p.IPVersion != 0 || p.Src.IsValid() || p.Dst.IsValid() || p.HasPFC) {
 		t.Fatalf("peek accepted a frame that decodes as another kind of frame with addresses (%+v)", summarize(p))

@@ -23,27 +23,55 @@ import (
 // flows.ShardOfIPv4) can so skip the frames of other shares for the cost of
 // a few loads.
 func PeekRoCEv2IPv4(lt capture.LinkType, data []byte) (src, dst uint32, ok bool) {
-	if lt != capture.LinkTypeEthernet || len(data) < etherHeaderLen {
+	ip, _, ok := peekRoCEv2IPv4(lt, data)
+	if !ok {
 		return 0, 0, false
+	}
+	return binary.BigEndian.Uint32(ip[12:]), binary.BigEndian.Uint32(ip[16:]), true
+}
+
+// PeekRoCEv2IPv4QP is PeekRoCEv2IPv4 that also reads the destination QP of
+// the BTH (IBTA vol 1 §9.2, bytes 5-7), which makes the flow key
+// (flows.Table.PrefetchFlow takes it). hasQP is false when ok is but the
+// frame is cut before the BTH's DestQP. The guarantee is
+// PeekRoCEv2IPv4's, and for a RoCE packet with a BTH, BTH.DestQP is qp.
+func PeekRoCEv2IPv4QP(lt capture.LinkType, data []byte) (src, dst, qp uint32, ok, hasQP bool) {
+	ip, hl, ok := peekRoCEv2IPv4(lt, data)
+	if !ok {
+		return 0, 0, 0, false, false
+	}
+	src, dst = binary.BigEndian.Uint32(ip[12:]), binary.BigEndian.Uint32(ip[16:])
+	if len(ip) >= hl+udpHeaderLen+8 {
+		b := ip[hl+udpHeaderLen:]
+		return src, dst, uint32(b[5])<<16 | uint32(b[6])<<8 | uint32(b[7]), true, true
+	}
+	return src, dst, 0, true, false
+}
+
+// peekRoCEv2IPv4 is the walk of the peeks: it returns the IPv4 header
+// (ip[:hl]) and what follows it in the frame.
+func peekRoCEv2IPv4(lt capture.LinkType, data []byte) (ip []byte, hl int, ok bool) {
+	if lt != capture.LinkTypeEthernet || len(data) < etherHeaderLen {
+		return nil, 0, false
 	}
 	off := etherHeaderLen
 	et := binary.BigEndian.Uint16(data[12:])
 	for tags := 0; isVLANTag(et); tags++ {
 		if tags == fastMaxTags || len(data) < off+vlanTagLen {
-			return 0, 0, false
+			return nil, 0, false
 		}
 		et = binary.BigEndian.Uint16(data[off+2:])
 		off += vlanTagLen
 	}
 	if et != etherTypeIPv4 || len(data) < off+ipv4MinHeaderLen {
-		return 0, 0, false
+		return nil, 0, false
 	}
-	ip := data[off:]
+	ip = data[off:]
 	const moreFragments, offsetMask = 0x2000, 0x1fff
-	hl := int(ip[0]&0x0f) * 4
+	hl = int(ip[0]&0x0f) * 4
 	if ip[0]>>4 != 4 || hl < ipv4MinHeaderLen || ip[9] != 17 || binary.BigEndian.Uint16(ip[6:])&(moreFragments|offsetMask) != 0 ||
 		len(ip) < hl+4 || int(binary.BigEndian.Uint16(ip[2:])) < hl+4 || binary.BigEndian.Uint16(ip[hl+2:]) != PortRoCEv2 {
-		return 0, 0, false
+		return nil, 0, false
 	}
-	return binary.BigEndian.Uint32(ip[12:]), binary.BigEndian.Uint32(ip[16:]), true
+	return ip, hl, true
 }

@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"github.com/rocedump/rocedump/capture"
+	"github.com/rocedump/rocedump/decode/packet"
+	"github.com/rocedump/rocedump/flows"
+)
+
+// Looking ahead. On a mirror of many busy QPs consecutive packets belong to
+// different flows, and the per-flow state a packet touches (the flow
+// table's index slot and flow, the report's counts) is a handful of cache
+// misses: with tens of thousands of flows that state does not fit in the
+// cache, and each miss waits for main memory in turn. addBatch takes the
+// frames a capture.Reader hands out together (Reader.NextBatch), reads
+// every frame's flow key at fixed offsets (packet.PeekRoCEv2IPv4QP), and
+// asks the sinks to start loading a frame's index slot slotAhead frames
+// before its turn and its flow flowAhead frames before: by the time the
+// frame is decoded and added, its lines are on their way or there. The
+// hints change nothing, so the results are those of add frame by frame
+// (cli/workers_test.go and the golden tests check the output).
+
+// batchFrames is the most frames one addBatch takes.
+const batchFrames = 64
+
+// How many frames ahead the index slot and the flow of a frame are
+// prefetched: the slot must have arrived when the flow's lookup reads it,
+// and the flow's lines should arrive before the frame's turn; measured
+// on the benchmark capture (BENCHMARKS.md).
+const (
+	slotAhead = 8
+	flowAhead = 4
+)
+
+// flowPrefetcher is a sink that can start loading a flow's state ahead of
+// its packets (flows.Table, reports.Collector). Addresses are IPv4, as
+// packet.PeekRoCEv2IPv4 reads them.
+type flowPrefetcher interface {
+	PrefetchSlot(src, dst, qp uint32)
+	PrefetchFlow(src, dst, qp uint32) int
+}
+
+// keyState says what peek learnt of a frame.
+type keyState uint8
+
+const (
+	keyNone       keyState = iota // not a RoCEv2 frame over IPv4 at fixed offsets, or not peeked
+	keyHosts                      // a RoCEv2 frame over IPv4 of this worker's share; the BTH is cut
+	keyFlow                       // as keyHosts, with the BTH's destination QP: the flow key
+	keyOtherShard                 // a RoCEv2 frame over IPv4 another worker keeps
+)
+
+// frameKey is what peek read of a frame.
+type frameKey struct {
+	src, dst, qp uint32
+	state        keyState
+}
+
+// peek reads the flow key of a RoCEv2 frame over IPv4, and whose share it
+// is.
+func (a *frameAnalyzer) peek(rec *capture.Record) frameKey {
+	src, dst, qp, ok, hasQP := packet.PeekRoCEv2IPv4QP(rec.LinkType, rec.Data)
+	switch {
+	case !ok:
+		return frameKey{}
+	case a.shards > 1 && flows.ShardOfIPv4(src, dst, a.shards) != a.shard:
+		return frameKey{state: keyOtherShard}
+	case !hasQP:
+		return frameKey{src: src, dst: dst, state: keyHosts}
+	}
+	return frameKey{src: src, dst: dst, qp: qp, state: keyFlow}
+}
+
+// addBatch is add for frames that are valid together, all of input file
+// number file, calling each (if not nil) after every frame the worker
+// keeps, as add's caller does.
+func (a *frameAnalyzer) addBatch(recs []capture.Record, file int, each func(rec *capture.Record, file int, p *packet.Packet)) {
+	if len(a.prefetchers) == 0 {
+		for i := range recs {
+			if p := a.add(&recs[i], file); p != nil && each != nil {
+				each(&recs[i], file, p)
+			}
+		}
+		return
+	}
+	for len(recs) > 0 {
+		n := min(len(recs), batchFrames)
+		a.addLookingAhead(recs[:n], file, each)
+		recs = recs[n:]
+	}
+}
+
+// addLookingAhead is addBatch for at most batchFrames frames.
+func (a *frameAnalyzer) addLookingAhead(recs []capture.Record, file int, each func(rec *capture.Record, file int, p *packet.Packet)) {
+	keys := a.keys[:len(recs)]
+	for i := range recs {
+		keys[i] = a.peek(&recs[i])
+	}
+	for i := range min(slotAhead, len(keys)) {
+		a.prefetchSlot(&keys[i])
+	}
+	for i := range min(flowAhead, len(keys)) {
+		a.prefetchFlow(&keys[i])
+	}
+	for i := range recs {
+		if j := i + slotAhead; j < len(keys) {
+			a.prefetchSlot(&keys[j])
+		}
+		if j := i + flowAhead; j < len(keys) {
+			a.prefetchFlow(&keys[j])
+		}
+		if p := a.addPeeked(&recs[i], file, &keys[i]); p != nil && each != nil {
+			each(&recs[i], file, p)
+		}
+	}
+}
+
+func (a *frameAnalyzer) prefetchSlot(k *frameKey) {
+	if k.state == keyFlow {
+		for _, p := range a.prefetchers {
+			p.PrefetchSlot(k.src, k.dst, k.qp)
+		}
+	}
+}
+
+func (a *frameAnalyzer) prefetchFlow(k *frameKey) {
+	if k.state == keyFlow {
+		for _, p := range a.prefetchers {
+			p.PrefetchFlow(k.src, k.dst, k.qp)
+		}
+	}
+}

@@ -1,0 +1,10 @@
+//go:build amd64 || arm64
+
+package prefetch
+
+import "unsafe"
+
+// lines is written in assembly (prefetch_GOARCH.s).
+//
+//go:noescape
+func lines(p unsafe.Pointer, n int)

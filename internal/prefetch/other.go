@@ -1,0 +1,9 @@
+//go:build !amd64 && !arm64
+
+package prefetch
+
+import "unsafe"
+
+// lines does nothing where there is no prefetch instruction in the
+// package's assembly: the hint is optional.
+func lines(p unsafe.Pointer, n int) {}
