@@ -89,14 +89,28 @@ func (t *Table) Add(p *packet.Packet, at FrameRef) { t.AddFlow(p, at) }
 // epoch of its key, perhaps new with p), or nil if p is not a flow's
 // business: callers that observe the flow too need no second lookup.
 func (t *Table) AddFlow(p *packet.Packet, at FrameRef) *Flow {
+	f, _, _ := t.addFlow(p, at, false)
+	return f
+}
+
+// AddFlowDelta is AddFlow that also returns what p added to the flow's
+// Retransmitted and PSNGaps: a caller that bins them over time (the
+// report's timeline) needs no per-flow memory of the counts its previous
+// packet left. A flow new with p starts from zero.
+func (t *Table) AddFlowDelta(p *packet.Packet, at FrameRef) (f *Flow, retx, gaps uint64) {
+	return t.addFlow(p, at, true)
+}
+
+// addFlow is AddFlow, and AddFlowDelta when delta is set.
+func (t *Table) addFlow(p *packet.Packet, at FrameRef, delta bool) (f *Flow, retx, gaps uint64) {
 	if p.Kind != packet.KindRoCE || !p.HasBTH {
-		return nil
+		return nil, 0, 0
 	}
 	if p.HasCM {
 		t.noteCM(p, at)
 	}
 	pk := packKey(p.Src, p.Dst, p.BTH.DestQP)
-	f := t.lastFlow
+	f = t.lastFlow
 	if f == nil || !pk.ok || pk != t.lastKey {
 		f = t.lookup(pk, p.Src, p.Dst, p.BTH.DestQP)
 	}
@@ -105,12 +119,23 @@ func (t *Table) AddFlow(p *packet.Packet, at FrameRef) *Flow {
 		f = t.newFlow(pk, f, p, at)
 	}
 	t.lastKey, t.lastFlow = pk, f
+	// Only the requests and READ responses f.add sequences change the
+	// counts: the other packets (ACKs, CNPs) leave them, and their lines,
+	// alone.
+	delta = delta && c&(opRequest|opReadRequest|opReadResponse) != 0
+	if delta {
+		retx, gaps = f.RetxAndGaps()
+	}
 	f.add(p, c, at)
+	if delta {
+		r, g := f.RetxAndGaps()
+		retx, gaps = r-retx, g-gaps
+	}
 	if c&opResponse != 0 && connected(f.Transport) {
 		t.notePair(f, p.BTH.PSN, at.Time)
 		t.noteResponse(f, &p.BTH, at)
 	}
-	return f
+	return f, retx, gaps
 }
 
 // lookup returns the current flow of a key, nil if none; pk is its packed

@@ -12,124 +12,161 @@ import (
 // DSCP and ECN-capability checks (their DSCP is the port default).
 const gsiQPN = 1
 
-// DSCP classes of flowObs.wrong.
+// DSCP classes of rareObs.wrong.
 const (
 	dscpData = 0
 	dscpCNP  = 1
 )
 
-// flowObs is what the Collector notes per flow beyond the flow counters.
-// It is touched by every packet of its flow, so it holds only the counts
-// every packet updates (72 bytes, about one cache line); what only the rare
-// wrong-DSCP and not-ECT packets need is in flowObsCold, made on the first.
-type flowObs struct {
+// Per-flow DSCP and ECN-capability counts.
+//
+// Most of them are the flow's own counters seen another way, so they are
+// derived when asked for (flowCounts) rather than counted per packet: with
+// many flows interleaved packet by packet, per-flow state every packet
+// updates costs a cache miss per packet. Only what the flow counters cannot
+// tell, the packets on a wrong DSCP and the data packets that are not
+// ECN-capable, is noted as it comes, in a rareObs made on the flow's first
+// such packet: on a healthy network there are none.
+
+// flowCounts is one flow's packets by DSCP class and by ECN capability.
+type flowCounts struct {
 	data, cnp           uint64 // packets by DSCP class
 	dataWrong, cnpWrong uint64
 
 	// ectData and notECTData count the data packets (requests and READ
 	// responses, the packets DCQCN rate-limits) by ECN capability.
 	ectData, notECTData uint64
-
-	// retxSeen and gapsSeen are the low 32 bits of the flow's
-	// Retransmitted and PSNGaps after its previous packet (see
-	// Collector.addRoCE): one packet adds far less than 2^32, so the
-	// difference modulo 2^32 is what it added.
-	retxSeen, gapsSeen uint32
-
-	cold *flowObsCold
 }
 
-// flowObsCold is the part of a flowObs that only wrong-DSCP and not-ECT
-// packets touch.
-type flowObsCold struct {
-	wrong      [2]map[uint8]uint64 // by class (dscpData, dscpCNP): DSCP → wrong packets; made on the first
-	firstWrong flows.FrameRef
-	lastWrong  flows.FrameRef
-	hasWrong   bool
+// countsOf derives the counts of f, whose rare packets r noted (nil if it
+// had none). Every packet the Collector observes is one Table.AddFlow
+// accounted to f, and every packet accounted to f is observed, so:
+//   - the CNPs are f.CNPs (the table's CNP class is bth.Opcode.IsCNP, as
+//     observe's), and the data packets are the others, except on QP1,
+//     whose packets other than CNPs observe skips;
+//   - the data packets that ECN capability is checked on, the requests and
+//     READ responses, are those the flow sequences: Requests.Packets and
+//     ReadResponses.Packets.
+func countsOf(f *flows.Flow, r *rareObs) flowCounts {
+	c := flowCounts{cnp: f.CNPs}
+	if f.Key.DestQP != gsiQPN {
+		c.data = f.Packets - f.CNPs
+		c.ectData = f.Requests.Packets + f.ReadResponses.Packets
+	}
+	if r != nil {
+		c.dataWrong, c.cnpWrong = r.dataWrong, r.cnpWrong
+		c.notECTData = r.notECTData
+		c.ectData -= r.notECTData
+	}
+	return c
+}
 
+// rareObs is what the rare packets of a flow leave: those on a wrong DSCP
+// and the data packets that are not ECN-capable.
+type rareObs struct {
+	dataWrong, cnpWrong   uint64
+	wrong                 [2]map[uint8]uint64 // by class (dscpData, dscpCNP): DSCP → wrong packets; made on the first
+	firstWrong, lastWrong flows.FrameRef
+
+	notECTData  uint64
 	firstNotECT flows.FrameRef
-}
-
-func (o *flowObs) coldState() *flowObsCold {
-	if o.cold == nil {
-		o.cold = &flowObsCold{}
-	}
-	return o.cold
-}
-
-// firstNotECT is the flow's first data packet that was not ECN-capable
-// (zero if none was).
-func (o *flowObs) firstNotECT() flows.FrameRef {
-	if o.cold == nil {
-		return flows.FrameRef{}
-	}
-	return o.cold.firstNotECT
 }
 
 // wrongValues returns the flow's wrong DSCP values of class (dscpData,
 // dscpCNP) with their packet counts; nil if there were none.
-func (o *flowObs) wrongValues(class int) map[uint8]uint64 {
-	if o.cold == nil {
+func (r *rareObs) wrongValues(class int) map[uint8]uint64 {
+	if r == nil {
 		return nil
 	}
-	return o.cold.wrong[class]
+	return r.wrong[class]
 }
 
-// observe classifies one packet of the flow.
-func (o *flowObs) observe(p *packet.Packet, at flows.FrameRef, cfg *Config) {
+// firstNotECTOf is the flow's first data packet that was not ECN-capable
+// (zero if none was).
+func (r *rareObs) firstNotECTOf() flows.FrameRef {
+	if r == nil {
+		return flows.FrameRef{}
+	}
+	return r.firstNotECT
+}
+
+// observe notes p, a packet of flow id, if it is rare. A packet that is
+// not touches no per-flow state.
+func (s *collectorState) observe(id int, p *packet.Packet, at flows.FrameRef, cfg *Config) {
 	op := p.BTH.Opcode
-	if p.BTH.DestQP == gsiQPN && !op.IsCNP() {
+	if op.IsCNP() {
+		if p.DSCP != cfg.CNPDSCP {
+			s.rareState(id).wrongDSCP(dscpCNP, p.DSCP, at)
+		}
 		return
 	}
-	wrong := -1
-	if op.IsCNP() {
-		o.cnp++
-		if p.DSCP != cfg.CNPDSCP {
-			o.cnpWrong++
-			wrong = dscpCNP
-		}
-	} else {
-		o.data++
-		if p.DSCP != cfg.DataDSCP {
-			o.dataWrong++
-			wrong = dscpData
-		}
-		if op.IsRequest() || op.IsReadResponse() {
-			if p.ECN&3 == 0 {
-				if o.notECTData == 0 {
-					o.coldState().firstNotECT = at
-				}
-				o.notECTData++
-			} else {
-				o.ectData++
-			}
-		}
+	if p.BTH.DestQP == gsiQPN {
+		return
 	}
-	if wrong >= 0 {
-		c := o.coldState()
-		if c.wrong[wrong] == nil {
-			c.wrong[wrong] = map[uint8]uint64{}
+	if p.DSCP != cfg.DataDSCP {
+		s.rareState(id).wrongDSCP(dscpData, p.DSCP, at)
+	}
+	if p.ECN&3 == 0 && (op.IsRequest() || op.IsReadResponse()) {
+		r := s.rareState(id)
+		if r.notECTData == 0 {
+			r.firstNotECT = at
 		}
-		c.wrong[wrong][p.DSCP]++
-		if !c.hasWrong {
-			c.firstWrong, c.hasWrong = at, true
-		}
-		c.lastWrong = at
+		r.notECTData++
 	}
 }
 
-// check is the flow's DSCPCheck.
-func (o *flowObs) check(id int) DSCPCheck {
-	d := DSCPCheck{FlowID: id, Data: o.data, CNP: o.cnp, DataWrong: o.dataWrong, CNPWrong: o.cnpWrong}
-	if c := o.cold; c != nil && c.hasWrong {
-		d.WrongValues = maps.Clone(c.wrong[dscpData])
+// wrongDSCP notes a packet of class (dscpData, dscpCNP) on DSCP v.
+func (r *rareObs) wrongDSCP(class int, v uint8, at flows.FrameRef) {
+	if r.dataWrong+r.cnpWrong == 0 {
+		r.firstWrong = at
+	}
+	r.lastWrong = at
+	if class == dscpCNP {
+		r.cnpWrong++
+	} else {
+		r.dataWrong++
+	}
+	if r.wrong[class] == nil {
+		r.wrong[class] = map[uint8]uint64{}
+	}
+	r.wrong[class][v]++
+}
+
+// rareState returns the rare observations of flow id, making them.
+func (s *collectorState) rareState(id int) *rareObs {
+	if len(s.rare) < id {
+		s.rare = append(s.rare, make([]*rareObs, id-len(s.rare))...)
+	}
+	r := s.rare[id-1]
+	if r == nil {
+		r = new(rareObs)
+		s.rare[id-1] = r
+	}
+	return r
+}
+
+// rareOf returns the rare observations of flow id, nil if it had none.
+func (s *collectorState) rareOf(id int) *rareObs {
+	if id > len(s.rare) {
+		return nil
+	}
+	return s.rare[id-1]
+}
+
+// check is the DSCPCheck of f, flow id of the Collector.
+func (s *collectorState) check(id int, f *flows.Flow) DSCPCheck {
+	r := s.rareOf(id)
+	n := countsOf(f, r)
+	d := DSCPCheck{FlowID: id, Data: n.data, CNP: n.cnp, DataWrong: n.dataWrong, CNPWrong: n.cnpWrong}
+	if n.dataWrong+n.cnpWrong > 0 {
+		d.WrongValues = maps.Clone(r.wrong[dscpData])
 		if d.WrongValues == nil {
 			d.WrongValues = map[uint8]uint64{}
 		}
-		for v, n := range c.wrong[dscpCNP] {
-			d.WrongValues[v] += n
+		for v, k := range r.wrong[dscpCNP] {
+			d.WrongValues[v] += k
 		}
-		first, last := c.firstWrong, c.lastWrong
+		first, last := r.firstWrong, r.lastWrong
 		d.First, d.Last = &first, &last
 	}
 	return d

@@ -18,16 +18,19 @@ import (
 // adaptive time bins), collector_health.go (where the bad frames are) and
 // collector_shard.go (one pass split across workers).
 //
-// Memory: per flow a flowObs (72 bytes, plus a flowObsCold for a flow with
-// wrong-DSCP or not-ECT packets), a time series for the first
-// maxFlowSeries flows (at most timelineMaxBins × 8 bytes each), per
+// Memory: a rareObs per flow with wrong-DSCP or not-ECT packets (and, once
+// there is one, a pointer per flow to find them by), a time series for the
+// first maxFlowSeries flows (at most timelineMaxBins × 8 bytes each), per
 // conversation, per host direction with CE marks and per CM request one
-// entry; nothing grows with the number of packets.
+// entry; nothing grows with the number of packets. The per-flow DSCP and
+// ECN-capability counts are derived from the flows' own (see countsOf):
+// a packet of a flow beyond the first maxFlowSeries touches no per-flow
+// state of the Collector unless it is rare.
 type collectorState struct {
 	started     bool
 	first, last time.Time // capture times of the first and last frame
 
-	perFlow  []flowObs    // by flow ID - 1
+	rare     []*rareObs   // by flow ID - 1, up to the last flow with rare packets; nil for a flow without
 	series   []flowSeries // by flow ID - 1, for the first maxFlowSeries flows
 	conv     convTable
 	pfc      pfcState
@@ -40,7 +43,9 @@ type collectorState struct {
 	finished bool
 }
 
-// NewCollector returns a Collector that feeds t and observes the rest.
+// NewCollector returns a Collector that feeds t and observes the rest. t
+// must be new and fed by the Collector alone: the Collector derives its
+// per-flow counts from t's flows.
 func NewCollector(t *flows.Table, cfg Config) *Collector {
 	c := &Collector{Table: t, cfg: cfg.WithDefaults()}
 	c.c.conv.init()
@@ -89,7 +94,8 @@ func (c *Collector) Skip(t time.Time) {
 }
 
 // addRoCE feeds the flow table and notes what the flow counters cannot
-// tell: per-class DSCP, ECN reaction, CM requests and the time series.
+// tell: when retransmissions and gaps happened, packets on a wrong DSCP or
+// not ECN-capable, ECN reaction, CM requests and the time series.
 func (c *Collector) addRoCE(p *packet.Packet, at flows.FrameRef) {
 	s := &c.c
 	bin := s.tl.index(at.Time, s)
@@ -98,20 +104,13 @@ func (c *Collector) addRoCE(p *packet.Packet, at flows.FrameRef) {
 		c.Table.Add(p, at) // the table decides what it keeps
 		return
 	}
-	f := c.Table.AddFlow(p, at)
+	f, retx, gaps := c.Table.AddFlowDelta(p, at)
 	if f == nil {
 		return
 	}
-	// A flow's retransmission and gap counts change only while its own
-	// packets are added, so the difference from what the flow's previous
-	// packet left is what this packet added.
-	o := s.flowObs(f.ID)
-	r, g := f.RetxAndGaps()
-	retx, gaps := uint32(r), uint32(g)
-	if retx != o.retxSeen || gaps != o.gapsSeen {
-		s.tl.retx[bin] += float64(retx - o.retxSeen)
-		s.tl.gaps[bin] += float64(gaps - o.gapsSeen)
-		o.retxSeen, o.gapsSeen = retx, gaps
+	if retx|gaps != 0 {
+		s.tl.retx[bin] += float64(retx)
+		s.tl.gaps[bin] += float64(gaps)
 	}
 
 	op := p.BTH.Opcode
@@ -132,21 +131,13 @@ func (c *Collector) addRoCE(p *packet.Packet, at flows.FrameRef) {
 	if p.HasCM && p.CM.IsCM() && p.CM.AttributeID == bth.CMAttrREQ {
 		s.cm.add(p, at)
 	}
-	o.observe(p, at, &c.cfg)
+	s.observe(f.ID, p, at, &c.cfg)
+	if f.ID > len(s.series) && len(s.series) < maxFlowSeries {
+		s.series = append(s.series, make([]flowSeries, min(f.ID, maxFlowSeries)-len(s.series))...)
+	}
 	if f.ID <= len(s.series) {
 		s.series[f.ID-1].add(bin, uint64(p.IPTotalLen)*8)
 	}
-}
-
-// flowObs returns the observation state of flow id, growing the tables.
-func (s *collectorState) flowObs(id int) *flowObs {
-	for len(s.perFlow) < id {
-		s.perFlow = append(s.perFlow, flowObs{})
-		if len(s.series) < maxFlowSeries {
-			s.series = append(s.series, flowSeries{})
-		}
-	}
-	return &s.perFlow[id-1]
 }
 
 // Finish closes the pass: the flow table pairs flows, pending windows
@@ -208,9 +199,10 @@ func (c *Collector) ECN() []ECNReaction { return c.c.ecn.reactions() }
 
 // DSCP returns the DSCP conformance of every flow, in flow ID order.
 func (c *Collector) DSCP() []DSCPCheck {
-	out := make([]DSCPCheck, 0, len(c.c.perFlow))
-	for i := range c.c.perFlow {
-		out = append(out, c.c.perFlow[i].check(i+1))
+	fs := c.Table.Flows()
+	out := make([]DSCPCheck, 0, len(fs))
+	for i, f := range fs {
+		out = append(out, c.c.check(i+1, f))
 	}
 	return out
 }

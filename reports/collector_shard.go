@@ -70,7 +70,6 @@ func MergeShards(cs []*Collector) *Collector {
 	s.cm.init()
 	s.ecn = ecnState{window: s0.ecn.window, quantum: s0.ecn.quantum, byDir: map[dirKey]*ecnDir{}}
 
-	s.perFlow = make([]flowObs, t.Len())
 	s.series = make([]flowSeries, min(t.Len(), maxFlowSeries))
 	for i := range cs {
 		c := &cs[i].c
@@ -86,8 +85,11 @@ func MergeShards(cs []*Collector) *Collector {
 		// among the first maxFlowSeries of its shard, so its series is
 		// there.
 		for j, f := range local[i] {
-			if j < len(c.perFlow) {
-				s.perFlow[f.ID-1] = c.perFlow[j]
+			if r := c.rareOf(j + 1); r != nil {
+				if s.rare == nil {
+					s.rare = make([]*rareObs, t.Len())
+				}
+				s.rare[f.ID-1] = r
 			}
 			if f.ID <= len(s.series) && j < len(c.series) {
 				s.series[f.ID-1] = c.series[j]

@@ -15,7 +15,8 @@ import (
 // TestMergeShardsEqualsOnePass splits every generated and real capture's
 // pass into 2 and 3 shards and requires the merged Collector to give the
 // same report (flows, findings, evidence, time series) as one Collector
-// fed every frame.
+// fed every frame: with the default DSCPs, and with DSCPs no packet carries
+// (every flow has wrong-DSCP packets to merge).
 func TestMergeShardsEqualsOnePass(t *testing.T) {
 	var paths []string
 	for _, glob := range []string{"../testdata/pcaps/gen/*.pcap*", "../testdata/pcaps/real/*.pcap*"} {
@@ -41,39 +42,48 @@ func TestMergeShardsEqualsOnePass(t *testing.T) {
 			for i := range refs {
 				refs[i].Seq = uint64(i)
 			}
-			one := NewCollector(flows.NewTable(flows.Config{}), Config{})
-			for i := range pkts {
-				one.Add(&pkts[i], refs[i])
-			}
-			one.Finish()
-			want := shardReport(t, one, topo)
-			for _, n := range []int{2, 3} {
-				cs := make([]*Collector, n)
-				for i := range cs {
-					cs[i] = NewCollector(flows.NewTable(flows.Config{}), Config{})
-				}
-				for i := range pkts {
-					owner := testShardOf(&pkts[i], i, n)
-					for j, c := range cs {
-						if j == owner {
-							c.Add(&pkts[i], refs[i])
-						} else {
-							c.Skip(refs[i].Time)
-						}
-					}
-				}
-				got := shardReport(t, MergeShards(cs), topo)
-				if got.json != want.json {
-					t.Errorf("%d shards: report differs from one pass:\n got %.2000s\nwant %.2000s", n, got.json, want.json)
-				}
-				if !reflect.DeepEqual(got.timeline, want.timeline) {
-					t.Errorf("%d shards: timeline differs from one pass", n)
-				}
-				if !reflect.DeepEqual(got.dscp, want.dscp) || !reflect.DeepEqual(got.ecn, want.ecn) || !reflect.DeepEqual(got.cm, want.cm) {
-					t.Errorf("%d shards: DSCP, ECN or CM observations differ from one pass", n)
-				}
+			for _, cfg := range []Config{{}, {DataDSCP: 7, CNPDSCP: 7}} {
+				mergeShardsEqualsOnePass(t, pkts, refs, cfg, topo)
 			}
 		})
+	}
+}
+
+// mergeShardsEqualsOnePass is TestMergeShardsEqualsOnePass for one capture
+// and Config.
+func mergeShardsEqualsOnePass(t *testing.T, pkts []packet.Packet, refs []flows.FrameRef, cfg Config, topo *topology.Topology) {
+	t.Helper()
+	one := NewCollector(flows.NewTable(flows.Config{}), cfg)
+	for i := range pkts {
+		one.Add(&pkts[i], refs[i])
+	}
+	one.Finish()
+	want := shardReport(t, one, topo)
+	for _, n := range []int{2, 3} {
+		cs := make([]*Collector, n)
+		for i := range cs {
+			cs[i] = NewCollector(flows.NewTable(flows.Config{}), cfg)
+		}
+		for i := range pkts {
+			owner := testShardOf(&pkts[i], i, n)
+			for j, c := range cs {
+				if j == owner {
+					c.Add(&pkts[i], refs[i])
+				} else {
+					c.Skip(refs[i].Time)
+				}
+			}
+		}
+		got := shardReport(t, MergeShards(cs), topo)
+		if got.json != want.json {
+			t.Errorf("%+v, %d shards: report differs from one pass:\n got %.2000s\nwant %.2000s", cfg, n, got.json, want.json)
+		}
+		if !reflect.DeepEqual(got.timeline, want.timeline) {
+			t.Errorf("%+v, %d shards: timeline differs from one pass", cfg, n)
+		}
+		if !reflect.DeepEqual(got.dscp, want.dscp) || !reflect.DeepEqual(got.ecn, want.ecn) || !reflect.DeepEqual(got.cm, want.cm) {
+			t.Errorf("%+v, %d shards: DSCP, ECN or CM observations differ from one pass", cfg, n)
+		}
 	}
 }
 
@@ -103,7 +113,7 @@ type shardView struct {
 
 func shardReport(t *testing.T, c *Collector, topo *topology.Topology) shardView {
 	t.Helper()
-	rep := Run(&Input{Flows: c.Table.Flows(), Collect: c, Topology: topo}, "test")
+	rep := Run(&Input{Flows: c.Table.Flows(), Collect: c, Topology: topo, Config: c.cfg}, "test")
 	b, err := json.Marshal(rep)
 	if err != nil {
 		t.Fatal(err)

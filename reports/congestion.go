@@ -226,32 +226,25 @@ func notECT(in *Input) []Finding {
 	if in.Collect == nil {
 		return nil
 	}
-	obs := in.Collect.c.perFlow
+	s := &in.Collect.c
+	observed := in.Collect.Table.Flows() // what the counts are of, by ID
 	var n, data uint64
 	var span frameSpan
 	var lines detailLines
 	f := Finding{Kind: KindECNNotActed, Severity: Warning}
-	// When the flows are IDs 1, 2, ... in order, flow i's observations are
-	// obs[i]: read them in order without touching the flows that have none.
-	dense := in.flowScan().byID == nil
-	for i := range in.Flows {
-		var fl *flows.Flow
-		id := i + 1
-		if !dense {
-			fl = in.Flows[i]
-			id = fl.ID
-		}
-		if id < 1 || id > len(obs) {
+	for _, fl := range in.Flows {
+		id := fl.ID
+		if id < 1 || id > len(observed) {
 			continue
 		}
-		o := &obs[id-1]
+		r := s.rareOf(id)
+		o := countsOf(observed[id-1], r)
 		data += o.ectData + o.notECTData
 		if o.notECTData == 0 {
 			continue
 		}
-		fl = in.Flows[i]
 		n += o.notECTData
-		span.add(o.firstNotECT())
+		span.add(r.firstNotECTOf())
 		f.Flows = append(f.Flows, fl.ID)
 		f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
 		lines.add(func() string {
@@ -279,6 +272,7 @@ func dscpMismatch(in *Input) []Finding {
 		return nil
 	}
 	sc := in.flowScan()
+	s := &in.Collect.c
 	var out []Finding
 	for _, class := range []string{"data", "CNP"} {
 		want, ci := in.Config.DataDSCP, dscpData
@@ -292,9 +286,9 @@ func dscpMismatch(in *Input) []Finding {
 		values := map[uint8]uint64{}
 		// Collector.DSCP's checks, made only for the flows with wrong
 		// packets (TestDSCPChecks holds this to Collector.DSCP).
-		obs := in.Collect.c.perFlow
-		for i := range obs {
-			o := &obs[i]
+		for i, of := range in.Collect.Table.Flows() {
+			r := s.rareOf(i + 1)
+			o := countsOf(of, r)
 			n, all := o.dataWrong, o.data
 			if class == "CNP" {
 				n, all = o.cnpWrong, o.cnp
@@ -303,9 +297,9 @@ func dscpMismatch(in *Input) []Finding {
 			if n == 0 {
 				continue
 			}
-			d := o.check(i + 1)
+			d := s.check(i+1, of)
 			fl := sc.flow(d.FlowID)
-			if fl == nil || d.FlowID > len(obs) {
+			if fl == nil {
 				continue
 			}
 			wrong += n
@@ -313,7 +307,7 @@ func dscpMismatch(in *Input) []Finding {
 			span.add(*d.Last)
 			f.Flows = append(f.Flows, fl.ID)
 			f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
-			byValue := obs[d.FlowID-1].wrongValues(ci)
+			byValue := r.wrongValues(ci)
 			for v, c := range byValue {
 				values[v] += c
 			}

@@ -283,15 +283,15 @@ func TestRetxRowsKeepsFirst(t *testing.T) {
 func TestDSCPChecks(t *testing.T) {
 	for _, in := range genInputs(t) {
 		all := in.Collect.DSCP()
-		obs := in.Collect.c.perFlow
+		obs := in.Collect.Table.Flows()
 		if len(all) != len(obs) {
 			t.Fatalf("%s: %d checks for %d flows observed", in.Capture.Files[0], len(all), len(obs))
 		}
-		for i := range obs {
-			if got := obs[i].check(i + 1); !reflect.DeepEqual(got, all[i]) {
+		for i, f := range obs {
+			if got := in.Collect.c.check(i+1, f); !reflect.DeepEqual(got, all[i]) {
 				t.Errorf("%s: flow %d: %+v, want %+v", in.Capture.Files[0], i+1, got, all[i])
 			}
-			o := &obs[i]
+			o := countsOf(f, in.Collect.c.rareOf(i+1))
 			if o.dataWrong != all[i].DataWrong || o.data != all[i].Data || o.cnpWrong != all[i].CNPWrong || o.cnp != all[i].CNP {
 				t.Errorf("%s: flow %d: counts differ from its check", in.Capture.Files[0], i+1)
 			}
