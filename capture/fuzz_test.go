@@ -15,7 +15,8 @@ import (
 // wrapping one of the package's sentinels, a reader with a tiny buffer
 // (records copied) sees exactly what one with the normal buffer (records
 // aliased) sees, and the block path (every way blockReadings reads) sees
-// exactly what the streaming path sees: records, errors and reader state.
+// exactly what the streaming path sees: records, errors and reader state,
+// also when read in batches (NextBatch).
 func FuzzReader(f *testing.F) {
 	paths, _ := filepath.Glob(filepath.Join(realDir, "*.pcap"))
 	for _, p := range paths {
@@ -56,6 +57,10 @@ func FuzzReader(f *testing.F) {
 			if d := diffReadings(want, got); d != "" {
 				t.Fatalf("%s: %s", name, d)
 			}
+		}
+		got := readBatches(t, func() (*Reader, error) { return newBlockReader(bytes.NewReader(data), "fuzz", minBufSize) }, 5)
+		if d := diffReadings(want, got); d != "" {
+			t.Fatalf("NextBatch: %s", d)
 		}
 	})
 }
