@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rocedump/rocedump/capture"
+	"github.com/rocedump/rocedump/cli"
 	"github.com/rocedump/rocedump/decode/packet"
 	"github.com/rocedump/rocedump/flows"
 	"github.com/rocedump/rocedump/reports"
@@ -155,4 +157,26 @@ func BenchmarkHotPathReport(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkHotPathCommand: the whole `rocedump report --format json` and
+// `rocedump flows` commands in process on one worker, output discarded: the
+// pass as the commands run it (frames read in batches, each frame's flow
+// state prefetched a few frames ahead: see cli's addBatch), which the
+// stages above, fed frame by frame, do not.
+func BenchmarkHotPathCommand(b *testing.B) {
+	for _, args := range [][]string{{"report", "--format", "json"}, {"flows"}} {
+		b.Run(args[0], func(b *testing.B) {
+			c := hotPathCapture(b)
+			b.SetBytes(c.Bytes)
+			b.ReportAllocs()
+			for b.Loop() {
+				var errOut bytes.Buffer
+				if code := cli.Execute(append(args, "--workers", "1", c.Path), nil, io.Discard, &errOut); code > 1 {
+					b.Fatalf("exit %d: %s", code, errOut.String())
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(c.Packets), "ns/packet")
+		})
+	}
 }
