@@ -20,7 +20,7 @@ import (
 //
 // Memory: a rareObs per flow with wrong-DSCP or not-ECT packets (and, once
 // there is one, a pointer per flow to find them by), a time series for the
-// first maxFlowSeries flows (at most timelineMaxBins × 8 bytes each), per
+// first maxFlowSeries flows (a row of timelineMaxBins × 8 bytes each), per
 // conversation, per host direction with CE marks and per CM request one
 // entry; nothing grows with the number of packets. The per-flow DSCP and
 // ECN-capability counts are derived from the flows' own (see countsOf):
@@ -30,8 +30,8 @@ type collectorState struct {
 	started     bool
 	first, last time.Time // capture times of the first and last frame
 
-	rare     []*rareObs   // by flow ID - 1, up to the last flow with rare packets; nil for a flow without
-	series   []flowSeries // by flow ID - 1, for the first maxFlowSeries flows
+	rare     []*rareObs // by flow ID - 1, up to the last flow with rare packets; nil for a flow without
+	series   flowRows   // by flow ID - 1, for the first maxFlowSeries flows
 	conv     convTable
 	pfc      pfcState
 	cm       cmState
@@ -132,11 +132,8 @@ func (c *Collector) addRoCE(p *packet.Packet, at flows.FrameRef) {
 		s.cm.add(p, at)
 	}
 	s.observe(f.ID, p, at, &c.cfg)
-	if f.ID > len(s.series) && len(s.series) < maxFlowSeries {
-		s.series = append(s.series, make([]flowSeries, min(f.ID, maxFlowSeries)-len(s.series))...)
-	}
-	if f.ID <= len(s.series) {
-		s.series[f.ID-1].add(bin, uint64(p.IPTotalLen)*8)
+	if f.ID <= maxFlowSeries {
+		s.series.add(f.ID-1, bin, uint64(p.IPTotalLen)*8)
 	}
 }
 
@@ -209,4 +206,4 @@ func (c *Collector) DSCP() []DSCPCheck {
 
 // Timeline returns the time series for the charts: every series on the
 // same bins (see timeline for the bin rule).
-func (c *Collector) Timeline() *Timeline { return c.c.tl.export(c.c.series) }
+func (c *Collector) Timeline() *Timeline { return c.c.tl.export(&c.c.series) }

@@ -70,7 +70,6 @@ func MergeShards(cs []*Collector) *Collector {
 	s.cm.init()
 	s.ecn = ecnState{window: s0.ecn.window, quantum: s0.ecn.quantum, byDir: map[dirKey]*ecnDir{}}
 
-	s.series = make([]flowSeries, min(t.Len(), maxFlowSeries))
 	for i := range cs {
 		c := &cs[i].c
 		if c.started && (!s.started || c.first.Before(s.first)) {
@@ -91,8 +90,10 @@ func MergeShards(cs []*Collector) *Collector {
 				}
 				s.rare[f.ID-1] = r
 			}
-			if f.ID <= len(s.series) && j < len(c.series) {
-				s.series[f.ID-1] = c.series[j]
+			if f.ID <= maxFlowSeries {
+				if row, off := c.series.at(j); off >= 0 {
+					s.series.put(f.ID-1, row, off)
+				}
 			}
 		}
 		outAll, inAll := s.tl.all(), c.tl.all()

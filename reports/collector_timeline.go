@@ -15,10 +15,11 @@ const (
 )
 
 // maxFlowSeries caps the flows that get a throughput series: the first
-// maxFlowSeries flows of the capture. A series holds only the bins from the
-// flow's first packet to its last, at most timelineMaxBins × 8 bytes, so the
-// per-flow series cost at most maxFlowSeries × 1.6 KB (6.4 MB); flows past
-// the cap are still in RoCEBits but have no series of their own.
+// maxFlowSeries flows of the capture. A series is a row of timelineMaxBins
+// × 8 bytes (see flowRows), so the per-flow series cost at most
+// maxFlowSeries × 1600 bytes (6.5 MB), allocated seriesChunkFlows rows at
+// a time as flows get packets; flows past the cap are still in RoCEBits
+// but have no series of their own.
 const maxFlowSeries = 4096
 
 // timeline holds the whole-capture series in fixed arrays (no allocation
@@ -68,10 +69,8 @@ func (t *timeline) widen(s *collectorState) {
 		}
 		clear(a[timelineMaxBins/2:])
 	}
+	s.series.halve(t.n)
 	t.n = (t.n + 1) / 2
-	for i := range s.series {
-		s.series[i].halve()
-	}
 }
 
 // all lists the whole-capture series.
@@ -79,9 +78,9 @@ func (t *timeline) all() []*[timelineMaxBins]float64 {
 	return []*[timelineMaxBins]float64{&t.roce, &t.cnps, &t.ce, &t.retx, &t.gaps}
 }
 
-// export copies the series out, each t.n bins long; series are the
-// per-flow series of flows 1, 2, ... (at most maxFlowSeries).
-func (t *timeline) export(series []flowSeries) *Timeline {
+// export copies the series out, each t.n bins long, with a per-flow series
+// for each of the first maxFlowSeries flows that had a packet.
+func (t *timeline) export(series *flowRows) *Timeline {
 	mk := func(a *[timelineMaxBins]float64) Series {
 		return Series{Start: t.start, Bin: t.bin, Bins: append([]float64(nil), a[:t.n]...)}
 	}
@@ -97,50 +96,103 @@ func (t *timeline) export(series []flowSeries) *Timeline {
 		tl.RoCEBits.Bin = timelineFirstBin
 		tl.CNPs.Bin, tl.CEMarks.Bin, tl.Retransmits.Bin, tl.PSNGaps.Bin = timelineFirstBin, timelineFirstBin, timelineFirstBin, timelineFirstBin
 	}
-	for i := range series {
-		fs := &series[i]
-		if len(fs.bits) == 0 {
+	for i := range maxFlowSeries {
+		row, off := series.at(i)
+		if off < 0 {
 			continue
 		}
 		bins := make([]float64, t.n)
-		for j, v := range fs.bits {
-			if k := fs.off + j; k < t.n {
-				bins[k] = float64(v)
-			}
+		for k := off; k < t.n; k++ {
+			bins[k] = float64(row[k])
 		}
 		tl.FlowBits[i+1] = Series{Start: t.start, Bin: t.bin, Bins: bins}
 	}
 	return tl
 }
 
-// flowSeries is one flow's bits per bin, from bin off on.
-type flowSeries struct {
-	off  int
-	bits []uint64
+// seriesChunkFlows is how many flows' rows are allocated together, when
+// the first of them gets a packet: 64 rows of timelineMaxBins × 8 bytes,
+// 100 KB.
+const seriesChunkFlows = 64
+
+// flowRows are the throughput series of the first maxFlowSeries flows: a
+// fixed row of timelineMaxBins counters per flow, indexed by absolute bin.
+// The counter a packet adds to is then at an address computed from its
+// flow's index and its bin alone, which the look-ahead can prefetch (see
+// Collector.PrefetchFlow); with a growing slice per flow it would be behind
+// a header that has to be loaded first, at another random place.
+type flowRows struct {
+	chunks [maxFlowSeries / seriesChunkFlows]*seriesChunk // flow index i in chunks[i/seriesChunkFlows]
 }
 
-func (s *flowSeries) add(bin int, bits uint64) {
-	if len(s.bits) == 0 {
-		s.off = bin
-	}
-	i := max(bin-s.off, 0) // a frame slightly out of order counts in the first bin
-	for len(s.bits) <= i {
-		s.bits = append(s.bits, 0)
-	}
-	s.bits[i] += bits
+// seriesChunk holds the rows of seriesChunkFlows consecutive flows. off is
+// each flow's first bin, that of its first packet, or -1 before it: the
+// series starts there, and a frame slightly out of order (before off)
+// counts in bin off. Every packet so far is in a bin below the timeline's
+// n, so off is too.
+type seriesChunk struct {
+	off  [seriesChunkFlows]int16
+	rows [seriesChunkFlows][timelineMaxBins]uint64
 }
 
-// halve merges pairs of bins in place: absolute bin b becomes b/2.
-func (s *flowSeries) halve() {
-	off := s.off / 2
-	out := s.bits[:0]
-	for i, v := range s.bits {
-		j := (s.off+i)/2 - off
-		if j == len(out) {
-			out = append(out, v)
-		} else {
-			out[j] += v
+// chunk returns the chunk of flow index i, allocating it on first use.
+func (r *flowRows) chunk(i int) *seriesChunk {
+	c := r.chunks[i/seriesChunkFlows]
+	if c == nil {
+		c = &seriesChunk{}
+		for j := range c.off {
+			c.off[j] = -1
+		}
+		r.chunks[i/seriesChunkFlows] = c
+	}
+	return c
+}
+
+// at returns the row of flow index i and its first bin, -1 (and no row)
+// for a flow without packets.
+func (r *flowRows) at(i int) (*[timelineMaxBins]uint64, int) {
+	c := r.chunks[i/seriesChunkFlows]
+	if c == nil || c.off[i%seriesChunkFlows] < 0 {
+		return nil, -1
+	}
+	return &c.rows[i%seriesChunkFlows], int(c.off[i%seriesChunkFlows])
+}
+
+// add counts bits in bin for flow index i, below maxFlowSeries.
+func (r *flowRows) add(i, bin int, bits uint64) {
+	c := r.chunk(i)
+	j := i % seriesChunkFlows
+	if c.off[j] < 0 {
+		c.off[j] = int16(bin)
+	}
+	c.rows[j][max(bin, int(c.off[j]))] += bits
+}
+
+// put sets the row and first bin of flow index i: MergeShards copies a
+// shard's series to the flow's index in the merged pass.
+func (r *flowRows) put(i int, row *[timelineMaxBins]uint64, off int) {
+	c := r.chunk(i)
+	c.off[i%seriesChunkFlows], c.rows[i%seriesChunkFlows] = int16(off), *row
+}
+
+// halve merges pairs of bins in every row, absolute bin b becoming b/2,
+// for timeline.widen. n is the timeline's bins in use before: no row
+// counts past it.
+func (r *flowRows) halve(n int) {
+	for _, c := range r.chunks {
+		if c == nil {
+			continue
+		}
+		for j := range c.rows {
+			if c.off[j] < 0 {
+				continue
+			}
+			row := &c.rows[j]
+			for b := int(c.off[j]) / 2; b < (n+1)/2; b++ {
+				row[b] = row[2*b] + row[2*b+1]
+			}
+			clear(row[(n+1)/2 : n])
+			c.off[j] /= 2
 		}
 	}
-	s.off, s.bits = off, out
 }
