@@ -33,10 +33,11 @@ type frameAnalyzer struct {
 	shard, shards int
 	skippers      []frameSkipper
 
-	// Looking ahead (see addBatch): the sinks that take hints, and the
-	// keys of the frames of the batch.
-	prefetchers []flowPrefetcher
-	keys        [batchFrames]frameKey
+	// Looking ahead (see addBatch): the first sink that takes hints (the
+	// one holding the flow table), and the keys of the frames of the
+	// batch.
+	prefetcher flowPrefetcher
+	keys       [batchFrames]frameKey
 }
 
 // frameSkipper is a sink that needs to know the time of the frames another
@@ -56,8 +57,8 @@ func newShardAnalyzer(st *captureStats, sinks []packetSink, shard, shards int) *
 		if k, ok := s.(frameSkipper); ok {
 			a.skippers = append(a.skippers, k)
 		}
-		if p, ok := s.(flowPrefetcher); ok {
-			a.prefetchers = append(a.prefetchers, p)
+		if p, ok := s.(flowPrefetcher); ok && a.prefetcher == nil {
+			a.prefetcher = p
 		}
 	}
 	return a

@@ -8,9 +8,9 @@ import (
 
 // TestLookAheadChangesNothing runs `rocedump report` and `rocedump flows`
 // on every generated and real capture, with one worker and with two,
-// reading in batches and looking ahead (as they always do) and reading
-// frame by frame, and requires byte-identical output: the prefetch hints
-// must not change a result.
+// reading in batches and looking ahead at every frame, and reading frame
+// by frame, and requires byte-identical output: the prefetch hints must
+// not change a result.
 func TestLookAheadChangesNothing(t *testing.T) {
 	topo := topologyFile("report_pod.yaml")
 	var inputs []string
@@ -26,10 +26,11 @@ func TestLookAheadChangesNothing(t *testing.T) {
 			for _, cmd := range commands {
 				for _, workers := range []int{1, 2} {
 					args := append(append([]string{}, cmd...), fmt.Sprintf("--workers=%d", workers), in)
-					frameByFrame = true
+					lookAhead = lookAheadNever
 					wantOut, wantErr, wantCode := runCLI(t, args...)
-					frameByFrame = false
+					lookAhead = lookAheadAlways
 					out, errOut, code := runCLI(t, args...)
+					lookAhead = lookAheadAuto
 					if code != wantCode || errOut != wantErr {
 						t.Errorf("%s, %d workers, looking ahead: exit %d, stderr %q; frame by frame: exit %d, stderr %q", cmd[0], workers, code, errOut, wantCode, wantErr)
 					}

@@ -160,7 +160,7 @@ type worker struct {
 }
 
 func (w *worker) run() {
-	if frameByFrame {
+	if lookAhead == lookAheadNever {
 		w.runFrameByFrame()
 		return
 	}
@@ -175,11 +175,6 @@ func (w *worker) run() {
 	}
 	w.progress.done()
 }
-
-// frameByFrame makes workers read and add one frame at a time, without
-// looking ahead (see addBatch): the reference the tests compare the
-// batched pass with.
-var frameByFrame = false
 
 func (w *worker) runFrameByFrame() {
 	var rec capture.Record

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestPackIPv4: the key the prefetch hints build from peeked addresses is
@@ -79,5 +80,20 @@ func TestPrefetchMerged(t *testing.T) {
 	m.PrefetchSlot(0x0a000001, 0x0a000002, 0x11)
 	if i := m.PrefetchFlow(0x0a000001, 0x0a000002, 0x11); i != -1 {
 		t.Errorf("merged table: PrefetchFlow = %d", i)
+	}
+}
+
+// TestLookAheadPays: a table says looking ahead pays from lookAheadFlows
+// flows on.
+func TestLookAheadPays(t *testing.T) {
+	c := newClock(Config{})
+	for i := range lookAheadFlows {
+		if c.tab.LookAheadPays() {
+			t.Fatalf("pays with %d flows", i)
+		}
+		c.add(time.Microsecond, roce("10.0.0.1", "10.0.0.2", opSendOnly, uint32(i+2), 1, 100))
+	}
+	if n := c.tab.Len(); n != lookAheadFlows || !c.tab.LookAheadPays() {
+		t.Errorf("%d flows: LookAheadPays = %v", n, c.tab.LookAheadPays())
 	}
 }

@@ -25,3 +25,6 @@ func (c *Collector) PrefetchFlow(src, dst, qp uint32) int {
 	}
 	return i
 }
+
+// LookAheadPays is flows.Table.LookAheadPays of the Collector's table.
+func (c *Collector) LookAheadPays() bool { return c.Table.LookAheadPays() }
