@@ -30,6 +30,13 @@ type JSONEncoder struct {
 	lines []string // "\n" and the indentation of each depth, as used
 }
 
+// fresh is a JSONEncoder with e's settings and no scratch: copies of one
+// encoder that run at the same time must not share its scratch slices.
+func (e JSONEncoder) fresh() JSONEncoder {
+	e.keys, e.lines = nil, nil
+	return e
+}
+
 // AppendRecord appends r to dst. depth is the nesting level r is written
 // at (0 at the top): its inner lines are indented by depth+1 levels, its
 // closing brace by depth. A number that is not finite is an error, as in

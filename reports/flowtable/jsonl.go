@@ -16,18 +16,17 @@ func WriteJSONL(w io.Writer, shown []Record) error {
 	return WriteJSONLOf(w, RecordsOf(shown))
 }
 
-// WriteJSONLOf is WriteJSONL over a Source, one record at a time.
+// WriteJSONLOf is WriteJSONL over a Source, a chunk of records at a time,
+// made and encoded on every P (EncodeRecords).
 func WriteJSONLOf(w io.Writer, shown Source) error {
-	var enc JSONEncoder // compact, HTML characters left alone
 	bw := bufio.NewWriterSize(w, 64<<10)
-	buf := make([]byte, 0, 2<<10)
-	for r := range shown.All() {
-		var err error
-		if buf, err = enc.AppendRecord(buf[:0], r, 0); err != nil {
-			return err
-		}
-		buf = append(buf, '\n')
-		bw.Write(buf)
+	// The zero JSONEncoder: compact, HTML characters left alone.
+	err := EncodeRecords(bw, shown, JSONEncoder{}, func(e *JSONEncoder, dst []byte, _ int, r *Record) ([]byte, error) {
+		dst, err := e.AppendRecord(dst, r, 0)
+		return append(dst, '\n'), err
+	})
+	if err != nil {
+		return err
 	}
 	return bw.Flush()
 }

@@ -270,8 +270,8 @@ func WriteJSON(w io.Writer, shown []Record) error {
 	return WriteJSONOf(w, RecordsOf(shown))
 }
 
-// WriteJSONOf is WriteJSON over a Source: the array is written one record
-// at a time, each encoded by a JSONEncoder.
+// WriteJSONOf is WriteJSON over a Source: the array is written a chunk of
+// records at a time, made and encoded on every P (EncodeRecords).
 func WriteJSONOf(w io.Writer, shown Source) error {
 	if !shown.fromFlows && shown.recs == nil {
 		_, err := io.WriteString(w, "null\n") // encoding/json's nil slice
@@ -281,23 +281,17 @@ func WriteJSONOf(w io.Writer, shown Source) error {
 		_, err := io.WriteString(w, "[]\n")
 		return err
 	}
-	enc := JSONEncoder{Indent: "  ", EscapeHTML: true}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	buf := make([]byte, 0, 4<<10)
-	first := true
-	for r := range shown.All() {
-		buf = buf[:0]
-		if first {
-			buf = append(buf, "[\n  "...)
-			first = false
+	err := EncodeRecords(bw, shown, JSONEncoder{Indent: "  ", EscapeHTML: true}, func(e *JSONEncoder, dst []byte, i int, r *Record) ([]byte, error) {
+		if i == 0 {
+			dst = append(dst, "[\n  "...)
 		} else {
-			buf = append(buf, ",\n  "...)
+			dst = append(dst, ",\n  "...)
 		}
-		var err error
-		if buf, err = enc.AppendRecord(buf, r, 1); err != nil {
-			return err
-		}
-		bw.Write(buf)
+		return e.AppendRecord(dst, r, 1)
+	})
+	if err != nil {
+		return err
 	}
 	bw.WriteString("\n]\n")
 	return bw.Flush()

@@ -35,11 +35,17 @@ func (s Source) Len() int {
 
 // Head is the first n records (all of them when there are fewer).
 func (s Source) Head(n int) Source {
-	n = max(0, min(n, s.Len()))
+	return s.Slice(0, max(0, min(n, s.Len())))
+}
+
+// Slice is records lo to hi-1, which must be in range as for a Go slice.
+// A Source over flows can be split this way so that its parts are made
+// at the same time, each by its own Builder (see EncodeRecords).
+func (s Source) Slice(lo, hi int) Source {
 	if s.fromFlows {
-		s.flows = s.flows[:n]
-	} else if s.recs != nil {
-		s.recs = s.recs[:n]
+		s.flows = s.flows[lo:hi]
+	} else {
+		s.recs = s.recs[lo:hi] // nil stays nil
 	}
 	return s
 }
@@ -60,26 +66,29 @@ func (s Source) Rows() iter.Seq[*Record] {
 }
 
 func (s Source) each(rowOnly bool) iter.Seq[*Record] {
-	return func(yield func(*Record) bool) {
-		if !s.fromFlows {
-			for i := range s.recs {
-				if !yield(&s.recs[i]) {
-					return
-				}
-			}
-			return
-		}
-		var b Builder
-		for _, f := range s.flows {
-			var r *Record
-			if rowOnly {
-				r = b.Row(f)
-			} else {
-				r = b.Record(f)
-			}
-			if !yield(r) {
+	return func(yield func(*Record) bool) { s.build(new(Builder), rowOnly, yield) }
+}
+
+// build yields every record in order, until yield returns false: for a
+// Source over flows, made in b's Record (rows only when rowOnly).
+func (s Source) build(b *Builder, rowOnly bool, yield func(*Record) bool) {
+	if !s.fromFlows {
+		for i := range s.recs {
+			if !yield(&s.recs[i]) {
 				return
 			}
+		}
+		return
+	}
+	for _, f := range s.flows {
+		var r *Record
+		if rowOnly {
+			r = b.Row(f)
+		} else {
+			r = b.Record(f)
+		}
+		if !yield(r) {
+			return
 		}
 	}
 }

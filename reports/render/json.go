@@ -18,11 +18,11 @@ import (
 // times are in UTC; findings are ranked critical first. A count that is
 // not a finite number is an error, since JSON cannot carry it.
 //
-// The flows, the bulk of a big report, are written one record at a time
-// (made from the report's flows as they are written, see
-// reports.Report.FlowRecords) by a flowtable.JSONEncoder, so that memory
-// follows the flow table rather than the document. The bytes are those of
-// one indented json.Encoder over the whole report.
+// The flows, the bulk of a big report, are written a chunk of records at
+// a time (made from the report's flows as they are written, see
+// reports.Report.FlowRecords), by flowtable.EncodeRecords on every P, so
+// that memory follows the flow table rather than the document. The bytes
+// are those of one indented json.Encoder over the whole report.
 func WriteJSON(w io.Writer, r *reports.Report) error {
 	doc, err := jsonReport(r)
 	if err != nil {
@@ -51,19 +51,15 @@ func WriteJSON(w io.Writer, r *reports.Report) error {
 	// Records are elements of "flows": two levels deep. jsonReport wrote
 	// their empty maps and lists as {} and [], never null.
 	enc := flowtable.JSONEncoder{Indent: "  ", NilAsEmpty: true}
-	buf := make([]byte, 0, 4<<10)
-	first := true
-	for rec := range src.All() {
-		buf = buf[:0]
-		if !first {
-			buf = append(buf, ',')
+	err = flowtable.EncodeRecords(bw, src, enc, func(e *flowtable.JSONEncoder, dst []byte, i int, rec *flowtable.Record) ([]byte, error) {
+		if i > 0 {
+			dst = append(dst, ',')
 		}
-		first = false
-		buf = append(buf, "\n    "...)
-		if buf, err = enc.AppendRecord(buf, rec, 2); err != nil {
-			return err
-		}
-		bw.Write(buf)
+		dst = append(dst, "\n    "...)
+		return e.AppendRecord(dst, rec, 2)
+	})
+	if err != nil {
+		return err
 	}
 	bw.WriteString("\n  ")
 	bw.Write(head.Bytes()[i:])
