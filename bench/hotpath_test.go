@@ -159,20 +159,21 @@ func BenchmarkHotPathReport(b *testing.B) {
 	})
 }
 
-// BenchmarkHotPathCommand: the whole `rocedump report --format json` and
-// `rocedump flows` commands in process on one worker, output discarded: the
-// pass as the commands run it (frames read in batches, each frame's flow
-// state prefetched a few frames ahead: see cli's addBatch), which the
-// stages above, fed frame by frame, do not.
+// BenchmarkHotPathCommand: the whole `rocedump report --format json`,
+// `rocedump flows` and `rocedump read --format json` commands in process
+// on one worker, output discarded: the pass as the commands run it (frames
+// read in batches, each frame's flow state prefetched a few frames ahead:
+// see cli's addBatch), which the stages above, fed frame by frame, do
+// not. `make pgo` profiles it for the compiler (cmd/rocedump/default.pgo).
 func BenchmarkHotPathCommand(b *testing.B) {
-	for _, args := range [][]string{{"report", "--format", "json"}, {"flows"}} {
+	for _, args := range [][]string{{"report", "--format", "json", "--workers", "1"}, {"flows", "--workers", "1"}, {"read", "--format", "json"}} {
 		b.Run(args[0], func(b *testing.B) {
 			c := hotPathCapture(b)
 			b.SetBytes(c.Bytes)
 			b.ReportAllocs()
 			for b.Loop() {
 				var errOut bytes.Buffer
-				if code := cli.Execute(append(args, "--workers", "1", c.Path), nil, io.Discard, &errOut); code > 1 {
+				if code := cli.Execute(append(args, c.Path), nil, io.Discard, &errOut); code > 1 {
 					b.Fatalf("exit %d: %s", code, errOut.String())
 				}
 			}
