@@ -7,10 +7,13 @@ import (
 )
 
 // PeekRoCEv2IPv4 reads the IPv4 source and destination addresses of a
-// RoCEv2 frame in the commonest mirror layout without decoding it:
+// RoCEv2 frame in the commonest mirror layouts without decoding it:
 // Ethernet (link type lt) with at most fastMaxTags VLAN tags, an IPv4
 // header (any IHL) that is not a fragment and whose total length holds the
-// UDP ports, and a UDP header to port 4791 (IBTA vol 1 Annex A17 §A17.2.3). ok is false for every other
+// UDP ports, and a UDP header to port 4791 (IBTA vol 1 Annex A17
+// §A17.2.3); or such a frame mirrored in ERSPAN type I, II or III over GRE
+// in an IPv4 header without options, in such an Ethernet frame (the
+// addresses are then the mirrored frame's). ok is false for every other
 // frame and for one cut before the UDP destination port.
 //
 // It validates nothing more: Decode may still find the frame malformed or
@@ -19,9 +22,9 @@ import (
 // an IPv4 header too bad to read, an other frame (KindOther) without
 // addresses; never an IP conversation or a PFC frame. And a RoCE packet's
 // Src and Dst are these addresses (a BTH follows UDP port 4791 directly:
-// there is no inner frame). A worker that takes a share of the flows by address (see
-// flows.ShardOfIPv4) can so skip the frames of other shares for the cost of
-// a few loads.
+// there is no inner frame). A worker that takes a share of the flows by
+// address (see flows.ShardOfIPv4) can so skip the frames of other shares
+// for the cost of a few loads.
 func PeekRoCEv2IPv4(lt capture.LinkType, data []byte) (src, dst uint32, ok bool) {
 	ip, _, ok := peekRoCEv2IPv4(lt, data)
 	if !ok {
@@ -48,10 +51,32 @@ func PeekRoCEv2IPv4QP(lt capture.LinkType, data []byte) (src, dst, qp uint32, ok
 	return src, dst, 0, true, false
 }
 
-// peekRoCEv2IPv4 is the walk of the peeks: it returns the IPv4 header
-// (ip[:hl]) and what follows it in the frame.
+// peekRoCEv2IPv4 is the walk of the peeks: it returns the RoCEv2 frame's
+// IPv4 header (ip[:hl]) and what follows it in the frame. It takes the
+// frame as captured, or mirrored in ERSPAN (peekERSPAN).
 func peekRoCEv2IPv4(lt capture.LinkType, data []byte) (ip []byte, hl int, ok bool) {
-	if lt != capture.LinkTypeEthernet || len(data) < etherHeaderLen {
+	if lt != capture.LinkTypeEthernet {
+		return nil, 0, false
+	}
+	ip, hl, ok = peekEtherIPv4(data)
+	if ok && ip[9] == protoGRE {
+		if data, ok = peekERSPAN(ip, hl); !ok {
+			return nil, 0, false
+		}
+		ip, hl, ok = peekEtherIPv4(data)
+	}
+	if !ok || ip[9] != protoUDP || len(ip) < hl+4 || int(binary.BigEndian.Uint16(ip[2:])) < hl+4 ||
+		binary.BigEndian.Uint16(ip[hl+2:]) != PortRoCEv2 {
+		return nil, 0, false
+	}
+	return ip, hl, true
+}
+
+// peekEtherIPv4 reads an Ethernet frame with at most fastMaxTags VLAN tags
+// and an IPv4 header (any IHL) that is not a fragment, and returns the
+// header and what follows it in the frame.
+func peekEtherIPv4(data []byte) (ip []byte, hl int, ok bool) {
+	if len(data) < etherHeaderLen {
 		return nil, 0, false
 	}
 	off := etherHeaderLen
@@ -69,9 +94,64 @@ func peekRoCEv2IPv4(lt capture.LinkType, data []byte) (ip []byte, hl int, ok boo
 	ip = data[off:]
 	const moreFragments, offsetMask = 0x2000, 0x1fff
 	hl = int(ip[0]&0x0f) * 4
-	if ip[0]>>4 != 4 || hl < ipv4MinHeaderLen || ip[9] != 17 || binary.BigEndian.Uint16(ip[6:])&(moreFragments|offsetMask) != 0 ||
-		len(ip) < hl+4 || int(binary.BigEndian.Uint16(ip[2:])) < hl+4 || binary.BigEndian.Uint16(ip[hl+2:]) != PortRoCEv2 {
+	if ip[0]>>4 != 4 || hl < ipv4MinHeaderLen || len(ip) < hl || binary.BigEndian.Uint16(ip[6:])&(moreFragments|offsetMask) != 0 {
 		return nil, 0, false
 	}
 	return ip, hl, true
+}
+
+// peekERSPAN returns the frame an IPv4 datagram (header ip[:hl], without
+// options) mirrors in ERSPAN type I, II or III (type III of frame type
+// Ethernet) over GRE, as decodeFast takes them (see fastTunnel): the GRE
+// payload as far as the IP total length says, or as captured when the
+// datagram was cut.
+func peekERSPAN(ip []byte, hl int) (frame []byte, ok bool) {
+	total := int(binary.BigEndian.Uint16(ip[2:]))
+	if hl != ipv4MinHeaderLen || total < hl {
+		return nil, false
+	}
+	b := ip[hl:]
+	if total <= len(ip) {
+		b = ip[hl:total]
+	}
+	if len(b) < greMinHeaderLen {
+		return nil, false
+	}
+	flags := binary.BigEndian.Uint16(b)
+	proto := binary.BigEndian.Uint16(b[2:])
+	if flags&(greVersion|greRouting) != 0 {
+		return nil, false
+	}
+	gl := greMinHeaderLen
+	for _, f := range [...]uint16{greChecksum, greKey, greSequence} {
+		if flags&f != 0 {
+			gl += 4
+		}
+	}
+	if len(b) < gl {
+		return nil, false
+	}
+	b = b[gl:]
+	switch {
+	case proto == etherTypeERSPAN12 && flags&greSequence == 0:
+		return b, true
+	case proto == etherTypeERSPAN12:
+		if len(b) < erspan2HeaderLen || b[0]>>4 != erspan2Version {
+			return nil, false
+		}
+		return b[erspan2HeaderLen:], true
+	case proto == etherTypeERSPAN3:
+		if len(b) < erspan3HeaderLen || b[0]>>4 != erspan3Version || b[10]>>2&0x1f != erspan3FrameEther {
+			return nil, false
+		}
+		el := erspan3HeaderLen
+		if b[11]&0x01 != 0 {
+			el += erspan3SubheaderLen
+		}
+		if len(b) < el {
+			return nil, false
+		}
+		return b[el:], true
+	}
+	return nil, false
 }

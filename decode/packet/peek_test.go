@@ -9,11 +9,12 @@ import (
 // TestPeekRoCEv2IPv4 checks the peek against Decode on every frame of
 // every capture under testdata/pcaps and every table case and mirror frame
 // cut at every length (checkPeek), and that it takes the captures' plain
-// and VLAN-tagged RoCEv2 frames over IPv4.
+// and VLAN-tagged RoCEv2 frames over IPv4, and those mirrored in ERSPAN
+// over IPv4.
 func TestPeekRoCEv2IPv4(t *testing.T) {
 	var d Decoder
 	var p Packet
-	peeked, plain := 0, 0
+	peeked, plain, mirrored := 0, 0, 0
 	for _, f := range testFrames(t) {
 		if d.Decode(f.lt, f.data, f.origLen, &p) != nil {
 			continue
@@ -29,9 +30,16 @@ func TestPeekRoCEv2IPv4(t *testing.T) {
 				t.Errorf("%s: a plain RoCEv2 frame over IPv4 is not taken by the peek", f.name)
 			}
 		}
+		if f.fromFile && f.lt == capture.LinkTypeEthernet && p.Kind == KindRoCE && p.RoCEVersion == 2 &&
+			p.IPVersion == 4 && !p.Fragment && erspanOverIPv4(&p) {
+			mirrored++
+			if _, _, ok := PeekRoCEv2IPv4(f.lt, f.data); !ok {
+				t.Errorf("%s: a RoCEv2 frame over IPv4 mirrored in ERSPAN over IPv4 is not taken by the peek", f.name)
+			}
+		}
 	}
-	if plain == 0 || peeked < plain {
-		t.Errorf("peek took %d frames; the captures have %d plain RoCEv2 frames over IPv4", peeked, plain)
+	if plain == 0 || mirrored == 0 || peeked < plain+mirrored {
+		t.Errorf("peek took %d frames; the captures have %d plain RoCEv2 frames over IPv4 and %d mirrored in ERSPAN", peeked, plain, mirrored)
 	}
 	for _, tc := range []struct {
 		name string
@@ -53,6 +61,19 @@ func TestPeekRoCEv2IPv4(t *testing.T) {
 	if src, dst, ok := PeekRoCEv2IPv4(capture.LinkTypeEthernet, peekFrame(17, 0)); !ok || src != 0x0a000001 || dst != 0x0a000102 {
 		t.Errorf("UDP to port 4791: peek gave %08x > %08x, %v", src, dst, ok)
 	}
+}
+
+// erspanOverIPv4 says whether p's frame came mirrored in ERSPAN over GRE in
+// an IPv4 header, the carrying Ethernet frame untagged or with one tag.
+func erspanOverIPv4(p *Packet) bool {
+	var kinds []EncapKind
+	for _, e := range p.Encap[:p.NEncap] {
+		if e.Kind != EncapVLAN {
+			kinds = append(kinds, e.Kind)
+		}
+	}
+	return len(kinds) == 4 && kinds[0] == EncapEthernet && kinds[1] == EncapIPv4 && kinds[2] == EncapGRE &&
+		(kinds[3] == EncapERSPAN1 || kinds[3] == EncapERSPAN2 || kinds[3] == EncapERSPAN3)
 }
 
 // peekFrame is Ethernet, IPv4 10.0.0.1 > 10.0.1.2 with protocol proto and
