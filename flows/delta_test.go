@@ -1,11 +1,11 @@
 package flows
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/rocedump/rocedump/capture"
 	"github.com/rocedump/rocedump/decode/packet"
+	"github.com/rocedump/rocedump/internal/testcaps"
 )
 
 // TestAddFlowDelta: for every packet of every generated and real capture,
@@ -13,40 +13,21 @@ import (
 // its Retransmitted and PSNGaps: the difference from what the flow's
 // previous packet left, from zero for a new flow (or a new epoch of a key).
 func TestAddFlowDelta(t *testing.T) {
-	var paths []string
-	for _, glob := range []string{"../testdata/pcaps/gen/*.pcap*", "../testdata/pcaps/real/*.pcap*"} {
-		m, _ := filepath.Glob(glob)
-		paths = append(paths, m...)
-	}
-	if len(paths) < 20 {
-		t.Fatalf("found only %d captures", len(paths))
-	}
+	paths := testcaps.All(t, "../testdata/pcaps")
 	var retxSeen, gapsSeen bool
 	for _, path := range paths {
-		r, err := capture.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
 		withDelta, plain := NewTable(Config{}), NewTable(Config{})
 		type counts struct{ retx, gaps uint64 }
 		left := map[*Flow]counts{} // what each flow of plain had after its previous packet
-		var (
-			rec capture.Record
-			dec packet.Decoder
-			p   packet.Packet
-		)
-		for r.Next(&rec) == nil {
-			if dec.Decode(rec.LinkType, rec.Data, rec.OrigLen, &p) != nil {
-				continue
-			}
+		decodeEach(t, path, func(rec *capture.Record, p *packet.Packet) {
 			at := FrameRef{Frame: rec.Number, Time: rec.Timestamp}
-			f, retx, gaps := withDelta.AddFlowDelta(&p, at)
-			g := plain.AddFlow(&p, at)
+			f, retx, gaps := withDelta.AddFlowDelta(p, at)
+			g := plain.AddFlow(p, at)
 			if (f == nil) != (g == nil) {
 				t.Fatalf("%s frame %d: AddFlowDelta gave flow %v, AddFlow %v", path, rec.Number, f, g)
 			}
 			if g == nil {
-				continue
+				return
 			}
 			was := left[g]
 			now := counts{g.Retransmitted(), g.PSNGaps()}
@@ -56,8 +37,7 @@ func TestAddFlowDelta(t *testing.T) {
 					f.ID, retx, gaps, g.ID, now.retx-was.retx, now.gaps-was.gaps)
 			}
 			retxSeen, gapsSeen = retxSeen || retx > 0, gapsSeen || gaps > 0
-		}
-		r.Close()
+		})
 	}
 	if !retxSeen || !gapsSeen {
 		t.Errorf("the captures lack a case: retransmission %v, gap %v", retxSeen, gapsSeen)

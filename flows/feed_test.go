@@ -12,12 +12,23 @@ import (
 // feedFile decodes every frame of a capture file into a new, finished table.
 func feedFile(t testing.TB, path string) *Table {
 	t.Helper()
+	tab := NewTable(Config{})
+	decodeEach(t, path, func(rec *capture.Record, p *packet.Packet) {
+		tab.Add(p, FrameRef{Frame: rec.Number, Time: rec.Timestamp})
+	})
+	tab.Finish()
+	return tab
+}
+
+// decodeEach decodes every frame of a capture file it can and hands it to
+// fn, up to the end of the file or the record where it was cut off.
+func decodeEach(t testing.TB, path string, fn func(rec *capture.Record, p *packet.Packet)) {
+	t.Helper()
 	r, err := capture.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	tab := NewTable(Config{})
 	var (
 		rec capture.Record
 		p   packet.Packet
@@ -37,8 +48,6 @@ func feedFile(t testing.TB, path string) *Table {
 		if dec.Decode(rec.LinkType, rec.Data, rec.OrigLen, &p) != nil {
 			continue
 		}
-		tab.Add(&p, FrameRef{Frame: rec.Number, Time: rec.Timestamp})
+		fn(&rec, &p)
 	}
-	tab.Finish()
-	return tab
 }

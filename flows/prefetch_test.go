@@ -4,9 +4,10 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"net/netip"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/rocedump/rocedump/internal/testcaps"
 )
 
 // TestPackIPv4: the key the prefetch hints build from peeked addresses is
@@ -28,12 +29,7 @@ func TestPackIPv4(t *testing.T) {
 // epoch of the key) for every IPv4 flow of the captures, -1 for keys the
 // table does not hold, and changes nothing.
 func TestPrefetchFlow(t *testing.T) {
-	paths, _ := filepath.Glob("../testdata/pcaps/gen/*.pcap")
-	real, _ := filepath.Glob("../testdata/pcaps/real/*.pcap*")
-	paths = append(paths, real...)
-	if len(paths) < 10 {
-		t.Fatalf("found only %d captures", len(paths))
-	}
+	paths := testcaps.All(t, "../testdata/pcaps")
 	empty := NewTable(Config{})
 	empty.PrefetchSlot(1, 2, 3)
 	if i := empty.PrefetchFlow(1, 2, 3); i != -1 {

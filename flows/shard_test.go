@@ -12,6 +12,7 @@ import (
 	"github.com/rocedump/rocedump/capture"
 	"github.com/rocedump/rocedump/decode/packet"
 	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/internal/testcaps"
 )
 
 // TestShardsMatchOneTable feeds every generated and real capture to one
@@ -19,17 +20,7 @@ import (
 // and requires the same flows: every exported field and method value, the
 // partner by ID, and Current for every key.
 func TestShardsMatchOneTable(t *testing.T) {
-	var paths []string
-	for _, g := range []string{"../testdata/pcaps/gen/*.pcap*", "../testdata/pcaps/real/*.pcap*"} {
-		m, err := filepath.Glob(g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, m...)
-	}
-	if len(paths) < 20 {
-		t.Fatalf("found only %d captures", len(paths))
-	}
+	paths := testcaps.All(t, "../testdata/pcaps")
 	for _, path := range paths {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			one := flows.NewTable(flows.Config{})

@@ -4,13 +4,13 @@ import (
 	"maps"
 	"net/netip"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/rocedump/rocedump/decode/bth"
 	"github.com/rocedump/rocedump/decode/packet"
 	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/internal/testcaps"
 )
 
 // refObs is one flow's DSCP and ECN-capability counts, counted packet by
@@ -111,19 +111,9 @@ func checkAgainstRef(t *testing.T, name string, c *Collector, ref *refCollector)
 // packet, for every generated and real capture, with the default DSCPs and
 // with DSCPs no packet carries (every packet rare).
 func TestDerivedCountsMatchPerPacket(t *testing.T) {
-	var paths []string
-	for _, glob := range []string{"../testdata/pcaps/gen/*.pcap*", "../testdata/pcaps/real/*.pcap*"} {
-		m, _ := filepath.Glob(glob)
-		paths = append(paths, m...)
-	}
-	if len(paths) < 20 {
-		t.Fatalf("found only %d captures", len(paths))
-	}
+	paths := testcaps.All(t, "../testdata/pcaps")
 	var wrong, notECT, gsi bool
 	for _, path := range paths {
-		if strings.HasSuffix(path, ".json") {
-			continue
-		}
 		pkts, refs := decodeAll(t, path)
 		for _, cfg := range []Config{{}, {DataDSCP: 7, CNPDSCP: 7}} {
 			cfg = cfg.WithDefaults()

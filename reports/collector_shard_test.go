@@ -9,6 +9,7 @@ import (
 
 	"github.com/rocedump/rocedump/decode/packet"
 	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/internal/testcaps"
 	"github.com/rocedump/rocedump/topology"
 )
 
@@ -18,17 +19,7 @@ import (
 // fed every frame: with the default DSCPs, and with DSCPs no packet carries
 // (every flow has wrong-DSCP packets to merge).
 func TestMergeShardsEqualsOnePass(t *testing.T) {
-	var paths []string
-	for _, glob := range []string{"../testdata/pcaps/gen/*.pcap*", "../testdata/pcaps/real/*.pcap*"} {
-		m, err := filepath.Glob(glob)
-		if err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, m...)
-	}
-	if len(paths) < 20 {
-		t.Fatalf("found only %d captures", len(paths))
-	}
+	paths := testcaps.All(t, "../testdata/pcaps")
 	topo, err := topology.Load(filepath.Join(topoDir, "report_pod.yaml"))
 	if err != nil {
 		t.Fatal(err)
