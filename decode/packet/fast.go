@@ -61,19 +61,43 @@ func fastTags(p *Packet, b []byte, off int, et uint16, n int) (_ uint16, _, _ in
 	return et, off, n, tci, tagged, true
 }
 
-// fastTunnel checks GRE and the ERSPAN header after it (GRE protocol 0x88BE:
-// type I without a GRE sequence number, type II with one; 0x22EB: type III
-// of frame type Ethernet) at the start of b and records them in p.Encap from
-// index n on. It returns the mirrored frame, the new number of Encap layers
-// and whether the ERSPAN header's T bit says the switch cut the frame.
+// fastTunnel checks GRE and the ERSPAN header after it (parseERSPAN) at
+// the start of b and records them in p.Encap from index n on. It returns
+// the mirrored frame, the new number of Encap layers and whether the ERSPAN
+// header's T bit says the switch cut the frame.
 func fastTunnel(p *Packet, b []byte, n int) (inner []byte, _ int, cut, ok bool) {
-	if len(b) < greMinHeaderLen {
+	inner, t, ok := parseERSPAN(b)
+	if !ok {
 		return nil, 0, false, false
+	}
+	p.Encap[n] = EncapLayer{Kind: EncapGRE, ID: t.key}
+	p.Encap[n+1] = EncapLayer{Kind: t.kind, ID: t.session}
+	return inner, n + 2, t.cut, true
+}
+
+// erspanTunnel is what parseERSPAN read of a mirror's GRE and ERSPAN
+// headers.
+type erspanTunnel struct {
+	key     uint32    // the GRE key (RFC 2890), 0 if none
+	kind    EncapKind // EncapERSPAN1, EncapERSPAN2 or EncapERSPAN3
+	session uint32    // the ERSPAN session ID, 0 for type I
+	cut     bool      // the T bit: the switch cut the mirrored frame
+}
+
+// parseERSPAN reads the layouts of a mirror that the fast path and the
+// peek take: GRE (RFC 2784, RFC 2890: any of checksum, key and sequence
+// number; no routing, version 0) at the start of b with protocol 0x88BE
+// (ERSPAN type I without a GRE sequence number, type II with one) or
+// 0x22EB (type III of frame type Ethernet), and the ERSPAN header
+// (draft-foschiano-erspan-03 §4.1-§4.3). It returns the mirrored frame.
+func parseERSPAN(b []byte) (inner []byte, t erspanTunnel, ok bool) {
+	if len(b) < greMinHeaderLen {
+		return nil, t, false
 	}
 	flags := binary.BigEndian.Uint16(b)
 	proto := binary.BigEndian.Uint16(b[2:])
 	if flags&(greVersion|greRouting) != 0 {
-		return nil, 0, false, false
+		return nil, t, false
 	}
 	hl := greMinHeaderLen
 	if flags&greChecksum != 0 {
@@ -87,40 +111,38 @@ func fastTunnel(p *Packet, b []byte, n int) (inner []byte, _ int, cut, ok bool) 
 		hl += 4
 	}
 	if len(b) < hl {
-		return nil, 0, false, false
+		return nil, t, false
 	}
-	var key uint32
 	if flags&greKey != 0 {
-		key = binary.BigEndian.Uint32(b[keyAt:])
+		t.key = binary.BigEndian.Uint32(b[keyAt:])
 	}
 	b = b[hl:]
-	p.Encap[n] = EncapLayer{Kind: EncapGRE, ID: key}
 	switch {
 	case proto == etherTypeERSPAN12 && flags&greSequence == 0:
-		p.Encap[n+1] = EncapLayer{Kind: EncapERSPAN1}
-		return b, n + 2, false, true
+		t.kind = EncapERSPAN1
+		return b, t, true
 	case proto == etherTypeERSPAN12:
 		if len(b) < erspan2HeaderLen || b[0]>>4 != erspan2Version {
-			return nil, 0, false, false
+			return nil, t, false
 		}
-		hl = erspan2HeaderLen
-		p.Encap[n+1] = EncapLayer{Kind: EncapERSPAN2, ID: uint32(binary.BigEndian.Uint16(b[2:]) & 0x03ff)}
+		hl, t.kind = erspan2HeaderLen, EncapERSPAN2
 	case proto == etherTypeERSPAN3:
 		if len(b) < erspan3HeaderLen || b[0]>>4 != erspan3Version || b[10]>>2&0x1f != erspan3FrameEther {
-			return nil, 0, false, false
+			return nil, t, false
 		}
-		hl = erspan3HeaderLen
+		hl, t.kind = erspan3HeaderLen, EncapERSPAN3
 		if b[11]&0x01 != 0 {
 			hl += erspan3SubheaderLen
 		}
 		if len(b) < hl {
-			return nil, 0, false, false
+			return nil, t, false
 		}
-		p.Encap[n+1] = EncapLayer{Kind: EncapERSPAN3, ID: uint32(binary.BigEndian.Uint16(b[2:]) & 0x03ff)}
 	default:
-		return nil, 0, false, false
+		return nil, t, false
 	}
-	return b[hl:], n + 2, b[2]&erspanTruncated != 0, true
+	t.session = uint32(binary.BigEndian.Uint16(b[2:]) & 0x03ff)
+	t.cut = b[2]&erspanTruncated != 0
+	return b[hl:], t, true
 }
 
 // decodeFast decodes an Ethernet frame of one of the layouts the fast path

@@ -101,10 +101,9 @@ func peekEtherIPv4(data []byte) (ip []byte, hl int, ok bool) {
 }
 
 // peekERSPAN returns the frame an IPv4 datagram (header ip[:hl], without
-// options) mirrors in ERSPAN type I, II or III (type III of frame type
-// Ethernet) over GRE, as decodeFast takes them (see fastTunnel): the GRE
-// payload as far as the IP total length says, or as captured when the
-// datagram was cut.
+// options) mirrors in ERSPAN over GRE as the fast path takes it
+// (parseERSPAN): from the GRE payload as far as the IP total length says,
+// or as captured when the datagram was cut.
 func peekERSPAN(ip []byte, hl int) (frame []byte, ok bool) {
 	total := int(binary.BigEndian.Uint16(ip[2:]))
 	if hl != ipv4MinHeaderLen || total < hl {
@@ -114,44 +113,6 @@ func peekERSPAN(ip []byte, hl int) (frame []byte, ok bool) {
 	if total <= len(ip) {
 		b = ip[hl:total]
 	}
-	if len(b) < greMinHeaderLen {
-		return nil, false
-	}
-	flags := binary.BigEndian.Uint16(b)
-	proto := binary.BigEndian.Uint16(b[2:])
-	if flags&(greVersion|greRouting) != 0 {
-		return nil, false
-	}
-	gl := greMinHeaderLen
-	for _, f := range [...]uint16{greChecksum, greKey, greSequence} {
-		if flags&f != 0 {
-			gl += 4
-		}
-	}
-	if len(b) < gl {
-		return nil, false
-	}
-	b = b[gl:]
-	switch {
-	case proto == etherTypeERSPAN12 && flags&greSequence == 0:
-		return b, true
-	case proto == etherTypeERSPAN12:
-		if len(b) < erspan2HeaderLen || b[0]>>4 != erspan2Version {
-			return nil, false
-		}
-		return b[erspan2HeaderLen:], true
-	case proto == etherTypeERSPAN3:
-		if len(b) < erspan3HeaderLen || b[0]>>4 != erspan3Version || b[10]>>2&0x1f != erspan3FrameEther {
-			return nil, false
-		}
-		el := erspan3HeaderLen
-		if b[11]&0x01 != 0 {
-			el += erspan3SubheaderLen
-		}
-		if len(b) < el {
-			return nil, false
-		}
-		return b[el:], true
-	}
-	return nil, false
+	frame, _, ok = parseERSPAN(b)
+	return frame, ok
 }
