@@ -21,31 +21,48 @@ import (
 // long enough that the per-flow start-up (63,488 flows) is amortised.
 const hotPathPackets = 2_000_000
 
+// hotPath is a capture the hot-path benchmarks read, generated once per
+// test binary run when a benchmark first asks for it.
+type hotPath struct {
+	once   sync.Once
+	erspan bool
+	cap    Capture
+	err    error
+}
+
 var (
-	hotPathOnce sync.Once
-	hotPathDir  string
-	hotPathCap  Capture
-	hotPathErr  error
+	hotPathDir    string
+	hotPathDirErr error
+	hotPathDirSet sync.Once
+
+	hotPathPlain  = &hotPath{}
+	hotPathERSPAN = &hotPath{erspan: true}
 )
 
-// hotPathCapture generates the benchmark fabric's capture once per test
-// binary run.
-func hotPathCapture(b *testing.B) Capture {
-	hotPathOnce.Do(func() {
-		hotPathDir, hotPathErr = os.MkdirTemp("", "rocebench-hotpath-")
-		if hotPathErr != nil {
-			return
+// hotPathCapture returns the benchmark fabric's capture.
+func hotPathCapture(b *testing.B) Capture { return hotPathPlain.get(b) }
+
+// get generates the capture on first use: the benchmark fabric, its
+// frames wrapped in ERSPAN II if h.erspan.
+func (h *hotPath) get(b *testing.B) Capture {
+	hotPathDirSet.Do(func() { hotPathDir, hotPathDirErr = os.MkdirTemp("", "rocebench-hotpath-") })
+	if hotPathDirErr != nil {
+		b.Fatal(hotPathDirErr)
+	}
+	h.once.Do(func() {
+		f, name := DefaultFabric(), "mirror.pcap"
+		if h.erspan {
+			f.ERSPAN, name = true, "erspan.pcap"
 		}
 		var cs []Capture
-		cs, hotPathErr = Generate(DefaultFabric(), hotPathPackets, filepath.Join(hotPathDir, "mirror.pcap"))
-		if hotPathErr == nil {
-			hotPathCap = cs[0]
+		if cs, h.err = Generate(f, hotPathPackets, filepath.Join(hotPathDir, name)); h.err == nil {
+			h.cap = cs[0]
 		}
 	})
-	if hotPathErr != nil {
-		b.Fatal(hotPathErr)
+	if h.err != nil {
+		b.Fatal(h.err)
 	}
-	return hotPathCap
+	return h.cap
 }
 
 func TestMain(m *testing.M) {
@@ -161,19 +178,29 @@ func BenchmarkHotPathReport(b *testing.B) {
 
 // BenchmarkHotPathCommand: the whole `rocedump report --format json`,
 // `rocedump flows` and `rocedump read --format json` commands in process
-// on one worker, output discarded: the pass as the commands run it (frames
+// on one worker, output discarded, and `report` on the same traffic
+// mirrored in ERSPAN: the pass as the commands run it (frames
 // read in batches, each frame's flow state prefetched a few frames ahead:
 // see cli's addBatch), which the stages above, fed frame by frame, do
 // not. `make pgo` profiles it for the compiler (cmd/rocedump/default.pgo).
 func BenchmarkHotPathCommand(b *testing.B) {
-	for _, args := range [][]string{{"report", "--format", "json", "--workers", "1"}, {"flows", "--workers", "1"}, {"read", "--format", "json"}} {
-		b.Run(args[0], func(b *testing.B) {
-			c := hotPathCapture(b)
+	for _, bc := range []struct {
+		name string
+		h    *hotPath
+		args []string
+	}{
+		{"report", hotPathPlain, []string{"report", "--format", "json", "--workers", "1"}},
+		{"flows", hotPathPlain, []string{"flows", "--workers", "1"}},
+		{"read", hotPathPlain, []string{"read", "--format", "json"}},
+		{"report-erspan", hotPathERSPAN, []string{"report", "--format", "json", "--workers", "1"}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			c := bc.h.get(b)
 			b.SetBytes(c.Bytes)
 			b.ReportAllocs()
 			for b.Loop() {
 				var errOut bytes.Buffer
-				if code := cli.Execute(append(args, c.Path), nil, io.Discard, &errOut); code > 1 {
+				if code := cli.Execute(append(bc.args, c.Path), nil, io.Discard, &errOut); code > 1 {
 					b.Fatalf("exit %d: %s", code, errOut.String())
 				}
 			}
