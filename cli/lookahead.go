@@ -31,7 +31,7 @@ var lookAhead = lookAheadAuto
 const (
 	lookAheadAuto   = iota // when the sink says it pays (LookAheadPays)
 	lookAheadAlways        // whenever a sink takes hints
-	lookAheadNever         // read and add frame by frame
+	lookAheadNever         // read and add frame by frame (batches of one)
 )
 
 // batchFrames is the most frames one addBatch takes.
@@ -92,7 +92,7 @@ func (a *frameAnalyzer) peek(rec *capture.Record) frameKey {
 // number file, calling each (if not nil) after every frame the worker
 // keeps, as add's caller does.
 func (a *frameAnalyzer) addBatch(recs []capture.Record, file int, each func(rec *capture.Record, file int, p *packet.Packet)) {
-	if a.prefetcher == nil || lookAhead == lookAheadAuto && !a.prefetcher.LookAheadPays() {
+	if a.prefetcher == nil || lookAhead == lookAheadNever || lookAhead == lookAheadAuto && !a.prefetcher.LookAheadPays() {
 		for i := range recs {
 			if p := a.add(&recs[i], file); p != nil && each != nil {
 				each(&recs[i], file, p)

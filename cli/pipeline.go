@@ -160,32 +160,17 @@ type worker struct {
 }
 
 func (w *worker) run() {
-	if lookAhead == lookAheadNever {
-		w.runFrameByFrame()
-		return
-	}
 	var recs [batchFrames]capture.Record
+	batch := recs[:]
+	if lookAhead == lookAheadNever {
+		batch = recs[:1]
+	}
 	for {
-		n, file, err := w.m.NextBatch(recs[:])
+		n, file, err := w.m.NextBatch(batch)
 		if err == io.EOF {
 			break
 		}
 		w.fa.addBatch(recs[:n], file, w.each)
-		w.progress.tick(w.fa.seq)
-	}
-	w.progress.done()
-}
-
-func (w *worker) runFrameByFrame() {
-	var rec capture.Record
-	for {
-		file, err := w.m.Next(&rec)
-		if err == io.EOF {
-			break
-		}
-		if p := w.fa.add(&rec, file); p != nil && w.each != nil {
-			w.each(&rec, file, p)
-		}
 		w.progress.tick(w.fa.seq)
 	}
 	w.progress.done()
