@@ -108,15 +108,35 @@ func TestNextBatchEmpty(t *testing.T) {
 }
 
 // TestMergerNextBatch: a merge read in batches gives the records and file
-// indexes of a merge read record by record, for one file and for several.
+// indexes of a merge read record by record, for one file and for several:
+// interleaved, overlapping, and one after the other (rotated files, tied
+// at the joins), where whole runs of a file come in one batch.
 func TestMergerNextBatch(t *testing.T) {
 	dir := t.TempDir()
 	a := writeTaggedPcap(t, dir, "a.pcap", 'a', []int{0, 10})
 	b := writeTaggedPcap(t, dir, "b.pcap", 'b', []int{5, 15, 25, 35, 45})
 	c := writeTaggedPcap(t, dir, "c.pcap", 'c', []int{1})
-	for _, paths := range [][]string{{b}, {a, b, c}, {c, a}} {
+	span := func(from, n int) []int {
+		var offs []int
+		for k := range n {
+			offs = append(offs, from+k)
+		}
+		return offs
+	}
+	r1 := writeTaggedPcap(t, dir, "r1.pcap", 'x', span(0, 500))
+	r2 := writeTaggedPcap(t, dir, "r2.pcap", 'y', span(499, 500)) // its first record ties r1's last
+	r3 := writeTaggedPcap(t, dir, "r3.pcap", 'z', span(998, 500))
+	o1 := writeTaggedPcap(t, dir, "o1.pcap", 'o', span(0, 300))
+	o2 := writeTaggedPcap(t, dir, "o2.pcap", 'p', span(150, 300))
+	for _, tc := range []struct {
+		paths      []string
+		maxBatches int // at most this many batches of 64 (0: no bound)
+	}{
+		{[]string{b}, 0}, {[]string{a, b, c}, 0}, {[]string{c, a}, 0},
+		{[]string{r1, r2, r3}, 1500/64 + 6}, {[]string{r3, r1, r2}, 1500/64 + 6}, {[]string{o1, o2}, 0},
+	} {
 		var want []string
-		m, err := OpenMerged(paths)
+		m, err := OpenMerged(tc.paths)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,27 +150,36 @@ func TestMergerNextBatch(t *testing.T) {
 		}
 		m.Close()
 
-		var got []string
-		m, err = OpenMerged(paths)
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs := make([]Record, 4)
-		for {
-			n, file, err := m.NextBatch(recs)
-			if err == io.EOF {
-				if n != 0 || file != -1 {
-					t.Errorf("%v: at the end: %d records, file %d", paths, n, file)
+		for _, size := range []int{1, 4, 64} {
+			var got []string
+			m, err = OpenMerged(tc.paths)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs := make([]Record, size)
+			batches := 0
+			for {
+				n, file, err := m.NextBatch(recs)
+				if err == io.EOF {
+					if n != 0 || file != -1 {
+						t.Errorf("%v: at the end: %d records, file %d", tc.paths, n, file)
+					}
+					break
 				}
-				break
+				batches++
+				// Copied only now: every record of the batch must still
+				// be whole.
+				for _, rec := range recs[:n] {
+					got = append(got, fmt.Sprintf("%c%d/%d/%d", rec.Data[0], rec.Data[1], file, rec.Number))
+				}
 			}
-			for _, rec := range recs[:n] {
-				got = append(got, fmt.Sprintf("%c%d/%d/%d", rec.Data[0], rec.Data[1], file, rec.Number))
+			m.Close()
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%v, batches of %d: %v, want %v", tc.paths, size, got, want)
 			}
-		}
-		m.Close()
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("%v: batches %v, want %v", paths, got, want)
+			if size == 64 && tc.maxBatches > 0 && batches > tc.maxBatches {
+				t.Errorf("%v: %d batches of up to 64 for %d records", tc.paths, batches, len(got))
+			}
 		}
 	}
 }

@@ -121,8 +121,10 @@ func (m *Merger) Next(rec *Record) (file int, err error) {
 
 // NextBatch is Next for up to len(recs) records at a time, all valid
 // together until the next call (see Reader.NextBatch), and all from file.
-// While one file is left the batch comes from it; while several are, one
-// record at a time, in merge order.
+// While one file is left the batch comes from it. While several are, it
+// is the earliest head and the records after it in the same file that come
+// before every other file's head and lie in that file's read block: a run
+// of one file, as the rotated files of one capture give.
 func (m *Merger) NextBatch(recs []Record) (n, file int, err error) {
 	if len(recs) == 0 {
 		return 0, -1, nil
@@ -137,7 +139,20 @@ func (m *Merger) NextBatch(recs []Record) (n, file int, err error) {
 	if file, err = m.merge(&recs[0]); err != nil {
 		return 0, file, err
 	}
-	return 1, file, nil
+	r := m.readers[file]
+	for n = 1; n < len(recs) && r.nextInBlock(&recs[n]); n++ {
+		if len(m.h.items) > 0 {
+			if next := (mergeItem{mergeKey(&recs[n]), file, recs[n].Number}); !next.less(m.h.items[0]) {
+				// Another file's head comes first: this record is
+				// file's head now, read and valid like the batch's.
+				m.heads[file] = recs[n]
+				m.h.push(next)
+				m.last = -1
+				return n, file, nil
+			}
+		}
+	}
+	return n, file, nil
 }
 
 // endSole retires the last file, which ended with err.
