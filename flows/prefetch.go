@@ -8,7 +8,10 @@ import (
 )
 
 // hotFlowLines is the part of a Flow that packets touch (see Flow and
-// TestFlowLayout): lines 0-2 every packet, 3 a request, 4-5 a response.
+// TestFlowLayout): lines 0-2 every packet, 3 a request (and 4, with the
+// retransmission counts AddFlowDelta reads), 4-5 a response. Lines next to
+// each other cost little more than one: measured, prefetching only the
+// lines of a packet's class was no faster.
 const hotFlowLines = 6
 
 // packIPv4 is packKey for the addresses a packet.PeekRoCEv2IPv4 read
@@ -55,13 +58,13 @@ func (t *Table) PrefetchFlow(src, dst, qp uint32) int {
 }
 
 // lookAheadFlows is the size from which a table's per-packet state (the
-// index slot and the hot lines of each flow: ~450 bytes a flow) stops
+// index slots and the hot lines of each flow: ~400 bytes a flow) stops
 // fitting in a last-level cache of 16 MB, the benchmark machine's, and
 // prefetching pays for itself. Measured there with `rocedump report` on
-// captures of 1,920 to 63,488 flows interleaved packet by packet, looking
-// ahead against frame by frame: 18% slower with 48 flows, 4-15% slower
-// up to 15,360, even at 24,320, 7% faster at 35,328 and 27% faster at
-// 63,488 (BENCHMARKS.md).
+// captures of 48 to 63,488 flows interleaved packet by packet, looking
+// ahead at every frame against frame by frame, in CPU time: 22% more with
+// 48 flows, 4-17% more from 1,920 to 15,360, the same at 24,320, 6% less
+// at 35,328 and 26% less at 63,488 (BENCHMARKS.md).
 const lookAheadFlows = 24 << 10
 
 // LookAheadPays says whether the table holds so many flows that hints
