@@ -5,7 +5,7 @@ import "time"
 // Record is one captured frame.
 //
 // Data aliases the Reader's buffer and is valid only until the next call to
-// Next (or to Close): copy it to keep it. Its capacity ends with the frame,
+// Next or NextBatch (or to Close): copy it to keep it. Its capacity ends with the frame,
 // so appending to it never writes over the next one.
 type Record struct {
 	Timestamp time.Time // from the capture, in UTC; zero for a pcapng Simple Packet Block
