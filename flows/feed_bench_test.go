@@ -14,6 +14,7 @@ import (
 	"github.com/rocedump/rocedump/decode/packet"
 	"github.com/rocedump/rocedump/flows"
 	"github.com/rocedump/rocedump/gen"
+	"github.com/rocedump/rocedump/internal/allocs"
 )
 
 // The table-alone benchmarks replay the hot-path benchmark's traffic
@@ -262,12 +263,9 @@ func TestBenchFeedHeapPerFlow(t *testing.T) {
 	half := len(fd.recs) / 2
 	fd.replay(tab, &p, 0, half)
 	n := tab.Len()
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	fd.replay(tab, &p, half, len(fd.recs))
-	runtime.ReadMemStats(&m1)
-	if extra := m1.Mallocs - m0.Mallocs; extra != 0 || tab.Len() != n {
-		t.Errorf("second half: %d allocations and %d new flows, want none", extra, tab.Len()-n)
+	extra, sites := allocs.Count(func() { fd.replay(tab, &p, half, len(fd.recs)) }, flowsPkg)
+	if extra != 0 || tab.Len() != n {
+		t.Errorf("second half: %d allocations and %d new flows, want none; allocated at %q", extra, tab.Len()-n, sites)
 	}
 	tab.Finish()
 	after := heapAlloc()
@@ -281,6 +279,9 @@ func TestBenchFeedHeapPerFlow(t *testing.T) {
 		t.Errorf("%.0f bytes of heap per flow, want at most %d", per, maxHeapPerFlow)
 	}
 }
+
+// flowsPkg is the package whose allocations the tests count.
+const flowsPkg = "github.com/rocedump/rocedump/flows"
 
 func heapAlloc() uint64 {
 	var ms runtime.MemStats

@@ -8,7 +8,11 @@ import (
 
 	"github.com/rocedump/rocedump/decode/bth"
 	"github.com/rocedump/rocedump/decode/packet"
+	"github.com/rocedump/rocedump/internal/allocs"
 )
+
+// flowsPkg is this package, whose allocations the tests count.
+const flowsPkg = "github.com/rocedump/rocedump/flows"
 
 // workload is synthetic traffic over a fixed set of RC connections: hosts
 // pairs of hosts with qps connections each. Packet i belongs to connection
@@ -159,19 +163,14 @@ func TestExtraPacketsAllocateNothing(t *testing.T) {
 	const n = 256 * 1000 // each of the 1000 connections sends every kind of packet at least once
 	w := newWorkload(10, 100)
 	tab := NewTable(Config{})
-	var start, mid, end runtime.MemStats
-	runtime.ReadMemStats(&start)
-	w.feed(tab, 0, n)
+	first, _ := allocs.Count(func() { w.feed(tab, 0, n) }, flowsPkg)
 	flows := tab.Len()
-	runtime.ReadMemStats(&mid)
-	w.feed(tab, n, 2*n)
-	runtime.ReadMemStats(&end)
+	extra, sites := allocs.Count(func() { w.feed(tab, n, 2*n) }, flowsPkg)
 	if tab.Len() != flows {
 		t.Fatalf("%d flows after %d packets, %d after %d", flows, n, tab.Len(), 2*n)
 	}
-	first, extra := mid.Mallocs-start.Mallocs, end.Mallocs-mid.Mallocs
 	if extra != 0 {
-		t.Errorf("%d packets of %d flows: %d allocations; %d more packets: %d allocations, want 0", n, flows, first, n, extra)
+		t.Errorf("%d packets of %d flows: %d allocations; %d more packets: %d allocations, want 0; allocated at %q", n, flows, first, n, extra, sites)
 	}
 	t.Logf("%d allocations for %d flows (%.2f per flow), %d for %d more packets", first, flows, float64(first)/float64(flows), extra, n)
 }
