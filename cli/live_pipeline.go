@@ -29,7 +29,7 @@ type frameAnalyzer struct {
 	// the RoCEv2 frames that packet.PeekRoCEv2IPv4 says are between
 	// addresses of its share, and, on shard 0, every other frame. It
 	// counts only those in st, and tells the skippers among its sinks the
-	// time of every other frame.
+	// time of the other frames it is given (see dispatcher).
 	shard, shards int
 	skippers      []frameSkipper
 

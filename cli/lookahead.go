@@ -92,7 +92,7 @@ func (a *frameAnalyzer) peek(rec *capture.Record) frameKey {
 // number file, calling each (if not nil) after every frame the worker
 // keeps, as add's caller does.
 func (a *frameAnalyzer) addBatch(recs []capture.Record, file int, each func(rec *capture.Record, file int, p *packet.Packet)) {
-	if a.prefetcher == nil || lookAhead == lookAheadNever || lookAhead == lookAheadAuto && !a.prefetcher.LookAheadPays() {
+	if !a.looksAhead() {
 		for i := range recs {
 			if p := a.add(&recs[i], file); p != nil && each != nil {
 				each(&recs[i], file, p)
@@ -102,32 +102,75 @@ func (a *frameAnalyzer) addBatch(recs []capture.Record, file int, each func(rec 
 	}
 	for len(recs) > 0 {
 		n := min(len(recs), batchFrames)
-		a.addLookingAhead(recs[:n], file, each)
+		keys := a.keys[:n]
+		for i := range keys {
+			keys[i] = a.peek(&recs[i])
+		}
+		a.addLookingAhead(&frameRun{recs: recs[:n], keys: keys, file: file, seq: a.seq}, each)
 		recs = recs[n:]
 	}
 }
 
-// addLookingAhead is addBatch for at most batchFrames frames.
-func (a *frameAnalyzer) addLookingAhead(recs []capture.Record, file int, each func(rec *capture.Record, file int, p *packet.Packet)) {
-	keys := a.keys[:len(recs)]
-	for i := range recs {
-		keys[i] = a.peek(&recs[i])
+// looksAhead says whether the pass looks ahead now.
+func (a *frameAnalyzer) looksAhead() bool {
+	return a.prefetcher != nil && (lookAhead == lookAheadAlways || lookAhead == lookAheadAuto && a.prefetcher.LookAheadPays())
+}
+
+// frameRun is consecutive frames of the input whose keys peek has read:
+// recs[i] with keys[i], of input file number files[i] (file when files is
+// nil), frame seq+i of the input (FrameRef.Seq). Only the frames that pick
+// lists (indexes, in order) are added, or every frame when pick is nil.
+type frameRun struct {
+	recs  []capture.Record
+	keys  []frameKey
+	files []int
+	file  int
+	seq   uint64
+	pick  []int32
+}
+
+// len is the number of frames to add.
+func (r *frameRun) len() int {
+	if r.pick != nil {
+		return len(r.pick)
 	}
-	for i := range min(slotAhead, len(keys)) {
-		a.prefetchSlot(&keys[i])
+	return len(r.recs)
+}
+
+// index is the index in recs of the j'th frame to add.
+func (r *frameRun) index(j int) int {
+	if r.pick != nil {
+		return int(r.pick[j])
 	}
-	for i := range min(flowAhead, len(keys)) {
-		a.prefetchFlow(&keys[i])
+	return j
+}
+
+// addLookingAhead adds the frames of r, prefetching each frame's state
+// ahead of its turn, and calls each (if not nil) after every frame the
+// worker keeps.
+func (a *frameAnalyzer) addLookingAhead(r *frameRun, each func(rec *capture.Record, file int, p *packet.Packet)) {
+	n := r.len()
+	for j := range min(slotAhead, n) {
+		a.prefetchSlot(&r.keys[r.index(j)])
 	}
-	for i := range recs {
-		if j := i + slotAhead; j < len(keys) {
-			a.prefetchSlot(&keys[j])
+	for j := range min(flowAhead, n) {
+		a.prefetchFlow(&r.keys[r.index(j)])
+	}
+	for j := range n {
+		if k := j + slotAhead; k < n {
+			a.prefetchSlot(&r.keys[r.index(k)])
 		}
-		if j := i + flowAhead; j < len(keys) {
-			a.prefetchFlow(&keys[j])
+		if k := j + flowAhead; k < n {
+			a.prefetchFlow(&r.keys[r.index(k)])
 		}
-		if p := a.addPeeked(&recs[i], file, &keys[i]); p != nil && each != nil {
-			each(&recs[i], file, p)
+		i := r.index(j)
+		file := r.file
+		if r.files != nil {
+			file = r.files[i]
+		}
+		a.seq = r.seq + uint64(i)
+		if p := a.addPeeked(&r.recs[i], file, &r.keys[i]); p != nil && each != nil {
+			each(&r.recs[i], file, p)
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"slices"
 	"sync"
 	"time"
 
@@ -45,9 +44,9 @@ type analyzeOptions struct {
 
 	// Shard, if set, makes the sink of shard i of n for an analysis that
 	// can be split by flows.ShardOf (see reports.MergeShards): the pass
-	// then runs on Workers goroutines, each reading the whole input and
-	// feeding its own shard's sink only the frames of its share (see
-	// frameAnalyzer). It is called once for every shard, with n = 1 when
+	// then runs on Workers goroutines, each feeding its own shard's sink
+	// the frames of its share, which one dispatcher reads for all (see
+	// dispatcher and frameAnalyzer). It is called once for every shard, with n = 1 when
 	// the pass runs on one goroutine. Sinks, if also set, are fed by
 	// worker 0 (so see only its share); Each runs the pass on one worker.
 	Shard   func(i, n int) packetSink
@@ -62,63 +61,45 @@ func analyze(o analyzeOptions) (*captureStats, error) {
 	if err != nil {
 		return nil, &exitError{code: ExitUsage, err: err}
 	}
-	n := passWorkers(o, paths)
-	// Open every worker's input before starting any, so that an input
-	// that cannot be opened fails the pass at once.
-	ms := make([]*capture.Merger, n)
-	defer func() {
-		for _, m := range ms {
-			if m != nil {
-				m.Close()
-			}
-		}
-	}()
-	for i := range ms {
-		if ms[i], err = capture.OpenMerged(paths); err != nil {
-			return nil, &exitError{code: ExitUsage, err: err}
-		}
+	m, err := capture.OpenMerged(paths)
+	if err != nil {
+		return nil, &exitError{code: ExitUsage, err: err}
 	}
-	if n > 1 && compressedInput(ms[0]) {
-		// Every worker would inflate the whole input again: one worker
-		// is faster.
-		for _, m := range ms[1:] {
-			m.Close()
-		}
-		ms, n = ms[:1], 1
-	}
-	ws := make([]*worker, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		w := &worker{m: ms[i]}
+	defer m.Close()
+	n := passWorkers(o)
+	fas := make([]*frameAnalyzer, n)
+	for i := range fas {
 		var sinks []packetSink
 		if o.Shard != nil {
 			sinks = append(sinks, o.Shard(i, n))
 		}
 		if i == 0 {
 			sinks = append(sinks, o.Sinks...)
-			w.each = o.Each
-			w.progress = newProgress(o.Progress)
-		} else {
-			w.progress = &progress{}
 		}
-		w.fa = newShardAnalyzer(&captureStats{Files: paths}, sinks, i, n)
-		ws[i] = w
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.run()
-		}()
+		fas[i] = newShardAnalyzer(&captureStats{Files: paths}, sinks, i, n)
 	}
-	wg.Wait()
-	// Every worker read the same input, so met the same problems; each
-	// counted the frames it kept.
-	fa := ws[0].fa
-	others := make([]*frameAnalyzer, 0, n-1)
-	for _, w := range ws[1:] {
-		others = append(others, w.fa)
+	if n == 1 {
+		w := &worker{m: m, fa: fas[0], each: o.Each, progress: newProgress(o.Progress)}
+		w.run()
+	} else {
+		// One dispatcher reads the input and hands every worker its
+		// share (see dispatcher).
+		d := newDispatcher(m, n, newProgress(o.Progress))
+		var wg sync.WaitGroup
+		for i, fa := range fas {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				d.work(i, fa)
+			}()
+		}
+		d.run()
+		wg.Wait()
 	}
-	fa.mergeWorkers(others)
-	for _, p := range ws[0].m.Problems() {
+	// Each worker counted the frames it kept.
+	fa := fas[0]
+	fa.mergeWorkers(fas[1:])
+	for _, p := range m.Problems() {
 		fa.st.Problems = append(fa.st.Problems, p.Error())
 		if errors.Is(p, capture.ErrCutOff) {
 			fa.st.CutOff = true
@@ -128,9 +109,9 @@ func analyze(o analyzeOptions) (*captureStats, error) {
 }
 
 // passWorkers is the number of goroutines for the pass: one unless it can
-// be sharded and reads only files (standard input can be read only once).
-func passWorkers(o analyzeOptions, paths []string) int {
-	if o.Shard == nil || o.Each != nil || slices.Contains(paths, "-") {
+// be sharded (and no Each needs every frame).
+func passWorkers(o analyzeOptions) int {
+	if o.Shard == nil || o.Each != nil {
 		return 1
 	}
 	if o.Workers > 0 {
@@ -139,19 +120,8 @@ func passWorkers(o analyzeOptions, paths []string) int {
 	return runtime.GOMAXPROCS(0)
 }
 
-// compressedInput says whether any input of m is gzip-compressed.
-func compressedInput(m *capture.Merger) bool {
-	for _, r := range m.Readers() {
-		if r.Compressed() {
-			return true
-		}
-	}
-	return false
-}
-
-// worker is one goroutine of an analysis pass: it reads the whole input
-// from its own Merger and hands every frame to its frameAnalyzer, which
-// keeps the worker's share.
+// worker is the one goroutine of an analysis pass that is not split: it
+// reads the input and hands every frame to its frameAnalyzer.
 type worker struct {
 	m        *capture.Merger
 	fa       *frameAnalyzer

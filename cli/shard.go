@@ -56,6 +56,6 @@ func (s *collectorShards) merged() *reports.Collector {
 
 // addWorkersFlag adds --workers to a command whose pass can be sharded.
 func addWorkersFlag(f *pflag.FlagSet, n *int) {
-	f.IntVar(n, "workers", 0, "analyse on `N` goroutines, each reading the input and keeping a share of the host pairs "+
-		"(0: one per CPU; the output is the same for any N; standard input and gzip-compressed captures are read by one)")
+	f.IntVar(n, "workers", 0, "analyse on `N` goroutines, each keeping a share of the host pairs, with the input read once for all "+
+		"(0: one per CPU; the output is the same for any N)")
 }

@@ -2,26 +2,23 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
 
 // TestWorkersGiveOneWorkersOutput runs `rocedump report` and `rocedump
 // flows` on every generated and real capture (and on all the generated
-// ones at once, merged in time order) with 1, 2 and 3 workers and
-// requires byte-identical output: a sharded pass must not change a
-// report.
+// ones at once, merged in time order, gzip-compressed ones included) with
+// 1, 2 and 3 workers and requires byte-identical output: a sharded pass
+// must not change a report. It runs again with blocks of a few frames
+// and looking ahead at every frame, so that the dispatcher's blocks end
+// everywhere in the captures.
 func TestWorkersGiveOneWorkersOutput(t *testing.T) {
 	topo := topologyFile("report_pod.yaml")
-	all := captures(t, "gen", "*.pcap*")
-	var plain []string // gzip-compressed input is read by one worker
-	for _, f := range all {
-		if !strings.HasSuffix(f, ".gz") {
-			plain = append(plain, f)
-		}
-	}
-	inputs := [][]string{all, plain}
+	inputs := [][]string{captures(t, "gen", "*.pcap*")}
 	for _, dir := range []string{"gen", "real"} {
 		for _, f := range captures(t, dir, "*.pcap*") {
 			inputs = append(inputs, []string{f})
@@ -32,29 +29,69 @@ func TestWorkersGiveOneWorkersOutput(t *testing.T) {
 		{"report", "--format", "text", "--topology", topo, "--fail-on", "never"},
 		{"flows", "--format", "json"},
 	}
-	for _, in := range inputs {
-		name := filepath.Base(in[0])
-		if len(in) > 1 {
-			name = fmt.Sprintf("%d-generated-merged", len(in))
+	for _, small := range []bool{false, true} {
+		if small {
+			defer setBlocks(blockFrames, blockBytes, blocksInFlight)
+			setBlocks(5, 700, 2)
+			defer func(l int) { lookAhead = l }(lookAhead)
+			lookAhead = lookAheadAlways
 		}
-		t.Run(name, func(t *testing.T) {
-			for _, cmd := range commands {
-				run := func(workers int) (string, string, int) {
-					args := append(append([]string{}, cmd...), fmt.Sprintf("--workers=%d", workers))
-					return runCLI(t, append(args, in...)...)
-				}
-				wantOut, wantErr, wantCode := run(1)
-				for _, n := range []int{2, 3} {
-					out, errOut, code := run(n)
-					if code != wantCode || errOut != wantErr {
-						t.Errorf("%s with %d workers: exit %d, stderr %q; with 1: exit %d, stderr %q", cmd[0], n, code, errOut, wantCode, wantErr)
-					}
-					if out != wantOut {
-						t.Errorf("%s %s with %d workers differs from 1 worker: %s", cmd[0], cmd[2], n, firstDiff(wantOut, out))
-					}
-				}
+		for _, in := range inputs {
+			name := filepath.Base(in[0])
+			if len(in) > 1 {
+				name = fmt.Sprintf("%d-generated-merged", len(in))
 			}
-		})
+			if small {
+				name += "/small-blocks"
+			}
+			t.Run(name, func(t *testing.T) {
+				for _, cmd := range commands {
+					run := func(workers int) (string, string, int) {
+						args := append(append([]string{}, cmd...), fmt.Sprintf("--workers=%d", workers))
+						return runCLI(t, append(args, in...)...)
+					}
+					wantOut, wantErr, wantCode := run(1)
+					for _, n := range []int{2, 3} {
+						out, errOut, code := run(n)
+						if code != wantCode || errOut != wantErr {
+							t.Errorf("%s with %d workers: exit %d, stderr %q; with 1: exit %d, stderr %q", cmd[0], n, code, errOut, wantCode, wantErr)
+						}
+						if out != wantOut {
+							t.Errorf("%s %s with %d workers differs from 1 worker: %s", cmd[0], cmd[2], n, firstDiff(wantOut, out))
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+func setBlocks(frames, bytes, inFlight int) {
+	blockFrames, blockBytes, blocksInFlight = frames, bytes, inFlight
+}
+
+// TestWorkersReadStandardInputOnce: standard input can be read only once,
+// and the dispatcher reads it for every worker.
+func TestWorkersReadStandardInputOnce(t *testing.T) {
+	path := captures(t, "gen", "incident_demo.pcap")[0]
+	topo := topologyFile("report_pod.yaml")
+	cmd := []string{"report", "--format", "json", "--topology", topo, "--fail-on", "never"}
+	want, _, _ := runCLI(t, append(cmd, "--workers=1", path)...)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	defer func(in *os.File) { os.Stdin = in }(os.Stdin)
+	os.Stdin = f
+	got, errOut, code := runCLI(t, append(cmd, "--workers=2", "-")...)
+	if code != 0 {
+		t.Fatalf("--workers=2 on standard input: exit %d, %s", code, errOut)
+	}
+	// The report names its input: standard input, not the file.
+	got = strings.ReplaceAll(got, `"-"`, strconv.Quote(path))
+	if got != want {
+		t.Errorf("--workers=2 on standard input differs from one worker on the file: %s", firstDiff(want, got))
 	}
 }
 

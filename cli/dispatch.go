@@ -1,0 +1,241 @@
+package cli
+
+import (
+	"io"
+	"sync/atomic"
+	"time"
+
+	"github.com/rocedump/rocedump/capture"
+	"github.com/rocedump/rocedump/decode/packet"
+	"github.com/rocedump/rocedump/flows"
+)
+
+// One reader for every worker. A pass on several workers (see analyze)
+// reads its input once: a dispatcher goroutine takes the frames from the
+// capture.Merger, copies them into a block, reads each frame's flow key at
+// fixed offsets (packet.PeekRoCEv2IPv4QP) and lists it for the worker
+// whose shard it is (flows.ShardOfIPv4). Every worker gets every block,
+// analyses the frames listed for it in order, and so sees its frames as
+// the one-worker pass does, with the same FrameRef.Seq. Of the other
+// frames a worker needs to know only this much:
+//
+//   - a frame the dispatcher cannot place (not RoCEv2 over IPv4 at fixed
+//     offsets: IPv6, other tunnels, non-RoCE traffic, cut frames) is listed
+//     for every worker, which decodes it and keeps it if it is its own
+//     (shard 0 keeps every non-RoCE frame), as when each worker read the
+//     input;
+//   - the capture's first frame is a frame another worker keeps to every
+//     other worker (frameAnalyzer.skip): a reports.Collector starts its
+//     timeline at the first frame of the capture, kept or not;
+//   - of the rest, only the latest time counts (a Collector keeps the
+//     latest time of the frames it skips, Collector.Skip), and a worker
+//     ends each block by skipping the block's latest time, which leaves it
+//     with the latest time of all frames, as before.
+//
+// Copying a 96-byte frame costs a few nanoseconds; reading and peeking it
+// in every worker cost ~35 ns a frame for each worker, and each worker
+// copied the whole file from the kernel (BENCHMARKS.md). Standard input,
+// which can be read only once, and gzip-compressed input, which is costly
+// to read, are read once for any number of workers.
+
+// Block sizes: blockFrames frames or blockBytes of frame data, whichever
+// comes first, and blocksInFlight blocks in all (one being filled, the
+// others queued or being analysed). The tests make blocks small to cross
+// many block boundaries.
+var (
+	blockFrames    = 4096
+	blockBytes     = 512 << 10
+	blocksInFlight = 4
+)
+
+// block is a run of consecutive frames of the input that the dispatcher
+// hands every worker: recs[i] (its Data copied into buf), with keys[i]
+// (what the dispatcher peeked: keyNone for a frame every worker decodes)
+// and files[i] (its input file number). recs[i] is frame seq+i of the
+// whole input (FrameRef.Seq). mine[w] lists the frames worker w analyses.
+type block struct {
+	recs   []capture.Record
+	keys   []frameKey
+	files  []int
+	mine   [][]int32
+	buf    []byte
+	seq    uint64
+	last   time.Time    // the latest time of the block's frames
+	unread atomic.Int32 // workers yet to analyse the block
+}
+
+func newBlock(workers int) *block {
+	b := &block{
+		recs:  make([]capture.Record, 0, blockFrames),
+		keys:  make([]frameKey, 0, blockFrames),
+		files: make([]int, 0, blockFrames),
+		mine:  make([][]int32, workers),
+		buf:   make([]byte, 0, blockBytes),
+	}
+	for w := range b.mine {
+		b.mine[w] = make([]int32, 0, blockFrames)
+	}
+	return b
+}
+
+// reset empties b for the frames from seq on. The records keep their Data,
+// which point into buf or the Merger's buffer: nothing that would not be
+// kept alive anyway.
+func (b *block) reset(seq uint64) {
+	b.recs, b.keys, b.files, b.buf = b.recs[:0], b.keys[:0], b.files[:0], b.buf[:0]
+	for w := range b.mine {
+		b.mine[w] = b.mine[w][:0]
+	}
+	b.seq, b.last = seq, time.Time{}
+}
+
+// holds says whether the data of frame i, read into recs, can be copied
+// into buf without growing it (the first frame of a block always can).
+func (b *block) holds(i int) bool {
+	return i == 0 || len(b.buf)+len(b.recs[i].Data) <= cap(b.buf)
+}
+
+// keep copies the data of frame i, read into recs, into buf, and notes
+// the frame's key and file.
+func (b *block) keep(i int, k frameKey, file int) {
+	rec := &b.recs[i]
+	off := len(b.buf)
+	b.buf = append(b.buf, rec.Data...)
+	rec.Data = b.buf[off:len(b.buf):len(b.buf)]
+	b.keys = append(b.keys, k)
+	b.files = append(b.files, file)
+	if i == 0 || rec.Timestamp.After(b.last) {
+		b.last = rec.Timestamp
+	}
+}
+
+// dispatcher reads the input of a pass once and hands its frames out to
+// the workers in blocks.
+type dispatcher struct {
+	m        *capture.Merger
+	progress *progress
+	out      []chan *block // to worker w, in order; closed at the end
+	free     chan *block   // blocks every worker has analysed
+	seq      uint64        // frames read
+}
+
+func newDispatcher(m *capture.Merger, workers int, pr *progress) *dispatcher {
+	// A block that fills up mid-batch takes the next before it is sent:
+	// at least two.
+	inFlight := max(blocksInFlight, 2)
+	d := &dispatcher{m: m, progress: pr, free: make(chan *block, inFlight)}
+	for range inFlight {
+		d.free <- newBlock(workers)
+	}
+	for range workers {
+		d.out = append(d.out, make(chan *block, inFlight))
+	}
+	return d
+}
+
+// run reads every frame and hands it out, then closes the workers'
+// channels. The Merger reads records straight into the block, whose
+// frames are then copied out of the Merger's buffer.
+func (d *dispatcher) run() {
+	b := d.take()
+	for {
+		if len(b.recs) == cap(b.recs) {
+			d.send(b)
+			b = d.take()
+		}
+		start := len(b.recs)
+		k, file, err := d.m.NextBatch(b.recs[start:min(start+batchFrames, cap(b.recs))])
+		if err == io.EOF {
+			break
+		}
+		b.recs = b.recs[:start+k]
+		for i := start; i < len(b.recs); {
+			if !b.holds(i) {
+				// The rest of the batch goes into the next block.
+				next := d.take()
+				next.recs = append(next.recs, b.recs[i:]...)
+				b.recs = b.recs[:i]
+				d.send(b)
+				b, i = next, 0
+			}
+			d.place(b, i, file)
+			i++
+		}
+		d.progress.tick(d.seq)
+	}
+	if len(b.recs) > 0 {
+		d.send(b)
+	}
+	for _, c := range d.out {
+		close(c)
+	}
+	d.progress.done()
+}
+
+// take returns a free block, emptied for the frames from the next one on.
+func (d *dispatcher) take() *block {
+	b := <-d.free
+	b.reset(d.seq)
+	return b
+}
+
+// place copies frame i of b, read into its recs, and lists it for the
+// worker whose share it is, or for every worker when it cannot tell.
+func (d *dispatcher) place(b *block, i, file int) {
+	d.seq++
+	rec := &b.recs[i]
+	src, dst, qp, ok, hasQP := packet.PeekRoCEv2IPv4QP(rec.LinkType, rec.Data)
+	if !ok {
+		b.keep(i, frameKey{}, file)
+		for w := range b.mine {
+			b.mine[w] = append(b.mine[w], int32(i))
+		}
+		return
+	}
+	key := frameKey{src: src, dst: dst, qp: qp, state: keyFlow}
+	if !hasQP {
+		key = frameKey{src: src, dst: dst, state: keyHosts}
+	}
+	b.keep(i, key, file)
+	w := flows.ShardOfIPv4(src, dst, len(b.mine))
+	b.mine[w] = append(b.mine[w], int32(i))
+}
+
+// send hands b to every worker.
+func (d *dispatcher) send(b *block) {
+	b.unread.Store(int32(len(d.out)))
+	for _, c := range d.out {
+		c <- b
+	}
+}
+
+// work analyses the blocks of worker w until the dispatcher is done.
+func (d *dispatcher) work(w int, fa *frameAnalyzer) {
+	for b := range d.out[w] {
+		fa.addBlock(b, b.mine[w])
+		if b.unread.Add(-1) == 0 {
+			d.free <- b
+		}
+	}
+}
+
+// addBlock analyses the frames mine of a block, in order.
+func (a *frameAnalyzer) addBlock(b *block, mine []int32) {
+	if b.seq == 0 && len(b.recs) > 0 && (len(mine) == 0 || mine[0] != 0) {
+		// The capture's first frame, which another worker keeps.
+		a.seq = 0
+		a.addPeeked(&b.recs[0], b.files[0], &frameKey{state: keyOtherShard})
+	}
+	run := frameRun{recs: b.recs, keys: b.keys, files: b.files, seq: b.seq, pick: mine}
+	if a.looksAhead() {
+		a.addLookingAhead(&run, nil)
+	} else {
+		for _, i := range mine {
+			a.seq = b.seq + uint64(i)
+			a.addPeeked(&b.recs[i], b.files[i], &b.keys[i])
+		}
+	}
+	if len(b.recs) > 0 {
+		a.skip(b.last)
+	}
+}
