@@ -92,11 +92,12 @@ func WriteMarkdown(w io.Writer, r *Results, command string) error {
 		one, t := pair[0], pair[1]
 		p.f("\nOn two cores (`GOMAXPROCS=2`, `taskset -c 0-1`), `%s` on %s ran %.2f× as fast as on one core: the median wall-time ratio of %d pairs of runs, one core then two, in turn (range %.2f-%.2f×). In the median pair it took %s wall and %s CPU on two cores (%.2f Mpps), %s wall and %s CPU on one.\n\n",
 			t.Name, filepath.Base(r.Main.Path), sp, len(r.TwoCores), lo, hi, secs(t.Wall), secs(t.CPU), t.PPS()/1e6, secs(one.Wall), secs(one.CPU))
-		var l1 float64
-		fmt.Sscan(r.LoadBefore, &l1)
-		if l1 >= 1 {
-			p.f("With a load average of %.1f from other work, the second core was not free: this figure says more about the machine than about rocedump.\n\n", l1)
+		p.f("The two-core process took %.2f× the CPU time of the one-core one for the same work: what the workers' hand-offs cost, and how much the two cores slowed each other (on this shared host that varies from hour to hour).", t.CPU.Seconds()/one.CPU.Seconds())
+		if t.Machine.Known && one.Machine.Known {
+			p.f(" Meanwhile the rest of the machine used %s of CPU time, and the hypervisor held back %s (steal time, /proc/stat); during the one-core run, %s and %s.",
+				secs(t.Machine.Others), secs(t.Machine.Steal), secs(one.Machine.Others), secs(one.Machine.Steal))
 		}
+		p.f("\n\n")
 	}
 
 	if len(r.Allocs) > 0 && len(r.AllocsDouble) == len(r.Allocs) {

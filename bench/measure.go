@@ -24,8 +24,10 @@ type Run struct {
 	Wall   time.Duration
 	CPU    time.Duration // user + system
 	MaxRSS int64         // peak resident set, bytes
-	Stderr string
-	Err    error
+	// Machine is what the rest of the machine did meanwhile.
+	Machine Activity
+	Stderr  string
+	Err     error
 
 	exitCode int // -1 when it did not run or was killed
 }
@@ -87,12 +89,14 @@ func (rn *Runner) Measure(name string, packets, cores int, args ...string) Run {
 	env := append(os.Environ(), fmt.Sprintf("GOMAXPROCS=%d", max(cores, 1)))
 	var r Run
 	code := 0
+	before := readCPUTimes()
 	if len(rn.Helper) > 0 {
 		r, code = rn.viaHelper(argv, env)
 	} else {
 		r = rn.measureDirect(name, 0, argv, env...)
 		code = r.exitCode
 	}
+	r.Machine = activitySince(before, r.CPU)
 	r.Name, r.Args, r.Packets, r.Cores, r.Pinned = name, args, packets, cores, pinned
 	// rocedump report exits 1 for findings at or above --fail-on: that is
 	// a result, not a failure.
