@@ -185,18 +185,13 @@ func (d *dispatcher) place(b *block, i, file int) {
 	d.seq++
 	rec := &b.recs[i]
 	src, dst, qp, ok, hasQP := packet.PeekRoCEv2IPv4QP(rec.LinkType, rec.Data)
+	b.keep(i, peekedKey(src, dst, qp, ok, hasQP), file)
 	if !ok {
-		b.keep(i, frameKey{}, file)
 		for w := range b.mine {
 			b.mine[w] = append(b.mine[w], int32(i))
 		}
 		return
 	}
-	key := frameKey{src: src, dst: dst, qp: qp, state: keyFlow}
-	if !hasQP {
-		key = frameKey{src: src, dst: dst, state: keyHosts}
-	}
-	b.keep(i, key, file)
 	w := flows.ShardOfIPv4(src, dst, len(b.mine))
 	b.mine[w] = append(b.mine[w], int32(i))
 }

@@ -24,12 +24,13 @@ type frameAnalyzer struct {
 	skipped map[capture.LinkType]bool // link types rocedump does not decode
 	seq     uint64                    // frames seen, kept or not: the next frame's FrameRef.Seq
 
-	// A worker of a sharded pass (see analyze) keeps only the frames of
-	// shard of shards: the packets of the flows flows.ShardOf gives it,
-	// the RoCEv2 frames that packet.PeekRoCEv2IPv4 says are between
-	// addresses of its share, and, on shard 0, every other frame. It
-	// counts only those in st, and tells the skippers among its sinks the
-	// time of the other frames it is given (see dispatcher).
+	// A worker of a sharded pass (see analyze and dispatcher) keeps only
+	// the frames of shard of shards: those the dispatcher routed to it by
+	// their IPv4 addresses, and of the frames it could not route (every
+	// worker gets them) the packets of the flows flows.ShardOf gives it
+	// and, on shard 0, every frame that is no flow's. It counts only
+	// those in st, and tells the skippers among its sinks the time of the
+	// other frames (keyOtherShard).
 	shard, shards int
 	skippers      []frameSkipper
 
@@ -69,10 +70,7 @@ func newShardAnalyzer(st *captureStats, sinks []packetSink, shard, shards int) *
 // call, or nil when the frame's link type is one rocedump does not decode
 // or another worker keeps the frame. It allocates nothing.
 func (a *frameAnalyzer) add(rec *capture.Record, file int) *packet.Packet {
-	var k frameKey
-	if a.shards > 1 {
-		k = a.peek(rec)
-	}
+	var k frameKey // not peeked: decoded to find its share
 	return a.addPeeked(rec, file, &k)
 }
 

@@ -3,7 +3,6 @@ package cli
 import (
 	"github.com/rocedump/rocedump/capture"
 	"github.com/rocedump/rocedump/decode/packet"
-	"github.com/rocedump/rocedump/flows"
 )
 
 // Looking ahead. On a mirror of many busy QPs consecutive packets belong to
@@ -62,9 +61,9 @@ type keyState uint8
 
 const (
 	keyNone       keyState = iota // not a RoCEv2 frame over IPv4 at fixed offsets, or not peeked
-	keyHosts                      // a RoCEv2 frame over IPv4 of this worker's share; the BTH is cut
+	keyHosts                      // a RoCEv2 frame over IPv4 whose BTH is cut
 	keyFlow                       // as keyHosts, with the BTH's destination QP: the flow key
-	keyOtherShard                 // a RoCEv2 frame over IPv4 another worker keeps
+	keyOtherShard                 // a frame another worker keeps (see dispatcher)
 )
 
 // frameKey is what peek read of a frame.
@@ -73,15 +72,17 @@ type frameKey struct {
 	state        keyState
 }
 
-// peek reads the flow key of a RoCEv2 frame over IPv4, and whose share it
-// is.
+// peek reads the flow key of a RoCEv2 frame over IPv4 at fixed offsets.
 func (a *frameAnalyzer) peek(rec *capture.Record) frameKey {
 	src, dst, qp, ok, hasQP := packet.PeekRoCEv2IPv4QP(rec.LinkType, rec.Data)
+	return peekedKey(src, dst, qp, ok, hasQP)
+}
+
+// peekedKey is the frameKey of what packet.PeekRoCEv2IPv4QP returned.
+func peekedKey(src, dst, qp uint32, ok, hasQP bool) frameKey {
 	switch {
 	case !ok:
 		return frameKey{}
-	case a.shards > 1 && flows.ShardOfIPv4(src, dst, a.shards) != a.shard:
-		return frameKey{state: keyOtherShard}
 	case !hasQP:
 		return frameKey{src: src, dst: dst, state: keyHosts}
 	}

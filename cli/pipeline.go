@@ -46,9 +46,10 @@ type analyzeOptions struct {
 	// can be split by flows.ShardOf (see reports.MergeShards): the pass
 	// then runs on Workers goroutines, each feeding its own shard's sink
 	// the frames of its share, which one dispatcher reads for all (see
-	// dispatcher and frameAnalyzer). It is called once for every shard, with n = 1 when
-	// the pass runs on one goroutine. Sinks, if also set, are fed by
-	// worker 0 (so see only its share); Each runs the pass on one worker.
+	// dispatcher and frameAnalyzer). It is called once for every shard,
+	// with n = 1 when the pass runs on one goroutine. Sinks, if also set,
+	// are fed by worker 0 (so see only its share); Each runs the pass on
+	// one worker.
 	Shard   func(i, n int) packetSink
 	Workers int // goroutines for a sharded pass; 0 or less: one per CPU (GOMAXPROCS)
 }
