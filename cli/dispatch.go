@@ -13,14 +13,14 @@ import (
 // One reader for every worker. A pass on several workers (see analyze)
 // reads its input once: a dispatcher goroutine takes the frames from the
 // capture.Merger, copies them into a block, reads each frame's flow key at
-// fixed offsets (packet.PeekRoCEv2IPv4QP) and lists it for the worker
-// whose shard it is (flows.ShardOfIPv4). Every worker gets every block,
-// analyses the frames listed for it in order, and so sees its frames as
-// the one-worker pass does, with the same FrameRef.Seq. Of the other
-// frames a worker needs to know only this much:
+// fixed offsets (packet.PeekRoCEv2IPv4QP) and marks the worker whose shard
+// it is (flows.ShardOfIPv4). Every worker gets every block, analyses the
+// frames marked for it in order, and so sees its frames as the one-worker
+// pass does, with the same FrameRef.Seq. Of the other frames a worker
+// needs to know only this much:
 //
-//   - a frame the dispatcher cannot place (not RoCEv2 over IPv4 at fixed
-//     offsets: IPv6, other tunnels, non-RoCE traffic, cut frames) is listed
+//   - a frame the dispatcher cannot route (not RoCEv2 over IPv4 at fixed
+//     offsets: IPv6, other tunnels, non-RoCE traffic, cut frames) is marked
 //     for every worker, which decodes it and keeps it if it is its own
 //     (shard 0 keeps every non-RoCE frame), as when each worker read the
 //     input;
@@ -32,11 +32,12 @@ import (
 //     ends each block by skipping the block's latest time, which leaves it
 //     with the latest time of all frames, as before.
 //
-// Copying a 96-byte frame costs a few nanoseconds; reading and peeking it
-// in every worker cost ~35 ns a frame for each worker, and each worker
-// copied the whole file from the kernel (BENCHMARKS.md). Standard input,
-// which can be read only once, and gzip-compressed input, which is costly
-// to read, are read once for any number of workers.
+// The dispatcher costs ~30 ns a frame more than the reading and peeking
+// that one worker alone does (the copy, the marks, the hand-offs); reading
+// and peeking in every worker cost ~35 ns a frame for each worker, and
+// each worker copied the whole file from the kernel (BENCHMARKS.md).
+// Standard input, which can be read only once, and gzip-compressed input,
+// which is costly to read, are read once for any number of workers.
 
 // Block sizes: blockFrames frames or blockBytes of frame data, whichever
 // comes first, and blocksInFlight blocks in all (one being filled, the
@@ -50,42 +51,40 @@ var (
 
 // block is a run of consecutive frames of the input that the dispatcher
 // hands every worker: recs[i] (its Data copied into buf), with keys[i]
-// (what the dispatcher peeked: keyNone for a frame every worker decodes)
-// and files[i] (its input file number). recs[i] is frame seq+i of the
-// whole input (FrameRef.Seq). mine[w] lists the frames worker w analyses.
+// (what the dispatcher peeked: keyNone for a frame every worker decodes),
+// owner[i] (the worker whose share it is, or everyWorker) and files[i]
+// (its input file number). recs[i] is frame seq+i of the whole input
+// (FrameRef.Seq). keys, owner and files have room for a whole block and
+// are written by index: the dispatcher's per-frame work is a few stores.
 type block struct {
 	recs   []capture.Record
 	keys   []frameKey
-	files  []int
-	mine   [][]int32
+	owner  []int32
+	files  []int32
 	buf    []byte
 	seq    uint64
 	last   time.Time    // the latest time of the block's frames
 	unread atomic.Int32 // workers yet to analyse the block
 }
 
-func newBlock(workers int) *block {
-	b := &block{
+// everyWorker is the owner of a frame the dispatcher could not route.
+const everyWorker = -1
+
+func newBlock() *block {
+	return &block{
 		recs:  make([]capture.Record, 0, blockFrames),
-		keys:  make([]frameKey, 0, blockFrames),
-		files: make([]int, 0, blockFrames),
-		mine:  make([][]int32, workers),
+		keys:  make([]frameKey, blockFrames),
+		owner: make([]int32, blockFrames),
+		files: make([]int32, blockFrames),
 		buf:   make([]byte, 0, blockBytes),
 	}
-	for w := range b.mine {
-		b.mine[w] = make([]int32, 0, blockFrames)
-	}
-	return b
 }
 
 // reset empties b for the frames from seq on. The records keep their Data,
 // which point into buf or the Merger's buffer: nothing that would not be
 // kept alive anyway.
 func (b *block) reset(seq uint64) {
-	b.recs, b.keys, b.files, b.buf = b.recs[:0], b.keys[:0], b.files[:0], b.buf[:0]
-	for w := range b.mine {
-		b.mine[w] = b.mine[w][:0]
-	}
+	b.recs, b.buf = b.recs[:0], b.buf[:0]
 	b.seq, b.last = seq, time.Time{}
 }
 
@@ -95,18 +94,15 @@ func (b *block) holds(i int) bool {
 	return i == 0 || len(b.buf)+len(b.recs[i].Data) <= cap(b.buf)
 }
 
-// keep copies the data of frame i, read into recs, into buf, and notes
-// the frame's key and file.
-func (b *block) keep(i int, k frameKey, file int) {
-	rec := &b.recs[i]
-	off := len(b.buf)
-	b.buf = append(b.buf, rec.Data...)
-	rec.Data = b.buf[off:len(b.buf):len(b.buf)]
-	b.keys = append(b.keys, k)
-	b.files = append(b.files, file)
-	if i == 0 || rec.Timestamp.After(b.last) {
-		b.last = rec.Timestamp
+// mine lists, into list, the frames of b that worker w analyses.
+func (b *block) mine(w int, list []int32) []int32 {
+	list = list[:0]
+	for i, o := range b.owner[:len(b.recs)] {
+		if o == int32(w) || o == everyWorker {
+			list = append(list, int32(i))
+		}
 	}
+	return list
 }
 
 // dispatcher reads the input of a pass once and hands its frames out to
@@ -125,7 +121,7 @@ func newDispatcher(m *capture.Merger, workers int, pr *progress) *dispatcher {
 	inFlight := max(blocksInFlight, 2)
 	d := &dispatcher{m: m, progress: pr, free: make(chan *block, inFlight)}
 	for range inFlight {
-		d.free <- newBlock(workers)
+		d.free <- newBlock()
 	}
 	for range workers {
 		d.out = append(d.out, make(chan *block, inFlight))
@@ -179,21 +175,25 @@ func (d *dispatcher) take() *block {
 	return b
 }
 
-// place copies frame i of b, read into its recs, and lists it for the
-// worker whose share it is, or for every worker when it cannot tell.
+// place copies frame i of b, read into its recs, out of the Merger's
+// buffer, and notes its key, its owner (the worker whose share it is, or
+// every worker when the dispatcher cannot tell) and its file.
 func (d *dispatcher) place(b *block, i, file int) {
 	d.seq++
 	rec := &b.recs[i]
-	src, dst, qp, ok, hasQP := packet.PeekRoCEv2IPv4QP(rec.LinkType, rec.Data)
-	b.keep(i, peekedKey(src, dst, qp, ok, hasQP), file)
-	if !ok {
-		for w := range b.mine {
-			b.mine[w] = append(b.mine[w], int32(i))
-		}
-		return
+	off := len(b.buf)
+	b.buf = append(b.buf, rec.Data...)
+	rec.Data = b.buf[off:len(b.buf):len(b.buf)]
+	if i == 0 || rec.Timestamp.After(b.last) {
+		b.last = rec.Timestamp
 	}
-	w := flows.ShardOfIPv4(src, dst, len(b.mine))
-	b.mine[w] = append(b.mine[w], int32(i))
+	src, dst, qp, ok, hasQP := packet.PeekRoCEv2IPv4QP(rec.LinkType, rec.Data)
+	b.keys[i] = peekedKey(src, dst, qp, ok, hasQP)
+	b.files[i] = int32(file)
+	b.owner[i] = everyWorker
+	if ok {
+		b.owner[i] = int32(flows.ShardOfIPv4(src, dst, len(d.out)))
+	}
 }
 
 // send hands b to every worker.
@@ -206,8 +206,10 @@ func (d *dispatcher) send(b *block) {
 
 // work analyses the blocks of worker w until the dispatcher is done.
 func (d *dispatcher) work(w int, fa *frameAnalyzer) {
+	mine := make([]int32, 0, blockFrames)
 	for b := range d.out[w] {
-		fa.addBlock(b, b.mine[w])
+		mine = b.mine(w, mine)
+		fa.addBlock(b, mine)
 		if b.unread.Add(-1) == 0 {
 			d.free <- b
 		}
@@ -219,7 +221,7 @@ func (a *frameAnalyzer) addBlock(b *block, mine []int32) {
 	if b.seq == 0 && len(b.recs) > 0 && (len(mine) == 0 || mine[0] != 0) {
 		// The capture's first frame, which another worker keeps.
 		a.seq = 0
-		a.addPeeked(&b.recs[0], b.files[0], &frameKey{state: keyOtherShard})
+		a.addPeeked(&b.recs[0], int(b.files[0]), &frameKey{state: keyOtherShard})
 	}
 	run := frameRun{recs: b.recs, keys: b.keys, files: b.files, seq: b.seq, pick: mine}
 	if a.looksAhead() {
@@ -227,7 +229,7 @@ func (a *frameAnalyzer) addBlock(b *block, mine []int32) {
 	} else {
 		for _, i := range mine {
 			a.seq = b.seq + uint64(i)
-			a.addPeeked(&b.recs[i], b.files[i], &b.keys[i])
+			a.addPeeked(&b.recs[i], int(b.files[i]), &b.keys[i])
 		}
 	}
 	if len(b.recs) > 0 {

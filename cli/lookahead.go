@@ -124,7 +124,7 @@ func (a *frameAnalyzer) looksAhead() bool {
 type frameRun struct {
 	recs  []capture.Record
 	keys  []frameKey
-	files []int
+	files []int32
 	file  int
 	seq   uint64
 	pick  []int32
@@ -167,7 +167,7 @@ func (a *frameAnalyzer) addLookingAhead(r *frameRun, each func(rec *capture.Reco
 		i := r.index(j)
 		file := r.file
 		if r.files != nil {
-			file = r.files[i]
+			file = int(r.files[i])
 		}
 		a.seq = r.seq + uint64(i)
 		if p := a.addPeeked(&r.recs[i], file, &r.keys[i]); p != nil && each != nil {
