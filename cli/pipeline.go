@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -67,6 +68,7 @@ func analyze(o analyzeOptions) (*captureStats, error) {
 		return nil, &exitError{code: ExitUsage, err: err}
 	}
 	defer m.Close()
+	defer collectLessDuringPass()()
 	n := passWorkers(o)
 	fas := make([]*frameAnalyzer, n)
 	for i := range fas {
@@ -107,6 +109,25 @@ func analyze(o analyzeOptions) (*captureStats, error) {
 		}
 	}
 	return fa.st, fa.finish()
+}
+
+// passGCPercent is the garbage collector's GOGC during an analysis pass.
+// The pass's memory is the flows' state, which stays live, and a packet
+// allocates nothing once its flow exists: a collection finds little
+// garbage (the arrays the flow index and lists outgrow) and rescans every
+// flow. Collecting when the heap has grown 5 times over instead of twice
+// takes ~10% less CPU time on captures that are mostly new flows and does
+// not raise the peak (BENCHMARKS.md).
+const passGCPercent = 400
+
+// collectLessDuringPass sets GOGC to passGCPercent, unless the
+// environment sets GOGC, and returns what puts it back.
+func collectLessDuringPass() (restore func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	prev := debug.SetGCPercent(passGCPercent)
+	return func() { debug.SetGCPercent(prev) }
 }
 
 // passWorkers is the number of goroutines for the pass: one unless it can

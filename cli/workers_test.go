@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -104,4 +105,27 @@ func TestWorkersFlag(t *testing.T) {
 			t.Errorf("%s --workers=-1: exit %d, stderr %q; want 2 and a word on --workers", cmd, code, errOut)
 		}
 	}
+}
+
+// TestPassGC: an analysis pass collects garbage less often (passGCPercent)
+// unless GOGC is set, and puts the setting back afterwards.
+func TestPassGC(t *testing.T) {
+	t.Setenv("GOGC", "")
+	before := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(before)
+	restore := collectLessDuringPass()
+	if got := debug.SetGCPercent(passGCPercent); got != passGCPercent {
+		t.Errorf("GOGC during the pass %d, want %d", got, passGCPercent)
+	}
+	restore()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("GOGC after the pass %d, want 100 back", got)
+	}
+	t.Setenv("GOGC", "50")
+	debug.SetGCPercent(50)
+	restore = collectLessDuringPass()
+	if got := debug.SetGCPercent(50); got != 50 {
+		t.Errorf("GOGC=50 in the environment: %d during the pass", got)
+	}
+	restore()
 }
