@@ -107,7 +107,7 @@ func WriteMarkdown(w io.Writer, r *Results, command string) error {
 		p.f("| command | allocations per packet, whole run | bytes per packet, whole run | allocations per extra packet | bytes per extra packet |\n|---|--:|--:|--:|--:|\n")
 		for i, a := range r.AllocsDouble {
 			ma, mb := Marginal(r.Allocs[i], a)
-			p.f("| `%s` | %.3f | %.1f | %.4f | %.2f |\n", a.Name, a.PerPacket(), a.BytesPerPacket(), ma, mb)
+			p.f("| `%s` | %.3f | %.1f | %.4f | %.2f |\n", a.Name, a.PerPacket(), a.BytesPerPacket(), noNegativeZero(ma, 4), noNegativeZero(mb, 2))
 		}
 		p.f("\n")
 	}
@@ -245,4 +245,14 @@ func thousands(n int) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// noNegativeZero returns v, or 0 when v rounds to zero at the given
+// number of decimals: a marginal cost slightly below zero (the two runs'
+// noise) would print as -0.0000.
+func noNegativeZero(v float64, decimals int) float64 {
+	if math.Abs(v) < 0.5*math.Pow(10, -float64(decimals)) {
+		return 0
+	}
+	return v
 }
