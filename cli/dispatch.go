@@ -8,6 +8,7 @@ import (
 	"github.com/rocedump/rocedump/capture"
 	"github.com/rocedump/rocedump/decode/packet"
 	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/reports"
 )
 
 // One reader for every worker. A pass on several workers (see analyze)
@@ -65,18 +66,22 @@ type block struct {
 	seq    uint64
 	last   time.Time    // the latest time of the block's frames
 	unread atomic.Int32 // workers yet to analyse the block
+	// flows[w] is the number of flows worker w's shard held once it had
+	// analysed the block (see seriesShard).
+	flows []int
 }
 
 // everyWorker is the owner of a frame the dispatcher could not route.
 const everyWorker = -1
 
-func newBlock() *block {
+func newBlock(workers int) *block {
 	return &block{
 		recs:  make([]capture.Record, 0, blockFrames),
 		keys:  make([]frameKey, blockFrames),
 		owner: make([]int32, blockFrames),
 		files: make([]int32, blockFrames),
 		buf:   make([]byte, 0, blockBytes),
+		flows: make([]int, workers),
 	}
 }
 
@@ -113,6 +118,9 @@ type dispatcher struct {
 	out      []chan *block // to worker w, in order; closed at the end
 	free     chan *block   // blocks every worker has analysed
 	seq      uint64        // frames read
+	// flowsBefore is the number of flows, over every shard, that appeared
+	// in the blocks every worker has analysed (see seriesShard).
+	flowsBefore atomic.Int64
 }
 
 func newDispatcher(m *capture.Merger, workers int, pr *progress) *dispatcher {
@@ -121,7 +129,7 @@ func newDispatcher(m *capture.Merger, workers int, pr *progress) *dispatcher {
 	inFlight := max(blocksInFlight, 2)
 	d := &dispatcher{m: m, progress: pr, free: make(chan *block, inFlight)}
 	for range inFlight {
-		d.free <- newBlock()
+		d.free <- newBlock(workers)
 	}
 	for range workers {
 		d.out = append(d.out, make(chan *block, inFlight))
@@ -204,14 +212,54 @@ func (d *dispatcher) send(b *block) {
 	}
 }
 
-// work analyses the blocks of worker w until the dispatcher is done.
-func (d *dispatcher) work(w int, fa *frameAnalyzer) {
+// seriesShard is the sink of a shard that keeps a throughput series for
+// each of the pass's first flows (reports.Collector). Each keeps them for
+// its own first reports.SeriesFlows flows, since it cannot tell which of
+// them come first in the whole pass; once the blocks every worker has
+// analysed hold that many flows over all shards, no flow a worker has yet
+// to see can be among the first, and the worker closes its shard's series
+// (reports.Collector.CloseSeries). With n workers the series then cost
+// ~reports.SeriesFlows rows plus those of the flows that appear in the
+// few blocks in flight, instead of n × reports.SeriesFlows.
+type seriesShard interface {
+	FlowCount() int
+	CloseSeries()
+}
+
+// work analyses the blocks of worker w, whose shard's sink is sink, until
+// the dispatcher is done.
+func (d *dispatcher) work(w int, fa *frameAnalyzer, sink packetSink) {
+	series, _ := sink.(seriesShard)
+	closed := false
 	mine := make([]int32, 0, blockFrames)
 	for b := range d.out[w] {
+		if series != nil && !closed && d.flowsBefore.Load() >= reports.SeriesFlows {
+			series.CloseSeries()
+			closed = true
+		}
 		mine = b.mine(w, mine)
 		fa.addBlock(b, mine)
+		if series != nil {
+			b.flows[w] = series.FlowCount()
+		}
 		if b.unread.Add(-1) == 0 {
+			d.countFlows(b)
 			d.free <- b
+		}
+	}
+}
+
+// countFlows notes the flows of every shard up to the end of b, which
+// every worker has analysed (blocks are done in order).
+func (d *dispatcher) countFlows(b *block) {
+	n := 0
+	for _, c := range b.flows {
+		n += c
+	}
+	for {
+		old := d.flowsBefore.Load()
+		if int64(n) <= old || d.flowsBefore.CompareAndSwap(old, int64(n)) {
+			return
 		}
 	}
 }

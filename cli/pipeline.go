@@ -71,10 +71,12 @@ func analyze(o analyzeOptions) (*captureStats, error) {
 	defer collectLessDuringPass()()
 	n := passWorkers(o)
 	fas := make([]*frameAnalyzer, n)
+	shardSinks := make([]packetSink, n)
 	for i := range fas {
 		var sinks []packetSink
 		if o.Shard != nil {
-			sinks = append(sinks, o.Shard(i, n))
+			shardSinks[i] = o.Shard(i, n)
+			sinks = append(sinks, shardSinks[i])
 		}
 		if i == 0 {
 			sinks = append(sinks, o.Sinks...)
@@ -93,7 +95,7 @@ func analyze(o analyzeOptions) (*captureStats, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				d.work(i, fa)
+				d.work(i, fa, shardSinks[i])
 			}()
 		}
 		d.run()

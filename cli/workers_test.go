@@ -4,10 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rocedump/rocedump/bench"
+	"github.com/rocedump/rocedump/reports"
 )
 
 // TestWorkersGiveOneWorkersOutput runs `rocedump report` and `rocedump
@@ -28,6 +32,7 @@ func TestWorkersGiveOneWorkersOutput(t *testing.T) {
 	commands := [][]string{
 		{"report", "--format", "json", "--topology", topo, "--fail-on", "never"},
 		{"report", "--format", "text", "--topology", topo, "--fail-on", "never"},
+		{"report", "--format", "html", "--topology", topo, "--fail-on", "never"}, // draws the per-flow series
 		{"flows", "--format", "json"},
 	}
 	for _, small := range []bool{false, true} {
@@ -128,4 +133,59 @@ func TestPassGC(t *testing.T) {
 		t.Errorf("GOGC=50 in the environment: %d during the pass", got)
 	}
 	restore()
+}
+
+// TestWorkersCloseSeries: on a capture of more flows than get a series,
+// the shards of a pass on several workers stop keeping series once the
+// flows before their next block are enough (seriesShard), and the
+// per-flow series of the pass (only the HTML report draws them) and the
+// report are still those of one worker.
+func TestWorkersCloseSeries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a capture of 7,680 flows")
+	}
+	f := bench.Fabric{Rails: 2, Nodes: 16, QPsPerPeer: 8, MsgBytes: 4096, MTU: 4096, Snaplen: 96, Messages: 2}
+	path := filepath.Join(t.TempDir(), "flows.pcap")
+	if _, err := bench.Generate(f, f.Messages*f.Connections()*f.FramesPerMessage(), path); err != nil {
+		t.Fatal(err)
+	}
+	defer setBlocks(blockFrames, blockBytes, blocksInFlight)
+	setBlocks(256, 256*128, 4)
+
+	pass := func(workers int) (tl *reports.Timeline, rows int, report string) {
+		shards := &collectorShards{}
+		if _, err := analyze(analyzeOptions{Paths: []string{path}, Shard: shards.shard, Workers: workers}); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range shards.collectors {
+			rows += c.SeriesRows()
+		}
+		tl = shards.merged().Timeline()
+		out, errOut, code := runCLI(t, "report", "--format", "json", "--fail-on", "never", fmt.Sprintf("--workers=%d", workers), path)
+		if code != 0 || !strings.HasPrefix(out, "{") {
+			t.Fatalf("report with %d workers: exit %d, %s", workers, code, errOut)
+		}
+		return tl, rows, out
+	}
+	wantTL, _, wantReport := pass(1)
+	if len(wantTL.FlowBits) != reports.SeriesFlows {
+		t.Fatalf("one worker: %d flow series, want %d", len(wantTL.FlowBits), reports.SeriesFlows)
+	}
+	for _, n := range []int{2, 3} {
+		tl, rows, report := pass(n)
+		if !reflect.DeepEqual(tl, wantTL) {
+			t.Errorf("%d workers: the timeline differs from one worker's (%d flow series, want %d)", n, len(tl.FlowBits), len(wantTL.FlowBits))
+		}
+		if report != wantReport {
+			t.Errorf("%d workers: the report differs from one worker's: %s", n, firstDiff(wantReport, report))
+		}
+		// Open, every shard would keep its own first SeriesFlows flows'
+		// series; closed, the shards keep the pass's first flows and
+		// those that appeared in the blocks in flight when the count
+		// passed SeriesFlows.
+		if rows < reports.SeriesFlows || rows >= reports.SeriesFlows+(n-1)*reports.SeriesFlows/2 {
+			t.Errorf("%d workers: %d series rows over the shards, want from %d to well below %d", n, rows, reports.SeriesFlows, n*reports.SeriesFlows)
+		}
+		t.Logf("%d workers: %d series rows over the shards (%d flows)", n, rows, f.Flows())
+	}
 }

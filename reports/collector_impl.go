@@ -41,6 +41,11 @@ type collectorState struct {
 	cnpSpan  frameSpan // first and last CNP
 	ceSpan   frameSpan // first and last CE-marked RoCE packet
 	finished bool
+
+	// seriesEnd, once seriesClosed, is the last flow ID that may get a
+	// series (see CloseSeries).
+	seriesEnd    int
+	seriesClosed bool
 }
 
 // NewCollector returns a Collector that feeds t and observes the rest. t
@@ -132,7 +137,7 @@ func (c *Collector) addRoCE(p *packet.Packet, at flows.FrameRef) {
 		s.cm.add(p, at)
 	}
 	s.observe(f.ID, p, at, &c.cfg)
-	if f.ID <= maxFlowSeries {
+	if s.keepsSeries(f.ID) {
 		s.series.add(f.ID-1, bin, uint64(p.IPTotalLen)*8)
 	}
 }

@@ -18,7 +18,7 @@ func (c *Collector) PrefetchSlot(src, dst, qp uint32) { c.Table.PrefetchSlot(src
 // state that a packet of a flow touches. It changes nothing.
 func (c *Collector) PrefetchFlow(src, dst, qp uint32) int {
 	i := c.Table.PrefetchFlow(src, dst, qp)
-	if i >= 0 && i < maxFlowSeries {
+	if i >= 0 && c.c.keepsSeries(i+1) {
 		if ch := c.c.series.chunks[i/seriesChunkFlows]; ch != nil {
 			prefetch.Lines(unsafe.Pointer(&ch.rows[i%seriesChunkFlows][max(c.c.tl.n-1, 0)]), 1)
 		}

@@ -83,8 +83,8 @@ func MergeShards(cs []*Collector) *Collector {
 		s.started = s.started || c.started
 
 		// A flow among the first maxFlowSeries of the whole pass is
-		// among the first maxFlowSeries of its shard, so its series is
-		// there.
+		// among the first maxFlowSeries of its shard, and CloseSeries
+		// closes a shard's series only after it: its series is there.
 		for j, f := range local[i] {
 			if r := c.rareOf(j + 1); r != nil {
 				if s.rare == nil {

@@ -22,6 +22,43 @@ const (
 // but have no series of their own.
 const maxFlowSeries = 4096
 
+// SeriesFlows is how many flows of a pass get a throughput series of their
+// own: the first ones, in the order they appear.
+const SeriesFlows = maxFlowSeries
+
+// CloseSeries tells the Collector of one shard of a pass (see
+// MergeShards) that none of the flows it has yet to see can be among the
+// pass's first SeriesFlows: the flows of every shard that appeared before
+// its next frame already number that many. They then get no series row,
+// which MergeShards would drop (up to 6.5 MB a shard). It changes no
+// result; a Collector that is the whole pass needs no such call.
+func (c *Collector) CloseSeries() {
+	s := &c.c
+	if !s.seriesClosed {
+		s.seriesClosed, s.seriesEnd = true, c.Table.Len()
+	}
+}
+
+// SeriesRows is how many flows have a series row: what the series cost,
+// for tests.
+func (c *Collector) SeriesRows() int {
+	n := 0
+	for i := range maxFlowSeries {
+		if _, off := c.c.series.at(i); off >= 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// FlowCount is the number of flows the Collector's table holds.
+func (c *Collector) FlowCount() int { return c.Table.Len() }
+
+// keepsSeries says whether flow ID id gets a series.
+func (s *collectorState) keepsSeries(id int) bool {
+	return id <= maxFlowSeries && (!s.seriesClosed || id <= s.seriesEnd)
+}
+
 // timeline holds the whole-capture series in fixed arrays (no allocation
 // per packet) and the bin geometry. Bins are timelineFirstBin << shift
 // wide; index works in integer nanoseconds, so a packet costs a
