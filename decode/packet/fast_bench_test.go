@@ -56,7 +56,19 @@ func mirrorFrames() []mirrorFrame {
 			eth(0x86dd, ip6("fd00::a", "fd00::b", 47, gre(fK|fS, 0x88be, 42, erspan2(7, true, a6[:78])))), 1000),
 		snap("erspan3 gre checksum, write middle",
 			eth(0x0800, ip4("192.0.2.10", "192.0.2.20", 47, gre(fC|fS, 0x22eb, 0, erspan3(9, 0, false, w2)))), 146),
+		snap("erspan2 ack whole, T bit set", eth(0x0800, ip4("192.0.2.10", "192.0.2.20", 47, gre(fS, 0x88be, 0, erspan2(100, true, a)))), 1000),
+		snap("erspan2 ack whole, outer length past the frame", longerOuter(e2(a), 40), 1000),
 	}
+}
+
+// longerOuter returns frame, an Ethernet frame carrying IPv4, with the IP
+// total length n bytes more than the frame holds.
+func longerOuter(frame []byte, n int) []byte {
+	f := append([]byte(nil), frame...)
+	total := int(f[16])<<8 | int(f[17])
+	total += n
+	f[16], f[17] = byte(total>>8), byte(total)
+	return f
 }
 
 // BenchmarkDecodeMirror decodes frames like the benchmark capture's, one
