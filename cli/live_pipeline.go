@@ -24,15 +24,17 @@ type frameAnalyzer struct {
 	skipped map[capture.LinkType]bool // link types rocedump does not decode
 	seq     uint64                    // frames seen, kept or not: the next frame's FrameRef.Seq
 
-	// A worker of a sharded pass (see analyze and dispatcher) keeps only
-	// the frames of shard of shards: those the dispatcher routed to it by
-	// their IPv4 addresses, and of the frames it could not route (every
-	// worker gets them) the packets of the flows flows.ShardOf gives it
-	// and, on shard 0, every frame that is no flow's. It counts only
-	// those in st, and tells the skippers among its sinks the time of the
-	// other frames (keyOtherShard).
-	shard, shards int
-	skippers      []frameSkipper
+	// A worker of a sharded pass (see analyze and relay) keeps only the
+	// frames of shard of split: those the relay routed to it by their IPv4
+	// addresses, and of the frames it could not route (every worker gets
+	// them) the packets of the flows split gives it and, on shard 0, every
+	// frame that is no flow's. It counts only those in st, and tells the
+	// skippers among its sinks the time of the other frames
+	// (keyOtherShard).
+	shard    int
+	split    flows.Split
+	share    float64 // split.Share(shard)
+	skippers []frameSkipper
 
 	// Looking ahead (see addBatch): the first sink that takes hints (the
 	// one holding the flow table), and the keys of the frames of the
@@ -48,12 +50,12 @@ type frameSkipper interface {
 }
 
 func newFrameAnalyzer(st *captureStats, sinks []packetSink) *frameAnalyzer {
-	return newShardAnalyzer(st, sinks, 0, 1)
+	return newShardAnalyzer(st, sinks, 0, flows.NewSplit(1, 1))
 }
 
-// newShardAnalyzer is the frameAnalyzer of worker shard of shards.
-func newShardAnalyzer(st *captureStats, sinks []packetSink, shard, shards int) *frameAnalyzer {
-	a := &frameAnalyzer{st: st, sinks: sinks, skipped: map[capture.LinkType]bool{}, shard: shard, shards: max(shards, 1)}
+// newShardAnalyzer is the frameAnalyzer of worker shard of split.
+func newShardAnalyzer(st *captureStats, sinks []packetSink, shard int, split flows.Split) *frameAnalyzer {
+	a := &frameAnalyzer{st: st, sinks: sinks, skipped: map[capture.LinkType]bool{}, shard: shard, split: split, share: split.Share(shard)}
 	for _, s := range sinks {
 		if k, ok := s.(frameSkipper); ok {
 			a.skippers = append(a.skippers, k)
@@ -86,10 +88,10 @@ func (a *frameAnalyzer) addPeeked(rec *capture.Record, file int, k *frameKey) *p
 	}
 	peeked := k.state != keyNone
 	err := a.dec.Decode(rec.LinkType, rec.Data, rec.OrigLen, pkt)
-	if a.shards > 1 && !peeked {
+	if a.split.Shards() > 1 && !peeked {
 		owner := 0
 		if err == nil && pkt.Kind == packet.KindRoCE && pkt.HasBTH {
-			owner = flows.ShardOf(pkt, a.shards)
+			owner = a.split.Of(pkt)
 		}
 		if owner != a.shard {
 			a.skip(rec.Timestamp)

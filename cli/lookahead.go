@@ -53,7 +53,7 @@ const (
 type flowPrefetcher interface {
 	PrefetchSlot(src, dst, qp uint32)
 	PrefetchFlow(src, dst, qp uint32) int
-	LookAheadPays() bool
+	LookAheadPays(share float64) bool
 }
 
 // keyState says what peek learnt of a frame.
@@ -63,7 +63,7 @@ const (
 	keyNone       keyState = iota // not a RoCEv2 frame over IPv4 at fixed offsets, or not peeked
 	keyHosts                      // a RoCEv2 frame over IPv4 whose BTH is cut
 	keyFlow                       // as keyHosts, with the BTH's destination QP: the flow key
-	keyOtherShard                 // a frame another worker keeps (see dispatcher)
+	keyOtherShard                 // a frame another worker keeps (see relay)
 )
 
 // frameKey is what peek read of a frame.
@@ -114,18 +114,20 @@ func (a *frameAnalyzer) addBatch(recs []capture.Record, file int, each func(rec 
 
 // looksAhead says whether the pass looks ahead now.
 func (a *frameAnalyzer) looksAhead() bool {
-	return a.prefetcher != nil && (lookAhead == lookAheadAlways || lookAhead == lookAheadAuto && a.prefetcher.LookAheadPays())
+	return a.prefetcher != nil && (lookAhead == lookAheadAlways || lookAhead == lookAheadAuto && a.prefetcher.LookAheadPays(a.share))
 }
 
-// frameRun is consecutive frames of the input whose keys peek has read:
-// recs[i] with keys[i], of input file number files[i] (file when files is
-// nil), frame seq+i of the input (FrameRef.Seq). Only the frames that pick
-// lists (indexes, in order) are added, or every frame when pick is nil.
+// frameRun is frames of the input whose keys peek has read, in order:
+// recs[i] with keys[i], of input file number files[i] (file when files
+// is nil), frame seqs[i] of the input (FrameRef.Seq; seq+i when seqs is
+// nil). Only the frames that pick lists (indexes, in order) are added, or
+// every frame when pick is nil.
 type frameRun struct {
 	recs  []capture.Record
 	keys  []frameKey
 	files []int32
 	file  int
+	seqs  []uint64
 	seq   uint64
 	pick  []int32
 }
@@ -144,6 +146,35 @@ func (r *frameRun) index(j int) int {
 		return int(r.pick[j])
 	}
 	return j
+}
+
+// fileOf is the input file number of frame i.
+func (r *frameRun) fileOf(i int) int {
+	if r.files != nil {
+		return int(r.files[i])
+	}
+	return r.file
+}
+
+// seqOf is the FrameRef.Seq of frame i.
+func (r *frameRun) seqOf(i int) uint64 {
+	if r.seqs != nil {
+		return r.seqs[i]
+	}
+	return r.seq + uint64(i)
+}
+
+// addRun adds the frames of r, looking ahead when it pays (looksAhead).
+func (a *frameAnalyzer) addRun(r *frameRun) {
+	if a.looksAhead() {
+		a.addLookingAhead(r, nil)
+		return
+	}
+	for j := range r.len() {
+		i := r.index(j)
+		a.seq = r.seqOf(i)
+		a.addPeeked(&r.recs[i], r.fileOf(i), &r.keys[i])
+	}
 }
 
 // addLookingAhead adds the frames of r, prefetching each frame's state
@@ -165,11 +196,8 @@ func (a *frameAnalyzer) addLookingAhead(r *frameRun, each func(rec *capture.Reco
 			a.prefetchFlow(&r.keys[r.index(k)])
 		}
 		i := r.index(j)
-		file := r.file
-		if r.files != nil {
-			file = int(r.files[i])
-		}
-		a.seq = r.seq + uint64(i)
+		file := r.fileOf(i)
+		a.seq = r.seqOf(i)
 		if p := a.addPeeked(&r.recs[i], file, &r.keys[i]); p != nil && each != nil {
 			each(&r.recs[i], file, p)
 		}

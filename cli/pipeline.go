@@ -46,8 +46,8 @@ type analyzeOptions struct {
 	// Shard, if set, makes the sink of shard i of n for an analysis that
 	// can be split by flows.ShardOf (see reports.MergeShards): the pass
 	// then runs on Workers goroutines, each feeding its own shard's sink
-	// the frames of its share, which one dispatcher reads for all (see
-	// dispatcher and frameAnalyzer). It is called once for every shard,
+	// the frames of its share, which worker 0 reads for all (see relay
+	// and frameAnalyzer). It is called once for every shard,
 	// with n = 1 when the pass runs on one goroutine. Sinks, if also set,
 	// are fed by worker 0 (so see only its share); Each runs the pass on
 	// one worker.
@@ -70,6 +70,7 @@ func analyze(o analyzeOptions) (*captureStats, error) {
 	defer m.Close()
 	defer collectLessDuringPass()()
 	n := passWorkers(o)
+	split := flows.NewSplit(n, relayShare(n))
 	fas := make([]*frameAnalyzer, n)
 	shardSinks := make([]packetSink, n)
 	for i := range fas {
@@ -81,24 +82,24 @@ func analyze(o analyzeOptions) (*captureStats, error) {
 		if i == 0 {
 			sinks = append(sinks, o.Sinks...)
 		}
-		fas[i] = newShardAnalyzer(&captureStats{Files: paths}, sinks, i, n)
+		fas[i] = newShardAnalyzer(&captureStats{Files: paths}, sinks, i, split)
 	}
 	if n == 1 {
 		w := &worker{m: m, fa: fas[0], each: o.Each, progress: newProgress(o.Progress)}
 		w.run()
 	} else {
-		// One dispatcher reads the input and hands every worker its
-		// share (see dispatcher).
-		d := newDispatcher(m, n, newProgress(o.Progress))
+		// Worker 0 reads the input and hands every other worker its
+		// share (see relay).
+		r := newRelay(m, split, newProgress(o.Progress))
 		var wg sync.WaitGroup
-		for i, fa := range fas {
+		for i := 1; i < n; i++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				d.work(i, fa, shardSinks[i])
+				r.work(i, fas[i], shardSinks[i])
 			}()
 		}
-		d.run()
+		r.run(fas[0], shardSinks[0])
 		wg.Wait()
 	}
 	// Each worker counted the frames it kept.

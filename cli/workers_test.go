@@ -19,7 +19,7 @@ import (
 // ones at once, merged in time order, gzip-compressed ones included) with
 // 1, 2 and 3 workers and requires byte-identical output: a sharded pass
 // must not change a report. It runs again with blocks of a few frames
-// and looking ahead at every frame, so that the dispatcher's blocks end
+// and looking ahead at every frame, so that the relay's rounds end
 // everywhere in the captures.
 func TestWorkersGiveOneWorkersOutput(t *testing.T) {
 	topo := topologyFile("report_pod.yaml")
@@ -37,7 +37,7 @@ func TestWorkersGiveOneWorkersOutput(t *testing.T) {
 	}
 	for _, small := range []bool{false, true} {
 		if small {
-			defer setBlocks(blockFrames, blockBytes, blocksInFlight)
+			defer setBlocks(blockFrames, blockBytes, roundsInFlight)
 			setBlocks(5, 700, 2)
 			defer func(l int) { lookAhead = l }(lookAhead)
 			lookAhead = lookAheadAlways
@@ -72,12 +72,19 @@ func TestWorkersGiveOneWorkersOutput(t *testing.T) {
 	}
 }
 
+// setBlocks sets the relay's block sizes and rounds in flight; blocks of
+// fewer frames than a batch also make the relay read fewer at once, so
+// that rounds end everywhere.
 func setBlocks(frames, bytes, inFlight int) {
-	blockFrames, blockBytes, blocksInFlight = frames, bytes, inFlight
+	blockFrames, blockBytes, roundsInFlight = frames, bytes, inFlight
+	relayBatch = batchFrames
+	if frames < batchFrames {
+		relayBatch = max(frames/2, 1)
+	}
 }
 
 // TestWorkersReadStandardInputOnce: standard input can be read only once,
-// and the dispatcher reads it for every worker.
+// and the relay reads it for every worker.
 func TestWorkersReadStandardInputOnce(t *testing.T) {
 	path := captures(t, "gen", "incident_demo.pcap")[0]
 	topo := topologyFile("report_pod.yaml")
@@ -149,7 +156,7 @@ func TestWorkersCloseSeries(t *testing.T) {
 	if _, err := bench.Generate(f, f.Messages*f.Connections()*f.FramesPerMessage(), path); err != nil {
 		t.Fatal(err)
 	}
-	defer setBlocks(blockFrames, blockBytes, blocksInFlight)
+	defer setBlocks(blockFrames, blockBytes, roundsInFlight)
 	setBlocks(256, 256*128, 4)
 
 	pass := func(workers int) (tl *reports.Timeline, rows int, report string) {

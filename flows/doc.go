@@ -179,7 +179,8 @@
 // input order, and the finished tables merged into one (MergeShards).
 //
 // A shard owns every packet between two hosts, both ways: ShardOf hashes
-// the unordered pair of the packet's addresses. Everything a Table decides
+// the unordered pair of the packet's addresses (a Split does too, with a
+// share of its own for shard 0). Everything a Table decides
 // is decided within one such pair, so a shard decides it exactly as one
 // Table fed every packet would:
 //

@@ -67,7 +67,12 @@ func (t *Table) PrefetchFlow(src, dst, qp uint32) int {
 // at 35,328 and 26% less at 63,488 (BENCHMARKS.md).
 const lookAheadFlows = 24 << 10
 
-// LookAheadPays says whether the table holds so many flows that hints
+// LookAheadPays says whether the pass holds so many flows that hints
 // (PrefetchSlot, PrefetchFlow) a few packets ahead save more than they
 // cost: below that, the state of every flow stays in the cache anyway.
-func (t *Table) LookAheadPays() bool { return len(t.flows) >= lookAheadFlows }
+// share is the part of the pass's flows the table holds: 1 for a table fed
+// every packet, a shard's part of the host pairs (Split.Share) for one of
+// several tables of a pass, which share the cache.
+func (t *Table) LookAheadPays(share float64) bool {
+	return float64(len(t.flows)) >= share*lookAheadFlows
+}

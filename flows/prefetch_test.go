@@ -80,16 +80,20 @@ func TestPrefetchMerged(t *testing.T) {
 }
 
 // TestLookAheadPays: a table says looking ahead pays from lookAheadFlows
-// flows on.
+// flows on, and a shard that holds a share of the pass's flows from that
+// share of them on.
 func TestLookAheadPays(t *testing.T) {
 	c := newClock(Config{})
 	for i := range lookAheadFlows {
-		if c.tab.LookAheadPays() {
+		if c.tab.LookAheadPays(1) {
 			t.Fatalf("pays with %d flows", i)
+		}
+		if got, want := c.tab.LookAheadPays(0.25), i >= lookAheadFlows/4; got != want {
+			t.Fatalf("a quarter of the pass's flows: pays with %d flows = %v", i, got)
 		}
 		c.add(time.Microsecond, roce("10.0.0.1", "10.0.0.2", opSendOnly, uint32(i+2), 1, 100))
 	}
-	if n := c.tab.Len(); n != lookAheadFlows || !c.tab.LookAheadPays() {
-		t.Errorf("%d flows: LookAheadPays = %v", n, c.tab.LookAheadPays())
+	if n := c.tab.Len(); n != lookAheadFlows || !c.tab.LookAheadPays(1) {
+		t.Errorf("%d flows: LookAheadPays = %v", n, c.tab.LookAheadPays(1))
 	}
 }

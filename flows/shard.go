@@ -35,11 +35,103 @@ func shardOfAddrs(a, b netip.Addr, n int) int {
 }
 
 func shardOfWords(x, y uint64, n int) int {
+	return int(pairHash(x, y) * uint64(n) >> 32)
+}
+
+// pairHash is the 32-bit hash of the unordered pair of address words x
+// and y that every split of host pairs uses.
+func pairHash(x, y uint64) uint64 {
 	if x > y {
 		x, y = y, x
 	}
-	h := mix64(x*0x9e3779b97f4a7c15 ^ y)
-	return int((h >> 32) * uint64(n) >> 32)
+	return mix64(x*0x9e3779b97f4a7c15^y) >> 32
+}
+
+// Split divides the host pairs among n shards by the hash ShardOf uses,
+// with a share of its own for shard 0: a pass whose worker 0 also reads
+// the input for the others (cli's relay) gives that worker fewer flows,
+// so that every worker has as much to do. Any Split keeps the packets
+// between two addresses together, which is all MergeShards needs.
+type Split struct {
+	n int
+	// owner is the shard of each of splitBuckets equal ranges of the
+	// hash; nil for one shard, or for more shards than buckets (then the
+	// split is ShardOf's).
+	owner *[splitBuckets]uint16
+}
+
+// A Split's shares are counted in splitBuckets equal ranges of the hash:
+// 1/1024 of the host pairs.
+const (
+	splitBits    = 10
+	splitBuckets = 1 << splitBits
+)
+
+// NewSplit returns a Split of host pairs among n shards (at least one)
+// that gives shard 0 the fraction first of them (0 to 1, rounded to
+// 1/1024) and the other shards equal parts of the rest. NewSplit(n, 1/n)
+// splits as evenly as ShardOf does, though not in the same way; with more
+// than 1,024 shards the split is ShardOf's, whatever first.
+func NewSplit(n int, first float64) Split {
+	n = max(n, 1)
+	s := Split{n: n}
+	if n == 1 || n > splitBuckets {
+		return s
+	}
+	first = min(max(first, 0), 1)
+	zero := int(first*splitBuckets + 0.5)
+	s.owner = new([splitBuckets]uint16)
+	for b := range s.owner {
+		if b >= zero {
+			s.owner[b] = uint16(1 + (b-zero)*(n-1)/(splitBuckets-zero))
+		}
+	}
+	return s
+}
+
+// Shards returns the number of shards.
+func (s Split) Shards() int { return s.n }
+
+// Share returns the part of the host pairs (0 to 1) that shard i owns.
+func (s Split) Share(i int) float64 {
+	if s.n <= 1 {
+		return 1
+	}
+	if s.owner == nil {
+		return 1 / float64(s.n)
+	}
+	own := 0
+	for _, o := range s.owner {
+		if int(o) == i {
+			own++
+		}
+	}
+	return float64(own) / splitBuckets
+}
+
+// Of returns the shard that owns p (see ShardOf).
+func (s Split) Of(p *packet.Packet) int {
+	if s.n <= 1 {
+		return 0
+	}
+	return s.ofWords(addrWord(p.Src), addrWord(p.Dst))
+}
+
+// OfIPv4 is Of for a packet between IPv4 addresses src and dst (as
+// big-endian integers) that a worker has only peeked at
+// (packet.PeekRoCEv2IPv4): the shard Of gives the decoded packet.
+func (s Split) OfIPv4(src, dst uint32) int {
+	return s.ofWords(uint64(src), uint64(dst))
+}
+
+// ofWords is the shard of the pair of address words x and y: 0 for one
+// shard (or the zero Split).
+func (s Split) ofWords(x, y uint64) int {
+	h := pairHash(x, y)
+	if s.owner == nil {
+		return int(h * uint64(s.n) >> 32)
+	}
+	return int(s.owner[h>>(32-splitBits)])
 }
 
 // addrWord folds an address into 64 bits: an IPv4 address is its 32 bits,

@@ -1,9 +1,11 @@
 package flows_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/netip"
 	"path/filepath"
 	"reflect"
@@ -16,32 +18,45 @@ import (
 )
 
 // TestShardsMatchOneTable feeds every generated and real capture to one
-// Table and, split by ShardOf, to 2 and 3 shard tables, merges the shards
-// and requires the same flows: every exported field and method value, the
-// partner by ID, and Current for every key.
+// Table and, split by ShardOf, to 2 and 3 shard tables (and by Splits
+// that give shard 0 less), merges the shards and requires the same flows:
+// every exported field and method value, the partner by ID, and Current
+// for every key.
 func TestShardsMatchOneTable(t *testing.T) {
 	paths := testcaps.All(t, "../testdata/pcaps")
 	for _, path := range paths {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			one := flows.NewTable(flows.Config{})
-			shards := map[int][]*flows.Table{}
+			type sharded struct {
+				name  string
+				n     int
+				shard func(p *packet.Packet) int
+				tabs  []*flows.Table
+			}
+			var passes []*sharded
 			for _, n := range []int{2, 3} {
-				for range n {
-					shards[n] = append(shards[n], flows.NewTable(flows.Config{}))
+				passes = append(passes, &sharded{name: fmt.Sprintf("%d shards", n), n: n, shard: func(p *packet.Packet) int { return flows.ShardOf(p, n) }})
+			}
+			for _, s := range []flows.Split{flows.NewSplit(2, 0.3), flows.NewSplit(3, 0.1)} {
+				passes = append(passes, &sharded{name: fmt.Sprintf("%d shards, %.2f to shard 0", s.Shards(), s.Share(0)), n: s.Shards(), shard: s.Of})
+			}
+			for _, s := range passes {
+				for range s.n {
+					s.tabs = append(s.tabs, flows.NewTable(flows.Config{}))
 				}
 			}
 			feedCapture(t, path, func(p *packet.Packet, at flows.FrameRef) {
 				one.Add(p, at)
-				for n, tabs := range shards {
-					tabs[flows.ShardOf(p, n)].Add(p, at)
+				for _, s := range passes {
+					s.tabs[s.shard(p)].Add(p, at)
 				}
 			})
 			one.Finish()
-			for n, tabs := range shards {
-				for _, s := range tabs {
-					s.Finish()
+			for _, s := range passes {
+				for _, tab := range s.tabs {
+					tab.Finish()
 				}
-				compareTables(t, fmt.Sprintf("%d shards", n), one, flows.MergeShards(tabs))
+				compareTables(t, s.name, one, flows.MergeShards(s.tabs))
 			}
 		})
 	}
@@ -186,6 +201,63 @@ func TestShardOf(t *testing.T) {
 		for i, c := range count {
 			if c < 2*32*32/n/2 {
 				t.Errorf("n=%d: shard %d has %d of %d host pairs", n, i, c, 2*32*32)
+			}
+		}
+	}
+}
+
+// TestSplit checks that a Split keeps both directions between two hosts
+// together, gives the same shard to a peeked IPv4 frame (OfIPv4) as to
+// its decoded packet (Of), and shares the host pairs out as asked: shard 0
+// the fraction given (as Share says), the others equal parts of the rest.
+func TestSplit(t *testing.T) {
+	var p packet.Packet
+	for _, s := range []flows.Split{{}, flows.NewSplit(1, 1), flows.NewSplit(0, 0.5)} {
+		p.Src, p.Dst = netip.AddrFrom4([4]byte{10, 0, 0, 1}), netip.AddrFrom4([4]byte{10, 0, 0, 2})
+		if s.Of(&p) != 0 || s.OfIPv4(1, 2) != 0 || s.Share(0) != 1 {
+			t.Errorf("%+v: one shard, yet Of %d, OfIPv4 %d, Share %v", s, s.Of(&p), s.OfIPv4(1, 2), s.Share(0))
+		}
+	}
+	const hosts = 256
+	for _, c := range []struct {
+		n     int
+		first float64
+	}{{2, 0.5}, {2, 0.3}, {3, 0.1}, {4, 0}, {8, 0}, {5, 1}, {2000, 0.2}} {
+		s := flows.NewSplit(c.n, c.first)
+		count := make([]int, c.n)
+		for a := range hosts {
+			for b := range a {
+				src := netip.AddrFrom4([4]byte{10, byte(a % 8), byte(a / 8), 1})
+				dst := netip.AddrFrom4([4]byte{10, byte(b % 8), byte(b / 8), 2})
+				p.Src, p.Dst = src, dst
+				got := s.Of(&p)
+				p.Src, p.Dst = dst, src
+				v4, w4 := src.As4(), dst.As4()
+				peeked := s.OfIPv4(binary.BigEndian.Uint32(v4[:]), binary.BigEndian.Uint32(w4[:]))
+				if back := s.Of(&p); back != got || peeked != got || got < 0 || got >= c.n {
+					t.Fatalf("n=%d first=%v %v<->%v: shards %d, %d back, %d peeked", c.n, c.first, src, dst, got, back, peeked)
+				}
+				count[got]++
+			}
+		}
+		pairs := hosts * (hosts - 1) / 2
+		sum := 0.0
+		for i := range c.n {
+			sum += s.Share(i)
+		}
+		if math.Abs(sum-1) > 1e-9 {
+			t.Errorf("n=%d first=%v: shares add up to %v", c.n, c.first, sum)
+		}
+		if c.n > 1024 {
+			continue // more shards than buckets: ShardOf's even split
+		}
+		if got := s.Share(0); math.Abs(got-c.first) > 1.0/1024 {
+			t.Errorf("n=%d first=%v: Share(0) = %v", c.n, c.first, got)
+		}
+		for i, k := range count {
+			want := s.Share(i) * float64(pairs)
+			if math.Abs(float64(k)-want) > 0.05*float64(pairs)/float64(c.n)+5 {
+				t.Errorf("n=%d first=%v: shard %d has %d of %d host pairs, want about %.0f", c.n, c.first, i, k, pairs, want)
 			}
 		}
 	}

@@ -27,4 +27,4 @@ func (c *Collector) PrefetchFlow(src, dst, qp uint32) int {
 }
 
 // LookAheadPays is flows.Table.LookAheadPays of the Collector's table.
-func (c *Collector) LookAheadPays() bool { return c.Table.LookAheadPays() }
+func (c *Collector) LookAheadPays(share float64) bool { return c.Table.LookAheadPays(share) }

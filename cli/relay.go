@@ -1,0 +1,396 @@
+package cli
+
+import (
+	"io"
+	"sync/atomic"
+	"time"
+
+	"github.com/rocedump/rocedump/capture"
+	"github.com/rocedump/rocedump/decode/packet"
+	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/reports"
+)
+
+// One reader for every worker. A pass on several workers (see analyze)
+// reads its input once, on worker 0: the relay. It takes the frames from
+// the capture.Merger in batches, reads each frame's flow key at fixed
+// offsets (packet.PeekRoCEv2IPv4QP) and finds the worker whose share the
+// frame is (a flows.Split of the host pairs). It analyses its own frames
+// straight out of the Merger's buffer, as one worker alone does, and
+// copies each other worker's frames into that worker's block of the
+// current round; a full block ends the round, which goes to every other
+// worker. A worker so sees its frames as the one-worker pass does, in
+// order and with the same FrameRef.Seq. Of the other frames a worker needs
+// to know only this much:
+//
+//   - a frame the relay cannot route (not RoCEv2 over IPv4 at fixed
+//     offsets: IPv6, other tunnels, non-RoCE traffic, cut frames) goes to
+//     every worker, which decodes it and keeps it if it is its own (shard
+//     0 keeps every non-RoCE frame), as when each worker read the input;
+//   - the capture's first frame goes to every worker, as a frame another
+//     worker keeps (frameAnalyzer.skip) to all but its owner: a
+//     reports.Collector starts its timeline at the first frame of the
+//     capture, kept or not;
+//   - of the rest, only the latest time counts (a Collector keeps the
+//     latest time of the frames it skips, Collector.Skip): a round carries
+//     the latest time of every frame read before it ended, which a worker
+//     skips after the round's frames, and the relay skips the latest time
+//     of each batch after its own frames of it.
+//
+// Reading and peeking cost the relay ~35 ns a frame, and copying another
+// worker's frame a few more, which the split makes up for: the relay's
+// share of the host pairs is smaller than the others' by what reading
+// costs it (relayShare), so that the workers finish together. A worker
+// reads only its own frames (and the few every worker gets), copied for it
+// in a block. Before, a dispatcher goroutine copied every frame into a
+// block that every worker scanned, which cost ~49 ns a frame over one
+// worker's pass (BENCHMARKS.md).
+//
+// Standard input, which can be read only once, and gzip-compressed input,
+// which is costly to read, are read once for any number of workers like
+// any other input.
+
+// Round sizes: a round ends when one worker's block holds blockFrames/(n-1)
+// frames or blockBytes/(n-1) bytes of frame data (n workers), so that a
+// round holds about as many frames whatever n; roundsInFlight rounds in
+// all (one being filled, the others queued or being analysed) bound what
+// the relay can be ahead of the slowest worker. The tests make rounds
+// small to cross many round boundaries.
+var (
+	blockFrames    = 4096
+	blockBytes     = 512 << 10
+	roundsInFlight = 4
+)
+
+// relayCost is what the relay's reading, peeking and copying costs,
+// relative to analysing a frame (decoding it, adding it to the flow table
+// and the report): ~35-45 ns against ~250-300 on the benchmark captures.
+const relayCost = 0.3
+
+// relayShare is the share of the host pairs the relay keeps with n
+// workers: each of the others gets (1+c)/n and the relay that less c, its
+// reading cost, so that all have as much to do. From about 1/c workers on
+// the relay only reads.
+func relayShare(n int) float64 {
+	return max(0, (1+relayCost)/float64(n)-relayCost)
+}
+
+// everyWorker is the owner of a frame the relay could not route.
+const everyWorker = -1
+
+// relayBlock is the frames of one round for one worker: recs[i] (its Data
+// copied into buf), with keys[i] (what the relay peeked: keyNone for a
+// frame every worker decodes, keyOtherShard for the capture's first frame
+// when another worker keeps it), files[i] (its input file number) and
+// seqs[i] (its FrameRef.Seq), for i below n. The arrays have room for
+// maxFrames frames, or a batch more (see holds), and are written by index.
+type relayBlock struct {
+	recs      []capture.Record
+	keys      []frameKey
+	files     []int32
+	seqs      []uint64
+	n         int
+	buf       []byte
+	maxFrames int
+}
+
+func newRelayBlock(frames, bytes int) *relayBlock {
+	room := max(frames, batchFrames)
+	return &relayBlock{
+		recs:      make([]capture.Record, room),
+		keys:      make([]frameKey, room),
+		files:     make([]int32, room),
+		seqs:      make([]uint64, room),
+		buf:       make([]byte, 0, bytes),
+		maxFrames: frames,
+	}
+}
+
+// holds says whether b can take a batch of frames frames of bytes bytes
+// in all without growing. An empty block always can: its buffer grows for
+// a batch larger than it.
+func (b *relayBlock) holds(frames, bytes int) bool {
+	return b.n == 0 || b.n+frames <= b.maxFrames && len(b.buf)+bytes <= cap(b.buf)
+}
+
+// put appends a copy of rec to b.
+func (b *relayBlock) put(rec *capture.Record, k frameKey, file int, seq uint64) {
+	off := len(b.buf)
+	b.buf = append(b.buf, rec.Data...)
+	i := b.n
+	b.recs[i] = *rec
+	b.recs[i].Data = b.buf[off:len(b.buf):len(b.buf)]
+	b.keys[i], b.files[i], b.seqs[i] = k, int32(file), seq
+	b.n++
+}
+
+// reset empties b. The records keep their Data, which point into buf:
+// nothing that would not be kept alive anyway.
+func (b *relayBlock) reset() {
+	b.n, b.buf = 0, b.buf[:0]
+}
+
+// run is b's frames.
+func (b *relayBlock) run() frameRun {
+	return frameRun{recs: b.recs[:b.n], keys: b.keys[:b.n], files: b.files[:b.n], seqs: b.seqs[:b.n]}
+}
+
+// round is what the relay hands the other workers at once: blocks[w] for
+// worker w ≥ 1 (blocks[0] is unused: the relay analyses its own frames as
+// it reads them).
+type round struct {
+	blocks []*relayBlock
+	last   time.Time    // the latest time of the frames read before the round ended
+	read   bool         // whether any frame had been read then (last is one's)
+	unread atomic.Int32 // workers yet to analyse the round
+	// flows[w] is the number of flows worker w's shard held once it had
+	// analysed its block of the round (for the relay: before its frames
+	// of the batch during which the round ended); see seriesShard.
+	flows []int
+}
+
+// holds says whether every block of rd can take a batch of frames frames
+// of bytes bytes in all (see relayBlock.holds).
+func (rd *round) holds(frames, bytes int) bool {
+	for _, b := range rd.blocks[1:] {
+		if !b.holds(frames, bytes) {
+			return false
+		}
+	}
+	return true
+}
+
+func newRound(workers, frames, bytes int) *round {
+	r := &round{blocks: make([]*relayBlock, workers), flows: make([]int, workers)}
+	for w := 1; w < workers; w++ {
+		r.blocks[w] = newRelayBlock(frames, bytes)
+	}
+	return r
+}
+
+// relay is worker 0 of a pass on several workers: it reads the input once,
+// analyses its own share and hands the other workers theirs in rounds.
+type relay struct {
+	m         *capture.Merger
+	split     flows.Split
+	progress  *progress
+	out       []chan *round // to worker w ≥ 1, in order; closed at the end
+	free      chan *round   // rounds every other worker has analysed
+	cur       *round        // being filled
+	seq       uint64        // frames read
+	last      time.Time     // the latest time of the frames read
+	lastNanos int64         // last's Record.TimeNanos
+	read      bool          // whether any frame has been read
+	mergeBuf  []int32       // see merge
+	// relayFlows is the relay's flow count that the current round
+	// records (see round.flows).
+	relayFlows int
+	// flowsBefore is the number of flows, over every shard, that appeared
+	// before a frame every worker has analysed the frames up to (see
+	// seriesShard).
+	flowsBefore atomic.Int64
+}
+
+func newRelay(m *capture.Merger, split flows.Split, pr *progress) *relay {
+	n := split.Shards()
+	frames := max(blockFrames/(n-1), 1)
+	bytes := max(blockBytes/(n-1), 1)
+	// A round that fills up mid-batch needs the next: at least two.
+	inFlight := max(roundsInFlight, 2)
+	r := &relay{m: m, split: split, progress: pr, free: make(chan *round, inFlight)}
+	for range inFlight {
+		r.free <- newRound(n, frames, bytes)
+	}
+	r.out = make([]chan *round, n)
+	for w := 1; w < n; w++ {
+		r.out[w] = make(chan *round, inFlight)
+	}
+	r.cur = <-r.free
+	return r
+}
+
+// relayBatch is the most frames the relay reads at once (at most
+// batchFrames); the tests make it small, with the blocks.
+var relayBatch = batchFrames
+
+// run reads every frame, analyses the relay's own (fa is worker 0's
+// analyzer, sink its shard's sink) and hands the others out; at the end it
+// sends the last round and closes the workers' channels.
+//
+// A batch goes whole into one round, so that a round holds every frame
+// of every worker's share up to the batch that ended it. Its frames are
+// sorted by owner into lists first (the owner changes from frame to frame
+// at random: a branch on it would be mispredicted every other frame).
+func (r *relay) run(fa *frameAnalyzer, sink packetSink) {
+	series, _ := sink.(seriesShard)
+	closed := false
+	n := len(r.out)
+	var recs [batchFrames]capture.Record
+	// lists[o+1] lists the frames of owner o (everyWorker is -1).
+	lists := make([][batchFrames]int32, n+1)
+	count := make([]int, n+1)
+	for {
+		if series != nil && !closed && r.flowsBefore.Load() >= reports.SeriesFlows {
+			series.CloseSeries()
+			closed = true
+		}
+		k, file, err := r.m.NextBatch(recs[:min(relayBatch, batchFrames)])
+		if err == io.EOF {
+			break
+		}
+		base := r.seq
+		r.read = true
+		keys := fa.keys[:k]
+		clear(count)
+		data := 0
+		owner0 := 0 // the owner of the batch's first frame, plus one
+		for i := range k {
+			rec := &recs[i]
+			data += len(rec.Data)
+			if rec.TimeNanos > r.lastNanos || base == 0 && i == 0 {
+				r.last, r.lastNanos = rec.Timestamp, rec.TimeNanos
+			}
+			src, dst, qp, ok, hasQP := packet.PeekRoCEv2IPv4QP(rec.LinkType, rec.Data)
+			keys[i] = peekedKey(src, dst, qp, ok, hasQP)
+			o := 0 // everyWorker+1
+			if ok {
+				o = r.split.OfIPv4(src, dst) + 1
+			}
+			lists[o][count[o]] = int32(i)
+			count[o]++
+			if i == 0 {
+				owner0 = o
+			}
+		}
+		if series != nil {
+			r.relayFlows = series.FlowCount()
+		}
+		// The capture's first frame goes to every worker: as a frame
+		// another worker keeps to all but its owner.
+		first := base == 0
+		if first && owner0 != 1 && owner0 != 0 {
+			fa.seq = 0
+			fa.addPeeked(&recs[0], file, &frameKey{state: keyOtherShard})
+		}
+		run := frameRun{recs: recs[:k], keys: keys, file: file, seq: base, pick: lists[1][:count[1]]}
+		if count[0] > 0 {
+			run.pick = r.merge(lists[0][:count[0]], run.pick)
+		}
+		fa.addRun(&run)
+		fa.skip(r.last)
+		if !r.cur.holds(k, data) {
+			r.send()
+		}
+		for w := 1; w < n; w++ {
+			b := r.cur.blocks[w]
+			if first && owner0 != w+1 && owner0 != 0 {
+				b.put(&recs[0], frameKey{state: keyOtherShard}, file, 0)
+			}
+			list := lists[w+1][:count[w+1]]
+			if count[0] > 0 {
+				list = r.merge(lists[0][:count[0]], list)
+			}
+			for _, i := range list {
+				b.put(&recs[i], keys[i], file, base+uint64(i))
+			}
+		}
+		r.seq += uint64(k)
+		r.progress.tick(r.seq)
+	}
+	r.send()
+	for _, c := range r.out[1:] {
+		close(c)
+	}
+	r.progress.done()
+}
+
+// merge returns the frame indexes of a and b, both in order, in order
+// (in a buffer of r's, valid until the next call).
+func (r *relay) merge(a, b []int32) []int32 {
+	m := r.mergeBuf[:0]
+	for len(a) > 0 && len(b) > 0 {
+		if a[0] < b[0] {
+			m, a = append(m, a[0]), a[1:]
+		} else {
+			m, b = append(m, b[0]), b[1:]
+		}
+	}
+	m = append(append(m, a...), b...)
+	r.mergeBuf = m
+	return m
+}
+
+// send ends the current round: it goes to every other worker, and the
+// relay takes a free one (waiting while the slowest worker is
+// roundsInFlight rounds behind).
+func (r *relay) send() {
+	rd := r.cur
+	rd.last, rd.read = r.last, r.read
+	rd.flows[0] = r.relayFlows
+	rd.unread.Store(int32(len(r.out) - 1))
+	for _, c := range r.out[1:] {
+		c <- rd
+	}
+	r.cur = <-r.free
+	for _, b := range r.cur.blocks[1:] {
+		b.reset()
+	}
+}
+
+// seriesShard is the sink of a shard that keeps a throughput series for
+// each of the pass's first flows (reports.Collector). Each keeps them for
+// its own first reports.SeriesFlows flows, since it cannot tell which of
+// them come first in the whole pass; once every worker has analysed its
+// frames up to a point before which that many flows appeared over all
+// shards, no flow a worker has yet to see can be among the first, and the
+// worker closes its shard's series (reports.Collector.CloseSeries). With
+// n workers the series then cost ~reports.SeriesFlows rows plus those of
+// the flows that appear in the few rounds in flight, instead of n ×
+// reports.SeriesFlows. A round ends at a frame up to which every other
+// worker has its frames once it has analysed the round, and before which
+// the relay had analysed its frames up to the batch it was reading (the
+// count round.flows[0] is of then: a lower bound).
+type seriesShard interface {
+	FlowCount() int
+	CloseSeries()
+}
+
+// work analyses the rounds of worker w ≥ 1, whose shard's sink is sink,
+// until the relay is done.
+func (r *relay) work(w int, fa *frameAnalyzer, sink packetSink) {
+	series, _ := sink.(seriesShard)
+	closed := false
+	for rd := range r.out[w] {
+		if series != nil && !closed && r.flowsBefore.Load() >= reports.SeriesFlows {
+			series.CloseSeries()
+			closed = true
+		}
+		run := rd.blocks[w].run()
+		fa.addRun(&run)
+		if rd.read {
+			fa.skip(rd.last)
+		}
+		if series != nil {
+			rd.flows[w] = series.FlowCount()
+		}
+		if rd.unread.Add(-1) == 0 {
+			r.countFlows(rd)
+			r.free <- rd
+		}
+	}
+}
+
+// countFlows notes the flows of every shard up to the end of rd, which
+// every worker has analysed (rounds are done in order).
+func (r *relay) countFlows(rd *round) {
+	n := 0
+	for _, c := range rd.flows {
+		n += c
+	}
+	for {
+		old := r.flowsBefore.Load()
+		if int64(n) <= old || r.flowsBefore.CompareAndSwap(old, int64(n)) {
+			return
+		}
+	}
+}
