@@ -18,8 +18,8 @@ import (
 // frame is (a flows.Split of the host pairs). It analyses its own frames
 // straight out of the Merger's buffer, as one worker alone does, and
 // copies each other worker's frames into that worker's block of the
-// current round; a full block ends the round, which goes to every other
-// worker. A worker so sees its frames as the one-worker pass does, in
+// current round; a round ends before a batch that one of its blocks could
+// not take, and goes to every other worker. A worker so sees its frames as the one-worker pass does, in
 // order and with the same FrameRef.Seq. Of the other frames a worker needs
 // to know only this much:
 //
@@ -40,19 +40,19 @@ import (
 // Reading and peeking cost the relay ~35 ns a frame, and copying another
 // worker's frame a few more, which the split makes up for: the relay's
 // share of the host pairs is smaller than the others' by what reading
-// costs it (relayShare), so that the workers finish together. A worker
-// reads only its own frames (and the few every worker gets), copied for it
-// in a block. Before, a dispatcher goroutine copied every frame into a
-// block that every worker scanned, which cost ~49 ns a frame over one
-// worker's pass (BENCHMARKS.md).
+// costs it (relayShare, relayCost), so that the workers finish together.
+// A worker reads only its own frames (and the few every worker gets),
+// copied for it in a block. Before, a dispatcher goroutine copied every
+// frame into a block that every worker scanned, which cost ~49 ns a frame
+// over one worker's pass (BENCHMARKS.md).
 //
 // Standard input, which can be read only once, and gzip-compressed input,
 // which is costly to read, are read once for any number of workers like
 // any other input.
 
-// Round sizes: a round ends when one worker's block holds blockFrames/(n-1)
-// frames or blockBytes/(n-1) bytes of frame data (n workers), so that a
-// round holds about as many frames whatever n; roundsInFlight rounds in
+// Round sizes: a worker's block holds up to blockFrames/(n-1) frames and
+// blockBytes/(n-1) bytes of frame data (n workers), so that a round holds
+// about as many frames whatever n; roundsInFlight rounds in
 // all (one being filled, the others queued or being analysed) bound what
 // the relay can be ahead of the slowest worker. The tests make rounds
 // small to cross many round boundaries.
@@ -62,10 +62,15 @@ var (
 	roundsInFlight = 4
 )
 
-// relayCost is what the relay's reading, peeking and copying costs,
+// relayCost is what the relay's reading, peeking and copying cost,
 // relative to analysing a frame (decoding it, adding it to the flow table
-// and the report): ~35-45 ns against ~250-300 on the benchmark captures.
-const relayCost = 0.3
+// and the report), as it balanced the two workers of `rocedump report` on
+// two cores on the benchmark's capture of 63,488 flows: with 0.25 the
+// second worker waited for rounds 120-170 ms of a 1.6 s pass, with 0.30
+// the relay waited for free rounds 120 ms, with 0.27 each waited 20-80 ms.
+// (perf puts the relay's own extra work at ~55 ns a frame against ~330 of
+// analysis on one core; on two the reading seems to cost more.)
+const relayCost = 0.28
 
 // relayShare is the share of the host pairs the relay keeps with n
 // workers: each of the others gets (1+c)/n and the relay that less c, its
