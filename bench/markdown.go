@@ -98,6 +98,19 @@ func WriteMarkdown(w io.Writer, r *Results, command string) error {
 				secs(t.Machine.Others), secs(t.Machine.Steal), secs(one.Machine.Others), secs(one.Machine.Steal))
 		}
 		p.f("\n\n")
+		if len(r.HostChecks) > 0 {
+			p.f("How much the two CPUs slowed each other meanwhile: `%s` on %s, pinned to CPU 0, took", one.Name, filepath.Base(r.Small.Path))
+			for i, h := range r.HostChecks {
+				sep := ","
+				if i == 0 {
+					sep = ""
+				} else if i == len(r.HostChecks)-1 {
+					sep = " and"
+				}
+				p.f("%s %s of CPU time alone and %s beside a copy of itself on CPU 1 (%.2f×) %s the two-core runs", sep, secs(h.Alone.CPU), secs(h.Beside.CPU), h.Slowdown(), h.When)
+			}
+			p.f(". Two processes that share nothing but the machine should not slow each other: above 1×, the host slowed its two vCPUs down when both worked, and the two-core runs paid for that too.\n\n")
+		}
 	}
 
 	if len(r.Allocs) > 0 && len(r.AllocsDouble) == len(r.Allocs) {

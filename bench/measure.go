@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -102,6 +103,28 @@ func (rn *Runner) Measure(name string, packets, cores int, args ...string) Run {
 	// a result, not a failure.
 	if r.Err == nil && code != 0 && !(code == 1 && strings.Contains(name, "report")) {
 		r.Err = fmt.Errorf("%s: exit code %d: %s", strings.Join(args, " "), code, lastLine(r.Stderr))
+	}
+	return r
+}
+
+// MeasureBeside is Measure on one core (CPU 0) while a copy of the same
+// command runs on CPU 1 (its output thrown away): set against Measure of
+// the command alone, it says how much the machine's two CPUs slow each
+// other at the time, which on a shared host (two vCPUs that may be one
+// physical core's two threads, or contend with other tenants) changes
+// from hour to hour, and which a run on two cores pays as well.
+func (rn *Runner) MeasureBeside(name string, packets int, args ...string) Run {
+	if rn.Taskset == "" || runtime.NumCPU() < 2 {
+		return Run{Name: name, Args: args, Packets: packets, Err: errors.New("needs taskset(1) and two CPUs")}
+	}
+	other := exec.Command(rn.Taskset, append([]string{"-c", "1"}, args...)...)
+	other.Env = append(os.Environ(), "GOMAXPROCS=1")
+	if err := other.Start(); err != nil {
+		return Run{Name: name, Args: args, Packets: packets, Err: fmt.Errorf("%s: %v", strings.Join(args, " "), err)}
+	}
+	r := rn.Measure(name, packets, 1, args...)
+	if err := other.Wait(); err != nil && r.Err == nil && other.ProcessState.ExitCode() > 1 {
+		r.Err = fmt.Errorf("the copy on CPU 1: %v", err)
 	}
 	return r
 }

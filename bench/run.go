@@ -46,6 +46,21 @@ type Options struct {
 // speed-up on two cores is the median of.
 const twoCorePairs = 3
 
+// HostCheck is one command run on one core alone and then beside a copy
+// of itself on the other core.
+type HostCheck struct {
+	When          string // "before", "after"
+	Alone, Beside Run
+}
+
+// Slowdown is Beside's CPU time over Alone's.
+func (h HostCheck) Slowdown() float64 {
+	if h.Alone.CPU <= 0 {
+		return 0
+	}
+	return h.Beside.CPU.Seconds() / h.Alone.CPU.Seconds()
+}
+
 // Results is everything measured, for Markdown.
 type Results struct {
 	Machine     Machine
@@ -67,7 +82,11 @@ type Results struct {
 	Erspan []Run // the same on ERSPAN
 	// TwoCores are report on Main on one core and on two, run in turn
 	// (twoCorePairs pairs), so that the machine's drift hits both alike.
-	TwoCores   [][2]Run
+	TwoCores [][2]Run
+	// HostChecks are report on Small pinned to CPU 0, alone and beside a
+	// copy on CPU 1 (Runner.MeasureBeside), before and after TwoCores:
+	// how much the two CPUs slowed each other then.
+	HostChecks []HostCheck
 	Tshark     []Run // tshark on the two prefixes
 	PrefixRuns []Run // rocedump report on the same prefixes tshark read
 	MemSmall   Run   // report on Small
@@ -175,6 +194,25 @@ func Measure(o Options) (*Results, error) {
 	}
 	cmds := Commands()
 	rep := cmds[len(cmds)-1]
+	hostCheck := func(when string) error {
+		argv := append(append([]string{o.Rocedump}, rep.Args...), res.Small.Path)
+		alone, err := run(rep.Name, res.Small, 1, rep.Args...)
+		if err != nil {
+			return err
+		}
+		beside := o.Runner.MeasureBeside(rep.Name, res.Small.Packets, argv...)
+		if beside.Err != nil {
+			logf("host check: %v", beside.Err)
+			return nil
+		}
+		h := HostCheck{When: when, Alone: alone, Beside: beside}
+		logf("host check %s: %.2f s CPU alone, %.2f s beside a copy on CPU 1 (%.2fx)", when, alone.CPU.Seconds(), beside.CPU.Seconds(), h.Slowdown())
+		res.HostChecks = append(res.HostChecks, h)
+		return nil
+	}
+	if err := hostCheck("before"); err != nil {
+		return nil, err
+	}
 	for range twoCorePairs {
 		r1, err := run(rep.Name, res.Main, 1, rep.Args...)
 		if err != nil {
@@ -185,6 +223,9 @@ func Measure(o Options) (*Results, error) {
 			return nil, err
 		}
 		res.TwoCores = append(res.TwoCores, [2]Run{r1, r2})
+	}
+	if err := hostCheck("after"); err != nil {
+		return nil, err
 	}
 	var err error
 	if res.MemSmall, err = run(rep.Name, res.Small, 1, rep.Args...); err != nil {
