@@ -140,10 +140,16 @@ func passWorkers(o analyzeOptions) int {
 		return 1
 	}
 	if o.Workers > 0 {
-		return o.Workers
+		return min(o.Workers, maxWorkers)
 	}
-	return runtime.GOMAXPROCS(0)
+	return min(runtime.GOMAXPROCS(0), maxWorkers)
 }
+
+// maxWorkers bounds the goroutines of a pass: past the number of CPUs more
+// only cost hand-offs, and every worker's block of a relay's round shrinks
+// as workers are added (at 1,500 workers a pass over 2 M packets took 16
+// s, against 1.1 s on one worker and 1.6 s on 256).
+const maxWorkers = 256
 
 // worker is the one goroutine of an analysis pass that is not split: it
 // reads the input and hands every frame to its frameAnalyzer.

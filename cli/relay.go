@@ -52,7 +52,8 @@ import (
 
 // Round sizes: a worker's block holds up to blockFrames/(n-1) frames and
 // blockBytes/(n-1) bytes of frame data (n workers), so that a round holds
-// about as many frames whatever n; roundsInFlight rounds in
+// about as many frames whatever n (a round ends before the batch whose
+// frames for some worker its block cannot take); roundsInFlight rounds in
 // all (one being filled, the others queued or being analysed) bound what
 // the relay can be ahead of the slowest worker. The tests make rounds
 // small to cross many round boundaries.
@@ -111,8 +112,8 @@ func newRelayBlock(frames, bytes int) *relayBlock {
 	}
 }
 
-// holds says whether b can take a batch of frames frames of bytes bytes
-// in all without growing. An empty block always can: its buffer grows for
+// holds says whether b can take frames more frames of bytes bytes in all
+// without growing. An empty block always can: its buffer grows for
 // a batch larger than it.
 func (b *relayBlock) holds(frames, bytes int) bool {
 	return b.n == 0 || b.n+frames <= b.maxFrames && len(b.buf)+bytes <= cap(b.buf)
@@ -154,11 +155,13 @@ type round struct {
 	flows []int
 }
 
-// holds says whether every block of rd can take a batch of frames frames
-// of bytes bytes in all (see relayBlock.holds).
-func (rd *round) holds(frames, bytes int) bool {
-	for _, b := range rd.blocks[1:] {
-		if !b.holds(frames, bytes) {
+// holds says whether the block of every shard j ≥ 1 of rd can take
+// frames[j+1] frames of bytes[j+1] bytes, and every block also frames[0]
+// and bytes[0] more (the frames of a batch for every worker; see
+// relayBlock.holds).
+func (rd *round) holds(frames, bytes []int) bool {
+	for j, b := range rd.blocks {
+		if j > 0 && !b.holds(frames[0]+frames[j+1], bytes[0]+bytes[j+1]) {
 			return false
 		}
 	}
@@ -234,6 +237,7 @@ func (r *relay) run(fa *frameAnalyzer, sink packetSink) {
 	// lists[o+1] lists the frames of owner o (everyWorker is -1).
 	lists := make([][batchFrames]int32, n+1)
 	count := make([]int, n+1)
+	size := make([]int, n+1) // bytes of frame data of each list
 	for {
 		if series != nil && !closed && r.flowsBefore.Load() >= reports.SeriesFlows {
 			series.CloseSeries()
@@ -247,11 +251,10 @@ func (r *relay) run(fa *frameAnalyzer, sink packetSink) {
 		r.read = true
 		keys := fa.keys[:k]
 		clear(count)
-		data := 0
+		clear(size)
 		owner0 := 0 // the owner of the batch's first frame, plus one
 		for i := range k {
 			rec := &recs[i]
-			data += len(rec.Data)
 			if rec.TimeNanos > r.lastNanos || base == 0 && i == 0 {
 				r.last, r.lastNanos = rec.Timestamp, rec.TimeNanos
 			}
@@ -263,6 +266,7 @@ func (r *relay) run(fa *frameAnalyzer, sink packetSink) {
 			}
 			lists[o][count[o]] = int32(i)
 			count[o]++
+			size[o] += len(rec.Data)
 			if i == 0 {
 				owner0 = o
 			}
@@ -283,7 +287,7 @@ func (r *relay) run(fa *frameAnalyzer, sink packetSink) {
 		}
 		fa.addRun(&run)
 		fa.skip(r.last)
-		if !r.cur.holds(k, data) {
+		if !r.cur.holds(count, size) {
 			r.send()
 		}
 		for w := 1; w < n; w++ {

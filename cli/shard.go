@@ -57,5 +57,5 @@ func (s *collectorShards) merged() *reports.Collector {
 // addWorkersFlag adds --workers to a command whose pass can be sharded.
 func addWorkersFlag(f *pflag.FlagSet, n *int) {
 	f.IntVar(n, "workers", 0, "analyse on `N` goroutines, each keeping a share of the host pairs, with the input read once for all "+
-		"(0: one per CPU; the output is the same for any N)")
+		"(0: one per CPU; at most 256; the output is the same for any N)")
 }

@@ -119,6 +119,23 @@ func TestWorkersFlag(t *testing.T) {
 	}
 }
 
+// TestManyWorkers: more workers than maxWorkers run as maxWorkers, and
+// with many workers (tiny blocks for each) the output is still one
+// worker's.
+func TestManyWorkers(t *testing.T) {
+	if got := passWorkers(analyzeOptions{Shard: func(int, int) packetSink { return nil }, Workers: 100_000}); got != maxWorkers {
+		t.Errorf("--workers=100000: %d workers, want %d", got, maxWorkers)
+	}
+	capture := captures(t, "gen", "incident_demo.pcap")[0]
+	want, _, wantCode := runCLI(t, "report", "--format", "json", "--workers=1", capture)
+	for _, n := range []int{64, 1000} {
+		got, errOut, code := runCLI(t, "report", "--format", "json", fmt.Sprintf("--workers=%d", n), capture)
+		if code != wantCode || got != want {
+			t.Errorf("--workers=%d: exit %d (%s), want %d; output differs: %s", n, code, errOut, wantCode, firstDiff(want, got))
+		}
+	}
+}
+
 // TestPassGC: an analysis pass collects garbage less often (passGCPercent)
 // unless GOGC is set, and puts the setting back afterwards.
 func TestPassGC(t *testing.T) {
