@@ -44,10 +44,10 @@ type analyzeOptions struct {
 	Each func(rec *capture.Record, file int, p *packet.Packet)
 
 	// Shard, if set, makes the sink of shard i of n for an analysis that
-	// can be split by flows.ShardOf (see reports.MergeShards): the pass
-	// then runs on Workers goroutines, each feeding its own shard's sink
-	// the frames of its share, which worker 0 reads for all (see relay
-	// and frameAnalyzer). It is called once for every shard,
+	// can be split by host pairs (a flows.Split; see reports.MergeShards):
+	// the pass then runs on Workers goroutines, each feeding its own
+	// shard's sink the frames of its share, which worker 0 reads for all
+	// (see relay and frameAnalyzer). It is called once for every shard,
 	// with n = 1 when the pass runs on one goroutine. Sinks, if also set,
 	// are fed by worker 0 (so see only its share); Each runs the pass on
 	// one worker.

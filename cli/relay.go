@@ -19,9 +19,9 @@ import (
 // straight out of the Merger's buffer, as one worker alone does, and
 // copies each other worker's frames into that worker's block of the
 // current round; a round ends before a batch that one of its blocks could
-// not take, and goes to every other worker. A worker so sees its frames as the one-worker pass does, in
-// order and with the same FrameRef.Seq. Of the other frames a worker needs
-// to know only this much:
+// not take, and goes to every other worker. A worker so sees its frames as
+// the one-worker pass does, in order and with the same FrameRef.Seq. Of
+// the other frames a worker needs to know only this much:
 //
 //   - a frame the relay cannot route (not RoCEv2 over IPv4 at fixed
 //     offsets: IPv6, other tunnels, non-RoCE traffic, cut frames) goes to
@@ -150,8 +150,8 @@ type round struct {
 	read   bool         // whether any frame had been read then (last is one's)
 	unread atomic.Int32 // workers yet to analyse the round
 	// flows[w] is the number of flows worker w's shard held once it had
-	// analysed its block of the round (for the relay: before its frames
-	// of the batch during which the round ended); see seriesShard.
+	// analysed its block of the round (for the relay: before the batch
+	// the round ended before); see seriesShard.
 	flows []int
 }
 
@@ -179,17 +179,16 @@ func newRound(workers, frames, bytes int) *round {
 // relay is worker 0 of a pass on several workers: it reads the input once,
 // analyses its own share and hands the other workers theirs in rounds.
 type relay struct {
-	m         *capture.Merger
-	split     flows.Split
-	progress  *progress
-	out       []chan *round // to worker w ≥ 1, in order; closed at the end
-	free      chan *round   // rounds every other worker has analysed
-	cur       *round        // being filled
-	seq       uint64        // frames read
-	last      time.Time     // the latest time of the frames read
-	lastNanos int64         // last's Record.TimeNanos
-	read      bool          // whether any frame has been read
-	mergeBuf  []int32       // see merge
+	m        *capture.Merger
+	split    flows.Split
+	progress *progress
+	out      []chan *round // to worker w ≥ 1, in order; closed at the end
+	free     chan *round   // rounds every other worker has analysed
+	cur      *round        // being filled
+	seq      uint64        // frames read
+	last     time.Time     // the latest time of the frames read
+	read     bool          // whether any frame has been read
+	mergeBuf []int32       // see merge
 	// relayFlows is the relay's flow count that the current round
 	// records (see round.flows).
 	relayFlows int
@@ -255,8 +254,10 @@ func (r *relay) run(fa *frameAnalyzer, sink packetSink) {
 		owner0 := 0 // the owner of the batch's first frame, plus one
 		for i := range k {
 			rec := &recs[i]
-			if rec.TimeNanos > r.lastNanos || base == 0 && i == 0 {
-				r.last, r.lastNanos = rec.Timestamp, rec.TimeNanos
+			// Compared as times, not as Record.TimeNanos: a pcapng
+			// timestamp may lie past what nanoseconds hold.
+			if rec.Timestamp.After(r.last) || base == 0 && i == 0 {
+				r.last = rec.Timestamp
 			}
 			src, dst, qp, ok, hasQP := packet.PeekRoCEv2IPv4QP(rec.LinkType, rec.Data)
 			keys[i] = peekedKey(src, dst, qp, ok, hasQP)
@@ -355,10 +356,10 @@ func (r *relay) send() {
 // worker closes its shard's series (reports.Collector.CloseSeries). With
 // n workers the series then cost ~reports.SeriesFlows rows plus those of
 // the flows that appear in the few rounds in flight, instead of n ×
-// reports.SeriesFlows. A round ends at a frame up to which every other
-// worker has its frames once it has analysed the round, and before which
-// the relay had analysed its frames up to the batch it was reading (the
-// count round.flows[0] is of then: a lower bound).
+// reports.SeriesFlows. Such a point is where a round ended (before a
+// batch): once a worker has analysed the round it has analysed all its
+// frames before that batch, and round.flows[0] is the relay's count
+// before the batch.
 type seriesShard interface {
 	FlowCount() int
 	CloseSeries()

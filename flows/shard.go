@@ -20,16 +20,6 @@ func ShardOf(p *packet.Packet, n int) int {
 	return shardOfAddrs(p.Src, p.Dst, n)
 }
 
-// ShardOfIPv4 is ShardOf for a packet between IPv4 addresses src and dst
-// (as big-endian integers), for a worker that has only peeked at the frame
-// (packet.PeekRoCEv2IPv4): the same shard as ShardOf of the decoded packet.
-func ShardOfIPv4(src, dst uint32, n int) int {
-	if n <= 1 {
-		return 0
-	}
-	return shardOfWords(uint64(src), uint64(dst), n)
-}
-
 func shardOfAddrs(a, b netip.Addr, n int) int {
 	return shardOfWords(addrWord(a), addrWord(b), n)
 }

@@ -12,9 +12,10 @@ import (
 //
 // Every worker gives its own Collector the frames of its share (cli's
 // relay and frameAnalyzer decide): the RoCE frames of the flows a
-// flows.Split (or flows.ShardOf) gives it, which puts both directions of every
-// host pair in one shard, and with them everything the per-direction state
-// needs (ECN marks and the CNPs answering them, CM exchanges, pairing).
+// flows.Split (or flows.ShardOf) gives it, which puts both directions of
+// every host pair in one shard, and with them everything the
+// per-direction state needs (ECN marks and the CNPs answering them, CM
+// exchanges, pairing).
 // Frames that are no flow's go to shard 0, except those the worker routes
 // by their IPv4 addresses before decoding them (UDP port 4791) that then
 // decode as malformed or cut short: those may go to any shard, and only

@@ -23,7 +23,7 @@ import (
 // addresses; never an IP conversation or a PFC frame. And a RoCE packet's
 // Src and Dst are these addresses (a BTH follows UDP port 4791 directly:
 // there is no inner frame). A worker that takes a share of the flows by
-// address (see flows.ShardOfIPv4) can so skip the frames of other shares
+// address (see flows.Split.OfIPv4) can so skip the frames of other shares
 // for the cost of a few loads.
 func PeekRoCEv2IPv4(lt capture.LinkType, data []byte) (src, dst uint32, ok bool) {
 	ip, _, ok := peekRoCEv2IPv4(lt, data)
