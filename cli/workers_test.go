@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/rocedump/rocedump/bench"
+	"github.com/rocedump/rocedump/capture"
 	"github.com/rocedump/rocedump/reports"
 )
 
@@ -211,5 +215,80 @@ func TestWorkersCloseSeries(t *testing.T) {
 			t.Errorf("%d workers: %d series rows over the shards, want from %d to well below %d", n, rows, reports.SeriesFlows, n*reports.SeriesFlows)
 		}
 		t.Logf("%d workers: %d series rows over the shards (%d flows)", n, rows, f.Flows())
+	}
+}
+
+// TestWorkersFarFutureTimes: frame times on both sides of what int64
+// nanoseconds hold (a pcapng timestamp in microseconds can say any year)
+// still give every worker count the output of one worker: the relay
+// orders frame times as times, not as Record.TimeNanos (which wraps).
+func TestWorkersFarFutureTimes(t *testing.T) {
+	// ECN marks whose reaction window is still open at the end: how each
+	// shard ends them depends on the capture's last time.
+	src, err := capture.Open(captures(t, "gen", "report_ecn.pcap")[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var b bytes.Buffer
+	le := binary.LittleEndian
+	block := func(typ uint32, body []byte) {
+		n := 12 + (len(body)+3)&^3
+		h := make([]byte, n)
+		le.PutUint32(h[0:], typ)
+		le.PutUint32(h[4:], uint32(n))
+		copy(h[8:], body)
+		le.PutUint32(h[n-4:], uint32(n))
+		b.Write(h)
+	}
+	shb := make([]byte, 16)
+	le.PutUint32(shb[0:], 0x1A2B3C4D)
+	le.PutUint16(shb[4:], 1)
+	le.PutUint64(shb[8:], ^uint64(0))
+	block(0x0A0D0D0A, shb)
+	idb := make([]byte, 8) // Ethernet, no options: microsecond times
+	le.PutUint16(idb[0:], uint16(capture.LinkTypeEthernet))
+	block(1, idb)
+	// The frames keep their spacing, moved so that the capture's middle
+	// frame falls on 2262-04-11 23:47:16.854775 UTC, past which Unix
+	// nanoseconds no longer fit in an int64.
+	var recs []capture.Record
+	for {
+		var rec capture.Record
+		if err := src.Next(&rec); err != nil {
+			break
+		}
+		rec.Data = bytes.Clone(rec.Data)
+		recs = append(recs, rec)
+	}
+	const wrapUs = int64(math.MaxInt64 / 1000)
+	offset := wrapUs - recs[len(recs)/2].Timestamp.UnixMicro()
+	for _, rec := range recs {
+		us := uint64(offset + rec.Timestamp.UnixMicro())
+		epb := make([]byte, 20+len(rec.Data))
+		le.PutUint32(epb[4:], uint32(us>>32))
+		le.PutUint32(epb[8:], uint32(us))
+		le.PutUint32(epb[12:], uint32(len(rec.Data)))
+		le.PutUint32(epb[16:], uint32(rec.OrigLen))
+		copy(epb[20:], rec.Data)
+		block(6, epb)
+	}
+	path := filepath.Join(t.TempDir(), "far.pcapng")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer setBlocks(blockFrames, blockBytes, roundsInFlight)
+	setBlocks(5, 700, 2)
+	for _, cmd := range [][]string{{"report", "--format", "json", "--fail-on", "never"}, {"flows", "--format", "json"}} {
+		want, _, wantCode := runCLI(t, append(cmd, "--workers=1", path)...)
+		if !strings.Contains(want, `"2262-04-11T23:4`) {
+			t.Fatalf("%s: no time on 2262-04-11 in the output of one worker:\n%.400s", cmd[0], want)
+		}
+		for _, n := range []int{2, 3} {
+			got, errOut, code := runCLI(t, append(cmd, fmt.Sprintf("--workers=%d", n), path)...)
+			if code != wantCode || got != want {
+				t.Errorf("%s with %d workers: exit %d (%s), want %d; %s", cmd[0], n, code, errOut, wantCode, firstDiff(want, got))
+			}
+		}
 	}
 }
