@@ -26,14 +26,39 @@ type JSONEncoder struct {
 	// report never writes null for them), where encoding/json writes null.
 	NilAsEmpty bool
 
-	keys  []string // scratch for sorting map keys
-	lines []string // "\n" and the indentation of each depth, as used
+	keys   []string       // scratch for sorting map keys
+	lines  []string       // "\n" and the indentation of each depth, as used
+	starts []recordStarts // of the Records written at each depth, as used
+}
+
+// recordStarts are the member starts of a Record (and of its NAK counts)
+// written at one depth.
+type recordStarts struct {
+	record, naks memberStarts
+}
+
+// memberStarts holds the bytes that start each member of an object whose
+// members are always the same, in the same order: the comma, the new line
+// and indentation, the quoted name and the colon. The first object written
+// makes them (done says it has), and the others copy each in one append
+// instead of writing it piece by piece.
+type memberStarts struct {
+	starts []string
+	done   bool
+}
+
+// recordStarts returns the member starts of Records at depth.
+func (e *JSONEncoder) recordStarts(depth int) *recordStarts {
+	for len(e.starts) <= depth {
+		e.starts = append(e.starts, recordStarts{})
+	}
+	return &e.starts[depth]
 }
 
 // fresh is a JSONEncoder with e's settings and no scratch: copies of one
 // encoder that run at the same time must not share its scratch slices.
 func (e JSONEncoder) fresh() JSONEncoder {
-	e.keys, e.lines = nil, nil
+	e.keys, e.lines, e.starts = nil, nil, nil
 	return e
 }
 
@@ -47,114 +72,117 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 			return dst, &json.UnsupportedValueError{Value: reflect.ValueOf(v), Str: strconv.FormatFloat(v, 'g', -1, 64)}
 		}
 	}
-	o := object{e: e, b: dst, depth: depth}
+	st := e.recordStarts(depth)
+	o := object{e: e, b: dst, depth: depth, starts: &st.record}
 	o.open()
-	o.key("id")
+	o.member("id")
 	o.int(int64(r.ID))
-	o.key("src")
+	o.member("src")
 	o.str(r.Src)
-	o.key("dst")
+	o.member("dst")
 	o.str(r.Dst)
-	o.key("dest_qpn")
+	o.member("dest_qpn")
 	o.uint(uint64(r.DestQPN))
-	o.key("src_qpn")
+	o.member("src_qpn")
 	optUint(&o, r.SrcQPN)
-	o.key("partner_qpn")
+	o.member("partner_qpn")
 	optUint(&o, r.PartnerQPN)
-	o.key("partner_id")
+	o.member("partner_id")
 	if r.PartnerID != nil {
 		o.int(int64(*r.PartnerID))
 	} else {
 		o.null()
 	}
-	o.key("paired_by")
+	o.member("paired_by")
 	o.str(r.PairedBy)
-	o.key("transport")
+	o.member("transport")
 	o.str(r.Transport)
-	o.key("epoch")
+	o.member("epoch")
 	o.int(int64(r.Epoch))
-	o.key("pkey")
+	o.member("pkey")
 	o.uint(uint64(r.PKey))
-	o.key("vlan")
+	o.member("vlan")
 	optUint(&o, r.VLAN)
-	o.key("packets")
+	o.member("packets")
 	o.uint(r.Packets)
-	o.key("bytes")
+	o.member("bytes")
 	o.uint(r.Bytes)
-	o.key("payload_bytes")
+	o.member("payload_bytes")
 	o.uint(r.PayloadBytes)
-	o.key("first")
+	o.member("first")
 	o.str(r.First)
-	o.key("last")
+	o.member("last")
 	o.str(r.Last)
-	o.key("first_frame")
+	o.member("first_frame")
 	o.int(int64(r.FirstFrame))
-	o.key("last_frame")
+	o.member("last_frame")
 	o.int(int64(r.LastFrame))
-	o.key("duration_s")
+	o.member("duration_s")
 	o.float(r.DurationS)
-	o.key("mean_bps")
+	o.member("mean_bps")
 	o.float(r.MeanBps)
-	o.key("peak_bps")
+	o.member("peak_bps")
 	o.float(r.PeakBps)
-	o.key("messages")
+	o.member("messages")
 	o.uint(r.Messages)
-	o.key("first_psn")
+	o.member("first_psn")
 	o.uint(uint64(r.FirstPSN))
-	o.key("last_psn")
+	o.member("last_psn")
 	o.uint(uint64(r.LastPSN))
-	o.key("highest_psn")
+	o.member("highest_psn")
 	o.uint(uint64(r.HighestPSN))
-	o.key("retransmitted_packets")
+	o.member("retransmitted_packets")
 	o.uint(r.RetransmittedPackets)
-	o.key("psn_gaps")
+	o.member("psn_gaps")
 	o.uint(r.PSNGaps)
-	o.key("missing_psns")
+	o.member("missing_psns")
 	o.uint(r.MissingPSNs)
-	o.key("out_of_order")
+	o.member("out_of_order")
 	o.uint(r.OutOfOrder)
 
-	o.key("naks")
+	o.member("naks")
 	n := o.child()
+	n.starts = &st.naks
 	n.open()
-	n.key("psn_seq_err")
+	n.member("psn_seq_err")
 	n.uint(r.NAKs.PSNSeqErr)
-	n.key("invalid_request")
+	n.member("invalid_request")
 	n.uint(r.NAKs.InvalidRequest)
-	n.key("remote_access_err")
+	n.member("remote_access_err")
 	n.uint(r.NAKs.RemoteAccessErr)
-	n.key("remote_op_err")
+	n.member("remote_op_err")
 	n.uint(r.NAKs.RemoteOpErr)
-	n.key("invalid_rd_request")
+	n.member("invalid_rd_request")
 	n.uint(r.NAKs.InvalidRDRequest)
-	n.key("other")
+	n.member("other")
 	n.uint(r.NAKs.Other)
 	o.b = n.close()
+	st.naks.done = true
 
-	o.key("rnr_naks")
+	o.member("rnr_naks")
 	o.uint(r.RNRNAKs)
-	o.key("rnr_timers")
+	o.member("rnr_timers")
 	o.countMap(r.RNRTimers)
-	o.key("cnps")
+	o.member("cnps")
 	o.uint(r.CNPs)
-	o.key("ecn_ce")
+	o.member("ecn_ce")
 	o.uint(r.ECNCE)
-	o.key("fecn")
+	o.member("fecn")
 	o.uint(r.FECN)
-	o.key("becn")
+	o.member("becn")
 	o.uint(r.BECN)
-	o.key("icrc_bad")
+	o.member("icrc_bad")
 	o.uint(r.ICRCBad)
-	o.key("truncated")
+	o.member("truncated")
 	o.uint(r.Truncated)
-	o.key("opcodes")
+	o.member("opcodes")
 	o.countMap(r.Opcodes)
-	o.key("dscp")
+	o.member("dscp")
 	o.countMap(r.DSCP)
-	o.key("ecn")
+	o.member("ecn")
 	o.countMap(r.ECN)
 
-	o.key("udp_src_ports")
+	o.member("udp_src_ports")
 	switch {
 	case r.UDPSrcPorts == nil && !e.NilAsEmpty:
 		o.null()
@@ -170,10 +198,10 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 		a.newline(a.depth)
 		o.b = append(a.b, ']')
 	}
-	o.key("udp_src_ports_truncated")
+	o.member("udp_src_ports_truncated")
 	o.b = strconv.AppendBool(o.b, r.MorePorts)
 
-	o.key("cm")
+	o.member("cm")
 	if c := r.CM; c != nil {
 		m := o.child()
 		m.open()
@@ -195,15 +223,17 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 	} else {
 		o.null()
 	}
+	st.record.done = true
 	return o.close(), nil
 }
 
 // object writes one JSON object or array at a nesting depth.
 type object struct {
-	e     *JSONEncoder
-	b     []byte
-	depth int // of the object itself
-	n     int // members written
+	e      *JSONEncoder
+	b      []byte
+	depth  int           // of the object itself
+	n      int           // members written
+	starts *memberStarts // for member
 }
 
 // child is an object nested in o's current member, writing on o's bytes.
@@ -241,6 +271,20 @@ func (o *object) key(k string) {
 	if o.e.Indent != "" {
 		o.b = append(o.b, ' ')
 	}
+}
+
+// member is key for an object whose members are always the same, in the
+// same order (see memberStarts).
+func (o *object) member(k string) {
+	ms := o.starts
+	if ms.done {
+		o.b = append(o.b, ms.starts[o.n]...)
+		o.n++
+		return
+	}
+	start := len(o.b)
+	o.key(k)
+	ms.starts = append(ms.starts, string(o.b[start:]))
 }
 
 // mapKey is key for a name that may need escaping (a map key).
