@@ -1,7 +1,8 @@
 package flows
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 
 	"github.com/rocedump/rocedump/decode/bth"
 )
@@ -104,7 +105,7 @@ func (f *Flow) sortedOpcodes() []OpcodeCount {
 	}
 	out[0].Count = rest
 	out = append(out, more...)
-	sort.Slice(out, func(i, j int) bool { return out[i].Opcode < out[j].Opcode })
+	slices.SortFunc(out, func(a, b OpcodeCount) int { return cmp.Compare(a.Opcode, b.Opcode) })
 	return out
 }
 
@@ -183,7 +184,7 @@ func (f *Flow) sortedDSCP() []ValueCount {
 // both are empty.
 func sortedValues(out, more []ValueCount) []ValueCount {
 	out = append(out, more...)
-	sort.Slice(out, func(i, j int) bool { return out[i].Value < out[j].Value })
+	slices.SortFunc(out, func(a, b ValueCount) int { return cmp.Compare(a.Value, b.Value) })
 	return out
 }
 

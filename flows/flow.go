@@ -2,7 +2,7 @@ package flows
 
 import (
 	"net/netip"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/rocedump/rocedump/decode/bth"
@@ -271,7 +271,7 @@ func (f *Flow) RNRTimers() []ValueCount {
 // the remembered maximum were seen.
 func (f *Flow) SrcPorts() (ports []uint16, more bool) {
 	ports = f.ports.list(f.cold)
-	sort.Slice(ports, func(i, j int) bool { return ports[i] < ports[j] })
+	slices.Sort(ports)
 	return ports, f.ports.more
 }
 
