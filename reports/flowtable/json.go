@@ -359,15 +359,31 @@ func appendFloat(b []byte, v float64) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// plainSafe and htmlSafe say which ASCII bytes a JSON string holds as
+// they are: all but control characters, quote and backslash (and <, >
+// and & when escaping HTML).
+var plainSafe, htmlSafe = asciiSafe(""), asciiSafe("<>&")
+
+func asciiSafe(also string) (safe [utf8.RuneSelf]bool) {
+	for b := range safe {
+		safe[b] = b >= 0x20 && b != '"' && b != '\\' && !strings.ContainsRune(also, rune(b))
+	}
+	return safe
+}
+
 // appendString writes s as a JSON string exactly as encoding/json does:
 // control characters, quote and backslash escaped (and <, >, & when
 // escapeHTML), invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
 func appendString(dst []byte, s string, escapeHTML bool) []byte {
 	dst = append(dst, '"')
+	safe := &plainSafe
+	if escapeHTML {
+		safe = &htmlSafe
+	}
 	start := 0
 	for i := 0; i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && (!escapeHTML || b != '<' && b != '>' && b != '&') {
+			if safe[b] {
 				i++
 				continue
 			}
