@@ -202,7 +202,7 @@ func newRelay(m *capture.Merger, split flows.Split, pr *progress) *relay {
 	n := split.Shards()
 	frames := max(blockFrames/(n-1), 1)
 	bytes := max(blockBytes/(n-1), 1)
-	// A round that fills up mid-batch needs the next: at least two.
+	// At least two: one being filled while another is analysed.
 	inFlight := max(roundsInFlight, 2)
 	r := &relay{m: m, split: split, progress: pr, free: make(chan *round, inFlight)}
 	for range inFlight {
