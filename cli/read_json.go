@@ -21,7 +21,7 @@ func (p *packetPrinter) appendJSON(b []byte, rec *capture.Record, pkt *packet.Pa
 		b = appendJSONString(b, p.file)
 	}
 	b = append(b, `,"time":"`...)
-	b = rec.Timestamp.UTC().AppendFormat(b, "2006-01-02T15:04:05.000000000Z07:00")
+	b = p.jsonStamp.Append(b, rec.Timestamp)
 	b = append(b, `","src":"`...)
 	b = pkt.Src.AppendTo(b)
 	b = append(b, `","dst":"`...)

@@ -8,6 +8,7 @@ import (
 	"github.com/rocedump/rocedump/capture"
 	"github.com/rocedump/rocedump/decode/bth"
 	"github.com/rocedump/rocedump/decode/packet"
+	"github.com/rocedump/rocedump/internal/timetext"
 )
 
 // packetPrinter writes one decoded packet per line (or per block with -v) in
@@ -21,10 +22,15 @@ type packetPrinter struct {
 	file  string
 	first time.Time
 	buf   []byte
+
+	// The timestamps: stamp in the text style of --time ("time" or
+	// "date"), jsonStamp in RFC 3339 for --format json.
+	stamp, jsonStamp timetext.Stamp
 }
 
 func newPacketPrinter(format, timeStyle string, verbose, withFile bool) (*packetPrinter, error) {
-	p := &packetPrinter{verbose: verbose, timeStyle: timeStyle, withFile: withFile, buf: make([]byte, 0, 4096)}
+	p := &packetPrinter{verbose: verbose, timeStyle: timeStyle, withFile: withFile, buf: make([]byte, 0, 4096),
+		stamp: timetext.Clock(), jsonStamp: timetext.RFC3339Nano()}
 	switch format {
 	case "text":
 	case "json":
@@ -33,7 +39,9 @@ func newPacketPrinter(format, timeStyle string, verbose, withFile bool) (*packet
 		return nil, usageErrorf("--format %q: want text or json", format)
 	}
 	switch timeStyle {
-	case "time", "date", "rel", "epoch":
+	case "date":
+		p.stamp = timetext.DateTime()
+	case "time", "rel", "epoch":
 	default:
 		return nil, usageErrorf("--time %q: want time, date, rel or epoch", timeStyle)
 	}
@@ -63,15 +71,13 @@ func (p *packetPrinter) print(w *bufio.Writer, rec *capture.Record, pkt *packet.
 // appendTime writes the text timestamp in the style --time asks for.
 func (p *packetPrinter) appendTime(b []byte, ts time.Time) []byte {
 	switch p.timeStyle {
-	case "date":
-		return ts.UTC().AppendFormat(b, "2006-01-02 15:04:05.000000000")
 	case "rel":
 		d := ts.Sub(p.first)
 		return appendSeconds(b, d)
 	case "epoch":
 		return appendSeconds(b, time.Duration(ts.UnixNano()))
 	}
-	return ts.UTC().AppendFormat(b, "15:04:05.000000000")
+	return p.stamp.Append(b, ts) // "time" or "date"
 }
 
 // appendSeconds writes d as seconds with nine decimals.

@@ -2,10 +2,10 @@ package flowtable
 
 import (
 	"net/netip"
-	"time"
 
 	"github.com/rocedump/rocedump/decode/bth"
 	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/internal/timetext"
 )
 
 // Record is one flow as JSON. Field names are a contract (README, "JSON
@@ -82,9 +82,6 @@ type CMRecord struct {
 	Frame     int    `json:"frame"`
 }
 
-// timeFormat is RFC 3339 with nanoseconds, in UTC.
-const timeFormat = "2006-01-02T15:04:05.000000000Z07:00"
-
 // NewRecord converts one flow.
 func NewRecord(f *flows.Flow) Record {
 	r := Record{RNRTimers: map[string]uint64{}, Opcodes: map[string]uint64{}, DSCP: map[string]uint64{}, ECN: map[string]uint64{}}
@@ -157,43 +154,8 @@ func fillRow(r *Record, f *flows.Flow, o *optionals, names *addrNames) {
 	r.Src, r.Dst = names.name(f.Key.Src), names.name(f.Key.Dst)
 	r.PairedBy, r.Transport = f.PairedBy.String(), f.Transport.String()
 	var buf [40]byte
-	r.First = string(appendTime(buf[:0], f.First.Time))
-	r.Last = string(appendTime(buf[:0], f.Last.Time))
-}
-
-// appendTime appends t in UTC as Format(timeFormat) writes it, without
-// the general layout machinery for the years it can write by hand.
-func appendTime(b []byte, t time.Time) []byte {
-	t = t.UTC()
-	year, month, day := t.Date()
-	if year < 0 || year > 9999 {
-		return t.AppendFormat(b, timeFormat)
-	}
-	hour, min, sec := t.Clock()
-	b = appendDigits(b, year, 4)
-	b = append(b, '-')
-	b = appendDigits(b, int(month), 2)
-	b = append(b, '-')
-	b = appendDigits(b, day, 2)
-	b = append(b, 'T')
-	b = appendDigits(b, hour, 2)
-	b = append(b, ':')
-	b = appendDigits(b, min, 2)
-	b = append(b, ':')
-	b = appendDigits(b, sec, 2)
-	b = append(b, '.')
-	b = appendDigits(b, t.Nanosecond(), 9)
-	return append(b, 'Z')
-}
-
-// appendDigits appends v (>= 0) in n decimal digits, zero-padded.
-func appendDigits(b []byte, v, n int) []byte {
-	var d [9]byte
-	for i := n - 1; i >= 0; i-- {
-		d[i] = byte('0' + v%10)
-		v /= 10
-	}
-	return append(b, d[:n]...)
+	r.First = string(timetext.AppendRFC3339Nano(buf[:0], f.First.Time))
+	r.Last = string(timetext.AppendRFC3339Nano(buf[:0], f.Last.Time))
 }
 
 // addrNames caches the strings of addresses: the flows of a fabric share a

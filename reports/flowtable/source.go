@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/internal/timetext"
 )
 
 // Source is a list of flow records to write: records already made
@@ -251,11 +252,11 @@ func (t *Totals) AddFlow(f *flows.Flow) {
 	t.pk, t.by, t.retx, t.gaps = t.pk+r.Packets, t.by+r.Bytes, t.retx+r.RetransmittedPackets, t.gaps+r.PSNGaps
 	t.nk, t.cnps, t.ce = t.nk+NAKTotal(r), t.cnps+r.CNPs, t.ce+r.ECNCE
 	var buf [64]byte
-	first := appendTime(buf[:0], f.First.Time)
+	first := timetext.AppendRFC3339Nano(buf[:0], f.First.Time)
 	if t.first == "" || string(first) < t.first {
 		t.first = string(first)
 	}
-	last := appendTime(buf[:0], f.Last.Time)
+	last := timetext.AppendRFC3339Nano(buf[:0], f.Last.Time)
 	if string(last) > t.last {
 		t.last = string(last)
 	}

@@ -409,22 +409,6 @@ func TestTotalsAddFlowTimes(t *testing.T) {
 	}
 }
 
-// TestAppendTime: the hand-written time format is Format's.
-func TestAppendTime(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	times := []time.Time{{}, time.Unix(0, 0), time.Unix(1<<31, 999999999), time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
-		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(-1, 1, 1, 0, 0, 0, 5, time.UTC),
-		time.Date(2026, 11, 2, 10, 0, 0, 1, time.FixedZone("x", 3600))}
-	for range 10000 {
-		times = append(times, time.Unix(rng.Int64N(1<<36)-1<<35, rng.Int64N(1e9)).In(time.FixedZone("y", rng.IntN(86400)-43200)))
-	}
-	for _, tm := range times {
-		if got, want := string(appendTime(nil, tm)), tm.UTC().Format(timeFormat); got != want {
-			t.Errorf("%v: %q, want %q", tm, got, want)
-		}
-	}
-}
-
 // oldRow is Row as it was before it wrote its cells into one buffer.
 func oldRow(r Record) []string {
 	hex24 := func(v uint32) string {
