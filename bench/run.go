@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -20,7 +21,9 @@ type Options struct {
 	// count; 0: Packets/10, but at least 400,000 (every flow of the default
 	// fabric) when Packets allows.
 	SmallPackets int
-	// TsharkPackets is the prefix tshark reads (it is ~1000× slower).
+	// TsharkPackets is how many packets of each main capture tshark
+	// reads (tshark -c; it is ~100× slower than rocedump); 0 or at least
+	// Packets: the whole capture.
 	TsharkPackets int
 	// FlowsFabric and FlowsPackets make the many-flows capture of the
 	// memory check (Fabric.Flows() flows); FlowsPackets 0 skips it.
@@ -70,7 +73,7 @@ type Results struct {
 	ERSPAN      Capture
 	Small       Capture // prefix of Main for the memory check
 	Double      Capture // prefix twice as long as Small, for marginal allocations
-	TsharkPlain Capture // prefixes tshark reads
+	TsharkPlain Capture // copies of the packets tshark reads of Main and ERSPAN, for rocedump
 	TsharkERSP  Capture
 	Flows       *Capture // the many-flows capture, when made
 	FlowsFabric Fabric
@@ -87,8 +90,8 @@ type Results struct {
 	// copy on CPU 1 (Runner.MeasureBeside), before and after TwoCores:
 	// how much the two CPUs slowed each other then.
 	HostChecks []HostCheck
-	Tshark     []Run // tshark on the two prefixes
-	PrefixRuns []Run // rocedump report on the same prefixes tshark read
+	Tshark     []Run // tshark on Main and ERSPAN (their first TsharkPlain.Packets)
+	PrefixRuns []Run // rocedump report on TsharkPlain and TsharkERSP: the packets tshark read
 	MemSmall   Run   // report on Small
 	MemFlows   *Run  // report on Flows
 	// Allocs are in-process allocation counts of each command on Small and
@@ -134,7 +137,10 @@ func Measure(o Options) (*Results, error) {
 		}
 	}
 	double := min(2*small, o.Packets)
-	tsh := min(o.TsharkPackets, o.Packets)
+	tsh := o.TsharkPackets
+	if tsh <= 0 || tsh > o.Packets {
+		tsh = o.Packets
+	}
 
 	logf("generating %d packets of %d flows (plain and ERSPAN, %d-byte snaps) in %s", o.Packets, o.Fabric.Flows(), o.Fabric.Snaplen, o.Dir)
 	t0 := time.Now()
@@ -238,7 +244,7 @@ func Measure(o Options) (*Results, error) {
 		}
 		res.MemFlows = &r
 	}
-	for _, c := range []Capture{res.TsharkPlain, res.TsharkERSP} {
+	for i, c := range []Capture{res.TsharkPlain, res.TsharkERSP} {
 		r, err := run(rep.Name, c, 1, rep.Args...)
 		if err != nil {
 			return nil, err
@@ -247,9 +253,9 @@ func Measure(o Options) (*Results, error) {
 		if o.Tshark == "" {
 			continue
 		}
-		t := o.Runner.Measure("tshark -T fields", c.Packets, 1, o.Tshark, "-r", c.Path, "-T", "fields",
-			"-e", "infiniband.bth.opcode", "-e", "infiniband.bth.destqp", "-e", "infiniband.bth.psn")
-		logf("%-32s %-22s %8.2f s wall %8.2f s CPU %7.3f Mpps/core %6.0f MB", t.Name, filepath.Base(c.Path), t.Wall.Seconds(), t.CPU.Seconds(), t.PPSPerCore()/1e6, float64(t.MaxRSS)/1e6)
+		whole := []Capture{res.Main, res.ERSPAN}[i]
+		t := o.Runner.Measure("tshark -T fields", c.Packets, 1, append([]string{o.Tshark}, TsharkArgs(whole.Path, c.Packets, whole.Packets)...)...)
+		logf("%-32s %-22s %8.2f s wall %8.2f s CPU %7.3f Mpps/core %6.0f MB", t.Name, filepath.Base(whole.Path), t.Wall.Seconds(), t.CPU.Seconds(), t.PPSPerCore()/1e6, float64(t.MaxRSS)/1e6)
 		if t.Err != nil {
 			return nil, t.Err
 		}
@@ -279,6 +285,18 @@ func Measure(o Options) (*Results, error) {
 		}
 	}
 	return res, nil
+}
+
+// TsharkArgs is the tshark command line (after the program) of the
+// comparison the issue asks for, on the first n packets of the capture at
+// path, of total packets: tshark reads the same file as rocedump, and
+// stops after n packets (-c) when n is less than the whole.
+func TsharkArgs(path string, n, total int) []string {
+	args := []string{"-r", path}
+	if n < total {
+		args = append(args, "-c", strconv.Itoa(n))
+	}
+	return append(args, "-T", "fields", "-e", "infiniband.bth.opcode", "-e", "infiniband.bth.destqp", "-e", "infiniband.bth.psn")
 }
 
 // waitLoad waits for a quiet machine when asked to.

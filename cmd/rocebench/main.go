@@ -2,8 +2,8 @@
 // bench): it generates a 256-GPU, 8-rail all-to-all capture and the same
 // traffic ERSPAN-wrapped, measures `rocedump read --format json`, `flows`
 // and `report --format json` on one pinned core (packets per second, wall
-// time, peak RSS, allocations per packet), times tshark on a prefix, and
-// prints a Markdown results table:
+// time, peak RSS, allocations per packet), times tshark on the first
+// packets of the same captures, and prints a Markdown results table:
 //
 //	go run ./cmd/rocebench [-packets 20000000] [-o BENCHMARKS.md]
 //
@@ -37,7 +37,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	packets := fs.Int("packets", 20_000_000, "packets in each main capture")
 	small := fs.Int("small-packets", 0, "packets of the shorter capture of the same flows for the memory check (0: a tenth)")
-	tsharkN := fs.Int("tshark-packets", 200_000, "packets of the prefix tshark reads")
+	tsharkN := fs.Int("tshark-packets", 200_000, "packets of each capture tshark reads, from the start (tshark -c; 0: the whole capture, which at ~40 k packets a second takes it minutes)")
 	flowsQPs := fs.Int("flows-qps", 7, "QPs per peer of the many-flows capture (7: 111,104 flows; 0: skip it)")
 	out := fs.String("o", "", "write the results into this Markdown `FILE` (between its rocebench markers) as well as to standard output")
 	dir := fs.String("dir", "", "directory for the captures (default: a new temporary one, removed at the end)")
