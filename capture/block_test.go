@@ -435,7 +435,8 @@ type emptyReader struct{}
 func (emptyReader) Read([]byte) (int, error) { return 0, nil }
 
 // TestOpenTakesBlockPath: Open reads a regular file on the block path (a
-// gzip-compressed one through it), and a pipe on the streaming path.
+// gzip-compressed one through it, and its decompressed bytes too), and a
+// pipe on the streaming path, unless it is gzip-compressed.
 func TestOpenTakesBlockPath(t *testing.T) {
 	dir := t.TempDir()
 	file, _ := encodePcap(pcapSpec{order: binary.LittleEndian, linkType: 1}, samplePkts())
@@ -446,7 +447,7 @@ func TestOpenTakesBlockPath(t *testing.T) {
 	}{
 		"a.pcap":    {file, fastPcap},
 		"a.pcapng":  {ng.b, fastPcapng},
-		"a.pcap.gz": {gz(file), fastNone},
+		"a.pcap.gz": {gz(file), fastPcap},
 	} {
 		path := filepath.Join(dir, name)
 		if err := os.WriteFile(path, tt.b, 0o644); err != nil {
@@ -464,25 +465,31 @@ func TestOpenTakesBlockPath(t *testing.T) {
 			t.Errorf("%s: hot path %d after Close", name, r.fast)
 		}
 	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		pw.Write(file)
-		pw.Close()
-	}()
-	r, err := openSize(fmt.Sprintf("/dev/fd/%d", pr.Fd()), bufSize)
-	pr.Close()
-	if err != nil {
-		t.Skipf("no /dev/fd: %v", err)
-	}
-	defer r.Close()
-	if r.br == nil || r.fast != fastNone {
-		t.Errorf("pipe: streaming %v, hot path %d", r.br != nil, r.fast)
-	}
-	if recs, err := readAll(t, r); err != io.EOF || len(recs) != len(samplePkts()) {
-		t.Errorf("pipe: %d records and %v", len(recs), err)
+	for _, tt := range []struct {
+		name string
+		b    []byte
+		fast fastPath
+	}{{"pipe", file, fastNone}, {"gzip pipe", gz(file), fastPcap}} {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			pw.Write(tt.b)
+			pw.Close()
+		}()
+		r, err := openSize(fmt.Sprintf("/dev/fd/%d", pr.Fd()), bufSize)
+		pr.Close()
+		if err != nil {
+			t.Skipf("no /dev/fd: %v", err)
+		}
+		if (r.br != nil) != (tt.fast == fastNone) || r.fast != tt.fast {
+			t.Errorf("%s: streaming %v, hot path %d", tt.name, r.br != nil, r.fast)
+		}
+		if recs, err := readAll(t, r); err != io.EOF || len(recs) != len(samplePkts()) {
+			t.Errorf("%s: %d records and %v", tt.name, len(recs), err)
+		}
+		r.Close()
 	}
 }
 

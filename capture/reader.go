@@ -35,14 +35,19 @@ const (
 //
 // A Reader takes one of two paths through its input:
 //
-//   - the block path, for a regular file opened with Open that is not
-//     gzip-compressed: the file is read in blocks of 256 KiB (see blockSize;
-//     a read, not a memory mapping, so that a file truncated while it is
-//     read cannot crash the process), and Next parses a record that lies
-//     whole in the block with direct loads and hands out its data as a
-//     sub-slice of the block;
+//   - the block path, for a regular file opened with Open and for the
+//     decompressed bytes of any gzip-compressed input: the input is read
+//     in blocks of 256 KiB (see blockSize; a read, not a memory mapping,
+//     so that a file truncated while it is read cannot crash the
+//     process), and Next parses a record that lies whole in the block
+//     with direct loads and hands out its data as a sub-slice of the
+//     block;
 //   - the streaming path, for everything else (NewReader, standard input,
-//     pipes, gzip): a bufio.Reader over the source.
+//     pipes, when not gzip-compressed): a bufio.Reader over the source.
+//
+// A gzip decompressor reads the compressed input on either path and, when
+// the program may use more than one CPU, runs on its own goroutine (see
+// inflater).
 //
 // Both deliver the same records and the same errors for the same bytes. A
 // record the block path's hot loop cannot take whole (one that crosses the
@@ -63,16 +68,19 @@ type Reader struct {
 	n         int         // frames delivered
 	ifaces    []Interface // pcap: one; pcapng: those of the current section
 
-	name   string
-	file   io.Closer     // closed by Close; nil for caller-supplied readers and stdin
-	gz     *gzip.Reader  // nil unless the input is gzip-compressed
-	br     *bufio.Reader // the streaming path's buffer; nil on the block path
-	format Format
-	order  binary.ByteOrder // of the pcap header or the current pcapng section
-	err    error            // sticky
-	off    int64            // streaming path: bytes consumed from the (decompressed) stream
-	recOff int64            // offset of the record or block being read, for errors
-	buf    []byte           // copy buffer for records larger than the read buffer
+	name string
+	file io.Closer    // closed by Close; nil for caller-supplied readers and stdin
+	gz   *gzip.Reader // nil unless the input is gzip-compressed
+	// inflate, if not nil, runs gz on its own goroutine (see inflater):
+	// the Reader reads gz only through it.
+	inflate *inflater
+	br      *bufio.Reader // the streaming path's buffer; nil on the block path
+	format  Format
+	order   binary.ByteOrder // of the pcap header or the current pcapng section
+	err     error            // sticky
+	off     int64            // streaming path: bytes consumed from the (decompressed) stream
+	recOff  int64            // offset of the record or block being read, for errors
+	buf     []byte           // copy buffer for records larger than the read buffer
 
 	maxCapLen int        // pcap: cap on incl_len
 	snapLen   int        // pcap header snaplen, or of the first pcapng interface
@@ -178,14 +186,24 @@ func (r *Reader) start(size int) (*Reader, error) {
 	return r, nil
 }
 
-// openGzip puts a gzip decompressor between the file and the read buffer.
-// On the block path the block becomes the decompressor's source, and the
-// Reader continues on the streaming path over the decompressed bytes.
+// openGzip puts a gzip decompressor between the input and the Reader,
+// which then reads the decompressed bytes on the block path (whatever it
+// read the compressed ones with): the decompressor reads the compressed
+// input (the block of a regular file, the streaming buffer of anything
+// else), and the Reader's block reads the decompressor, or an inflater
+// running it ahead on its own goroutine (inflateAhead).
 func (r *Reader) openGzip(size int) error {
 	const gzipHeaderLen = 10
 	p, _ := r.peek(gzipHeaderLen)
 	have := len(p)
-	zr, err := gzip.NewReader(r.source())
+	var raw io.Reader = r.br
+	if r.br == nil {
+		// The block moves out of r: the decompressor reads it.
+		blk := new(block)
+		*blk = r.blk
+		raw = blk
+	}
+	zr, err := gzip.NewReader(raw)
 	if err != nil {
 		if isTruncation(err) {
 			return &CutOffError{Name: r.name, Have: have, Need: max(gzipHeaderLen, have+1), Cause: err}
@@ -194,7 +212,12 @@ func (r *Reader) openGzip(size int) error {
 	}
 	r.gz = zr
 	r.format.Gzip = true
-	r.br = bufio.NewReaderSize(zr, size)
+	var src io.Reader = zr
+	if inflateAhead() {
+		r.inflate = startInflater(zr, min(size, blockSize), func() { zr.Close() })
+		src = r.inflate
+	}
+	r.blk, r.br = newBlock(src, min(size, blockSize)), nil
 	return nil
 }
 
@@ -304,7 +327,11 @@ func (r *Reader) Close() error {
 }
 
 func (r *Reader) closeGzip() {
-	if r.gz != nil {
+	switch {
+	case r.inflate != nil:
+		r.inflate.Stop() // its goroutine closes gz
+		r.inflate, r.gz = nil, nil
+	case r.gz != nil:
 		r.gz.Close()
 		r.gz = nil
 	}
