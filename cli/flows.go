@@ -85,7 +85,7 @@ func flowsRun(opts *FlowsOptions) error {
 		return usageErrorf("--sort: %v", err)
 	}
 	shards := &tableShards{}
-	st, err := analyze(analyzeOptions{Paths: opts.Captures, Progress: opts.IO.ErrOut, Shard: shards.shard, Workers: opts.Workers})
+	st, err := analyze(analyzeOptions{Paths: opts.Captures, Progress: opts.IO.ErrOut, Shard: shards.shard, Workers: opts.Workers, RelayCost: flowsRelayCost})
 	if err != nil {
 		return err
 	}

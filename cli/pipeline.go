@@ -53,6 +53,9 @@ type analyzeOptions struct {
 	// one worker.
 	Shard   func(i, n int) packetSink
 	Workers int // goroutines for a sharded pass; 0 or less: one per CPU (GOMAXPROCS)
+	// RelayCost is what reading costs the relay relative to analysing a
+	// frame (see relayShare); 0: relayCost, the report's.
+	RelayCost float64
 }
 
 // analyze reads every capture in time order and feeds each decoded frame to
@@ -70,7 +73,11 @@ func analyze(o analyzeOptions) (*captureStats, error) {
 	defer m.Close()
 	defer collectLessDuringPass()()
 	n := passWorkers(o)
-	split := flows.NewSplit(n, relayShare(n))
+	cost := o.RelayCost
+	if cost == 0 {
+		cost = relayCost
+	}
+	split := flows.NewSplit(n, relayShare(n, cost))
 	fas := make([]*frameAnalyzer, n)
 	shardSinks := make([]packetSink, n)
 	for i := range fas {

@@ -73,12 +73,19 @@ var (
 // analysis on one core; on two the reading seems to cost more.)
 const relayCost = 0.28
 
+// flowsRelayCost is relayCost for `rocedump flows`, whose analysis is
+// cheaper (no report): with 0.28 its second worker waited for rounds
+// ~215 ms of a 1.55 s pass on the same capture, with 0.36 ~90 ms and
+// with 0.42 the relay waited ~90 ms; 0.40 took 0.95 of 0.28's wall time
+// (6 alternating pairs).
+const flowsRelayCost = 0.40
+
 // relayShare is the share of the host pairs the relay keeps with n
-// workers: each of the others gets (1+c)/n and the relay that less c, its
-// reading cost, so that all have as much to do. From about 1/c workers on
-// the relay only reads.
-func relayShare(n int) float64 {
-	return max(0, (1+relayCost)/float64(n)-relayCost)
+// workers when its reading costs c (relayCost) of analysing a frame: each
+// of the others gets (1+c)/n and the relay that less c, so that all have
+// as much to do. From about 1/c workers on the relay only reads.
+func relayShare(n int, c float64) float64 {
+	return max(0, (1+c)/float64(n)-c)
 }
 
 // everyWorker is the owner of a frame the relay could not route.
