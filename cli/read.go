@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -28,6 +29,7 @@ type ReadOptions struct {
 	Opcodes    []string
 	Format     string
 	TimeFormat string
+	Workers    int
 }
 
 // NewCmdRead builds `rocedump read`. runF replaces readRun in tests.
@@ -97,6 +99,8 @@ truncated and ICRC-bad frames.`,
 	f.StringSliceVar(&opts.QPNs, "qpn", nil, "only packets to these destination `QPN`s (decimal or 0x hex; comma-separated or repeated)")
 	f.StringSliceVar(&opts.Opcodes, "opcode", nil, "only these `OPCODE`s: a number (0x81), a name (RC_ACKNOWLEDGE, RDMA_WRITE_FIRST) or a class: send, write, read, atomic, ack, nak, rnr, cnp, cm")
 	f.StringVar(&opts.Format, "format", "text", "output format: text or json (one JSON object per packet)")
+	f.IntVar(&opts.Workers, "workers", 0, "format the packets on `N` goroutines while one reads the input, and print them in order "+
+		"(0: one per CPU; at most 256; one with --count or --time rel; the output is the same for any N)")
 	f.StringVar(&opts.TimeFormat, "time", "time", "timestamp style: time (time of day, UTC), date (date and time, UTC), rel (seconds since the first packet), epoch")
 	return cmd
 }
@@ -104,6 +108,16 @@ truncated and ICRC-bad frames.`,
 // readStats are the counters of the summary line.
 type readStats struct {
 	packets, roce, malformed, truncated, icrcBad, shown int
+}
+
+// add adds o's counts to s.
+func (s *readStats) add(o *readStats) {
+	s.packets += o.packets
+	s.roce += o.roce
+	s.malformed += o.malformed
+	s.truncated += o.truncated
+	s.icrcBad += o.icrcBad
+	s.shown += o.shown
 }
 
 func (s *readStats) summary() string {
@@ -130,6 +144,9 @@ func readRun(opts *ReadOptions) error {
 	if opts.Count < 0 {
 		return usageErrorf("--count must be 0 or more, not %d", opts.Count)
 	}
+	if opts.Workers < 0 {
+		return usageErrorf("--workers must be 0 (one per CPU) or more, not %d", opts.Workers)
+	}
 	filters := newFilterCache(opts.Filter)
 	if err := filters.check(); err != nil {
 		return err
@@ -137,7 +154,16 @@ func readRun(opts *ReadOptions) error {
 
 	out := bufio.NewWriterSize(opts.IO.Out, 256<<10)
 	var stats readStats
-	h := &packetHandler{opts: opts, sel: sel, filters: filters, printer: printer, out: out, stats: &stats}
+	h := &packetHandler{opts: opts, filters: filters, out: out, stats: &stats,
+		frames: frameFormatter{sel: sel, printer: printer, stats: &stats}}
+	if n := readWorkers(opts); n > 1 {
+		h.pipe = newReadPipeline(n, out, func() frameFormatter {
+			// The options were checked with the first printer.
+			p, _ := newPacketPrinter(opts.Format, opts.TimeFormat, opts.Verbose, len(files) > 1)
+			return frameFormatter{sel: sel, printer: p}
+		})
+		defer h.pipe.close()
+	}
 	var problems []string
 	var runErr error
 	for _, path := range files {
@@ -165,6 +191,19 @@ func readRun(opts *ReadOptions) error {
 	return runErr
 }
 
+// readWorkers is the number of goroutines that format the frames (see
+// readPipeline): --workers, or one per CPU; one with --count or --time
+// rel.
+func readWorkers(opts *ReadOptions) int {
+	if opts.Count > 0 || opts.TimeFormat == "rel" {
+		return 1
+	}
+	if opts.Workers > 0 {
+		return min(opts.Workers, maxWorkers)
+	}
+	return min(runtime.GOMAXPROCS(0), maxWorkers)
+}
+
 // fileError is a problem with one input file that ends that file but keeps
 // what was read before it: a cut-off file, a bad record, frames of a link
 // type rocedump does not read.
@@ -174,56 +213,84 @@ func (e *fileError) Error() string { return e.err.Error() }
 func (e *fileError) Unwrap() error { return e.err }
 
 // packetHandler does the per-frame work of read: filter, decode, count,
-// select and print. It allocates nothing per frame (TestReadAllocs).
+// select and print, frame by frame on the caller's goroutine, or handing
+// the frames to a readPipeline that formats them on several and prints
+// them in order. It allocates nothing per frame (TestReadAllocs).
 type packetHandler struct {
 	opts    *ReadOptions
-	sel     *packetSelector
 	filters *filterCache
-	printer *packetPrinter
 	out     *bufio.Writer
 	stats   *readStats
-
-	dec packet.Decoder
-	pkt packet.Packet
+	frames  frameFormatter // the frames' work, when pipe is nil
+	buf     []byte         // a frame's lines, when pipe is nil
+	pipe    *readPipeline  // if not nil, does the frames' work
 }
 
 // handle processes one record. It returns errStop once -c packets were
 // printed, or a usage error for a filter that does not compile for the
 // record's link type.
 func (h *packetHandler) handle(rec *capture.Record) error {
-	h.stats.packets++
-	if f, err := h.filters.get(rec.LinkType); err != nil {
+	f, err := h.filters.get(rec.LinkType)
+	if err != nil {
+		h.stats.packets++ // read, though not shown
 		return err
-	} else if f != nil && !f.MatchLen(rec.Data, rec.OrigLen) {
+	}
+	if h.pipe != nil {
+		h.pipe.add(rec, f)
 		return nil
 	}
-	pkt := &h.pkt
-	if err := h.dec.Decode(rec.LinkType, rec.Data, rec.OrigLen, pkt); err != nil {
-		return nil // callers check packet.Supported first
-	}
-	if pkt.Truncated {
-		h.stats.truncated++
-	}
-	switch pkt.Kind {
-	case packet.KindRoCE:
-		h.stats.roce++
-		if pkt.ICRC == bth.ICRCBad {
-			h.stats.icrcBad++
-		}
-	case packet.KindMalformed:
-		h.stats.malformed++
-	default:
+	var shown bool
+	h.buf, shown = h.frames.appendFrame(h.buf[:0], rec, f)
+	if !shown {
 		return nil
 	}
-	if !h.sel.match(pkt) {
-		return nil
-	}
-	h.printer.print(h.out, rec, pkt)
+	h.out.Write(h.buf)
 	h.stats.shown++
 	if h.opts.Count > 0 && h.stats.shown >= h.opts.Count {
 		return errStop
 	}
 	return nil
+}
+
+// frameFormatter is the work of read on one frame of a link type it
+// decodes: filter, decode, count it in stats, select and print it.
+type frameFormatter struct {
+	sel     *packetSelector
+	printer *packetPrinter
+	stats   *readStats
+	dec     packet.Decoder
+	pkt     packet.Packet
+}
+
+// appendFrame counts rec, and if it passes the capture filter f (nil: no
+// filter) and the selection, appends its lines to b and says so.
+func (ff *frameFormatter) appendFrame(b []byte, rec *capture.Record, f *filter.Filter) ([]byte, bool) {
+	ff.stats.packets++
+	if f != nil && !f.MatchLen(rec.Data, rec.OrigLen) {
+		return b, false
+	}
+	pkt := &ff.pkt
+	if err := ff.dec.Decode(rec.LinkType, rec.Data, rec.OrigLen, pkt); err != nil {
+		return b, false // callers check packet.Supported first
+	}
+	if pkt.Truncated {
+		ff.stats.truncated++
+	}
+	switch pkt.Kind {
+	case packet.KindRoCE:
+		ff.stats.roce++
+		if pkt.ICRC == bth.ICRCBad {
+			ff.stats.icrcBad++
+		}
+	case packet.KindMalformed:
+		ff.stats.malformed++
+	default:
+		return b, false
+	}
+	if !ff.sel.match(pkt) {
+		return b, false
+	}
+	return ff.printer.appendLine(b, rec, pkt), true
 }
 
 // readFile reads one capture through h. Frames of a link type rocedump does
@@ -241,7 +308,11 @@ func readFile(path string, h *packetHandler) error {
 		supported int
 		skipped   = map[capture.LinkType]int{}
 	)
-	h.printer.startFile(path)
+	h.frames.printer.startFile(path)
+	if h.pipe != nil {
+		h.pipe.startFile(path)
+		defer h.pipe.flush(h.stats)
+	}
 	for {
 		err := r.Next(&rec)
 		if err == io.EOF {

@@ -28,8 +28,9 @@ func TestReadAllocs(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				h := &packetHandler{opts: opts, sel: sel, filters: newFilterCache(opts.Filter),
-					printer: printer, out: bufio.NewWriter(io.Discard), stats: &readStats{}}
+				stats := &readStats{}
+				h := &packetHandler{opts: opts, filters: newFilterCache(opts.Filter), out: bufio.NewWriter(io.Discard), stats: stats,
+					frames: frameFormatter{sel: sel, printer: printer, stats: stats}}
 				r, err := capture.NewReader(bytes.NewReader(data), name)
 				if err != nil {
 					t.Fatal(err)
@@ -55,6 +56,63 @@ func TestReadAllocs(t *testing.T) {
 					t.Errorf("%s %s verbose=%v: want 0 allocs per packet, got %v", name, format, verbose, allocs)
 				}
 			}
+		}
+	}
+}
+
+// TestReadPipelineAllocs: with several goroutines formatting the packets
+// (readPipeline), copying a frame into a chunk, formatting and writing it
+// allocate nothing per packet either, once the chunks' buffers have grown.
+// (Handing a chunk over may: the runtime's own bookkeeping when a
+// goroutine waits, now and then; a pass here is a chunk.)
+func TestReadPipelineAllocs(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "testdata", "pcaps", "gen", "congestion.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := capture.NewReader(bytes.NewReader(data), "congestion.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []capture.Record
+	for {
+		var rec capture.Record
+		if err := r.Next(&rec); err != nil {
+			break
+		}
+		rec.Data = append([]byte(nil), rec.Data...)
+		recs = append(recs, rec)
+	}
+	for len(recs) < readChunkFrames/2 {
+		recs = append(recs, recs...)
+	}
+	for _, format := range []string{"text", "json"} {
+		opts := &ReadOptions{Format: format, TimeFormat: "time"}
+		sel, _ := newPacketSelector(nil, nil)
+		stats := &readStats{}
+		h := &packetHandler{opts: opts, filters: newFilterCache(""), out: bufio.NewWriter(io.Discard), stats: stats}
+		h.pipe = newReadPipeline(3, h.out, func() frameFormatter {
+			p, _ := newPacketPrinter(format, "time", false, false)
+			return frameFormatter{sel: sel, printer: p}
+		})
+		for range 20 { // warm up: every chunk's buffers grow
+			for i := range recs {
+				h.handle(&recs[i])
+			}
+		}
+		h.pipe.flush(stats)
+		allocs := testing.AllocsPerRun(20, func() {
+			for i := range recs {
+				h.handle(&recs[i])
+			}
+			h.pipe.flush(stats)
+		})
+		h.pipe.close()
+		if perPacket := allocs / float64(len(recs)); perPacket > 0.01 {
+			t.Errorf("%s: %.3f allocations per packet (%v per pass of %d), want none", format, perPacket, allocs, len(recs))
+		}
+		if stats.packets != 41*len(recs) {
+			t.Errorf("%s: %d packets counted, want %d", format, stats.packets, 41*len(recs))
 		}
 	}
 }

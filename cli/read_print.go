@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"strconv"
 	"time"
 
@@ -12,7 +11,7 @@ import (
 )
 
 // packetPrinter writes one decoded packet per line (or per block with -v) in
-// the chosen format. It reuses one buffer, so printing allocates nothing.
+// the chosen format, into its caller's buffer: printing allocates nothing.
 type packetPrinter struct {
 	json      bool
 	verbose   bool
@@ -21,7 +20,6 @@ type packetPrinter struct {
 
 	file  string
 	first time.Time
-	buf   []byte
 
 	// The timestamps: stamp in the text style of --time ("time" or
 	// "date"), jsonStamp in RFC 3339 for --format json.
@@ -29,7 +27,7 @@ type packetPrinter struct {
 }
 
 func newPacketPrinter(format, timeStyle string, verbose, withFile bool) (*packetPrinter, error) {
-	p := &packetPrinter{verbose: verbose, timeStyle: timeStyle, withFile: withFile, buf: make([]byte, 0, 4096),
+	p := &packetPrinter{verbose: verbose, timeStyle: timeStyle, withFile: withFile,
 		stamp: timetext.Clock(), jsonStamp: timetext.RFC3339Nano()}
 	switch format {
 	case "text":
@@ -50,11 +48,12 @@ func newPacketPrinter(format, timeStyle string, verbose, withFile bool) (*packet
 
 func (p *packetPrinter) startFile(name string) { p.file = name }
 
-func (p *packetPrinter) print(w *bufio.Writer, rec *capture.Record, pkt *packet.Packet) {
+// appendLine appends the line of a packet (with -v, its block of lines)
+// to b. The first packet it prints is the zero of --time rel.
+func (p *packetPrinter) appendLine(b []byte, rec *capture.Record, pkt *packet.Packet) []byte {
 	if p.first.IsZero() {
 		p.first = rec.Timestamp
 	}
-	b := p.buf[:0]
 	if p.json {
 		b = p.appendJSON(b, rec, pkt)
 	} else {
@@ -63,9 +62,7 @@ func (p *packetPrinter) print(w *bufio.Writer, rec *capture.Record, pkt *packet.
 			b = appendVerbose(b, rec, pkt)
 		}
 	}
-	b = append(b, '\n')
-	w.Write(b)
-	p.buf = b
+	return append(b, '\n')
 }
 
 // appendTime writes the text timestamp in the style --time asks for.
