@@ -68,6 +68,11 @@ func (a *inflater) run(src io.Reader, done func()) {
 	for {
 		var buf []byte
 		select {
+		case <-a.stop: // first, when a free buffer is also there
+			return
+		default:
+		}
+		select {
 		case buf = <-a.free:
 		case <-a.stop:
 			return
