@@ -158,7 +158,66 @@ func decodeFast(data []byte, origLen int, p *Packet) bool {
 	if isPlainIPv4(data) {
 		return decodePlainIPv4(data, origLen, p)
 	}
+	if isERSPAN2PlainIPv4(data) {
+		return decodeERSPAN2PlainIPv4(data, origLen, p)
+	}
 	return decodeFastLayers(data, origLen, p)
+}
+
+// erspan2Len is the length of what an ERSPAN type II mirror puts before
+// the mirrored frame in the layout decodeERSPAN2PlainIPv4 takes: Ethernet
+// without tags, IPv4 without options, GRE with a sequence number only
+// (RFC 2890 §2.2) and the ERSPAN II header (draft-foschiano-erspan-03
+// §4.2).
+const erspan2Len = etherHeaderLen + ipv4MinHeaderLen + greMinHeaderLen + 4 + erspan2HeaderLen
+
+// isERSPAN2PlainIPv4 reports whether an Ethernet frame is the most common
+// mirror layout: ERSPAN type II in erspan2Len bytes of headers around a
+// frame of decodePlainIPv4's layout.
+func isERSPAN2PlainIPv4(data []byte) bool {
+	const ip, gre = etherHeaderLen, etherHeaderLen + ipv4MinHeaderLen
+	return len(data) >= erspan2Len && binary.BigEndian.Uint16(data[12:]) == etherTypeIPv4 &&
+		data[ip] == 0x45 && data[ip+9] == protoGRE &&
+		binary.BigEndian.Uint16(data[gre:]) == greSequence && binary.BigEndian.Uint16(data[gre+2:]) == etherTypeERSPAN12 &&
+		data[gre+8]>>4 == erspan2Version && isPlainIPv4(data[erspan2Len:])
+}
+
+// decodeERSPAN2PlainIPv4 is decodeFast for isERSPAN2PlainIPv4's layout:
+// the mirrored frame is decodePlainIPv4's, cut where the carrying IPv4
+// datagram ends and marked truncated when the carrying frame was cut, and
+// the mirror's headers become the Packet's first Encap layers, as the walk
+// records them.
+func decodeERSPAN2PlainIPv4(data []byte, origLen int, p *Packet) bool {
+	const ip, erspan = etherHeaderLen, erspan2Len - erspan2HeaderLen
+	total := int(binary.BigEndian.Uint16(data[ip+2:]))
+	const moreFragments, offsetMask = 0x2000, 0x1fff
+	if total < ipv4MinHeaderLen || binary.BigEndian.Uint16(data[ip+6:])&(moreFragments|offsetMask) != 0 {
+		return false
+	}
+	inner := data[erspan2Len:]
+	cut := origLen > len(data) || data[erspan+2]&erspanTruncated != 0
+	if end := ip + total; end <= len(data) {
+		if end < erspan2Len+plainHeadersLen {
+			return false
+		}
+		inner = data[erspan2Len:end]
+	} else {
+		cut = true
+	}
+	innerOrig := len(inner)
+	if cut {
+		innerOrig++ // decodePlainIPv4 marks the packet truncated
+	}
+	if !decodePlainIPv4(inner, innerOrig, p) {
+		return false
+	}
+	p.CapLen, p.OrigLen = len(data), origLen
+	p.Encap[0] = EncapLayer{Kind: EncapEthernet}
+	p.Encap[1] = EncapLayer{Kind: EncapIPv4}
+	p.Encap[2] = EncapLayer{Kind: EncapGRE}
+	p.Encap[3] = EncapLayer{Kind: EncapERSPAN2, ID: uint32(binary.BigEndian.Uint16(data[erspan+2:]) & 0x03ff)}
+	p.NEncap = 4
+	return true
 }
 
 // isPlainIPv4 reports whether an Ethernet frame has no tags and an IPv4

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/rocedump/rocedump/capture"
+	"github.com/rocedump/rocedump/decode/bth"
 )
 
 // testCaptures lists every capture under testdata/pcaps: the generated ones
@@ -272,6 +273,46 @@ func TestFastAllocs(t *testing.T) {
 			}); allocs != 0 {
 				t.Errorf("%s (%d of %d bytes): %v allocations per frame, want 0", f.name, n, len(f.data), allocs)
 			}
+		}
+	}
+}
+
+// TestERSPAN2PlainLayout: the mirror frames of ERSPAN type II around a
+// plain IPv4 frame take decodeERSPAN2PlainIPv4 (whose result the tests
+// above hold against the walk, whole and cut at every length), and the
+// other mirror layouts do not.
+func TestERSPAN2PlainLayout(t *testing.T) {
+	want := map[string]bool{
+		"erspan2 write first":                            true,
+		"erspan2 ack":                                    true,
+		"erspan2 ack whole, T bit set":                   true,
+		"erspan2 ack whole, outer length past the frame": true,
+	}
+	n := 0
+	for _, f := range mirrorFrames() {
+		got := isERSPAN2PlainIPv4(f.data)
+		if got != want[f.name] {
+			t.Errorf("%s: isERSPAN2PlainIPv4 %v, want %v", f.name, got, want[f.name])
+		}
+		if got {
+			n++
+		}
+	}
+	if n != len(want) {
+		t.Errorf("%d of the %d ERSPAN II frames found", n, len(want))
+	}
+	// Every bit of the 10-bit session ID, with and without the T bit,
+	// whole and cut at every length.
+	ack := bth.BTH{Opcode: bth.OpcodeRCAcknowledge, PKey: 0xffff, DestQP: 0x0011c3, PSN: 0x00a0b4, AETH: bth.AETH{Syndrome: 0x1f, MSN: 77}}
+	inner := eth(0x0800, roce4("10.0.3.21", "10.0.3.7", ack, nil))
+	used := dirtyPacket()
+	for _, cut := range []bool{false, true} {
+		f := eth(0x0800, ip4("192.0.2.10", "192.0.2.20", 47, gre(fS, 0x88be, 0, erspan2(0x3ff, cut, inner))))
+		if !isERSPAN2PlainIPv4(f) {
+			t.Fatalf("session 0x3ff, T bit %v: not the layout", cut)
+		}
+		for n := 0; n <= len(f); n++ {
+			checkFast(t, fmt.Sprintf("session 0x3ff, T bit %v, cut at %d", cut, n), capture.LinkTypeEthernet, f[:n], len(f), &used)
 		}
 	}
 }
