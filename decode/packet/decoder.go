@@ -40,12 +40,19 @@ type Decoder struct {
 func (d *Decoder) Decode(lt capture.LinkType, data []byte, origLen int, p *Packet) error {
 	if lt == capture.LinkTypeEthernet {
 		// decodeFast, with one call fewer for the commonest layout.
-		if isPlainIPv4(data) {
+		switch {
+		case isPlainIPv4(data):
 			if decodePlainIPv4(data, origLen, p) {
 				return nil
 			}
-		} else if decodeFastLayers(data, origLen, p) {
-			return nil
+		case isERSPAN2PlainIPv4(data):
+			if decodeERSPAN2PlainIPv4(data, origLen, p) {
+				return nil
+			}
+		default:
+			if decodeFastLayers(data, origLen, p) {
+				return nil
+			}
 		}
 	}
 	return d.decodeGeneral(lt, data, origLen, p)
