@@ -78,7 +78,7 @@ type Reader struct {
 	format  Format
 	order   binary.ByteOrder // of the pcap header or the current pcapng section
 	err     error            // sticky
-	off     int64            // streaming path: bytes consumed from the (decompressed) stream
+	off     int64            // streaming path: bytes consumed from the stream
 	recOff  int64            // offset of the record or block being read, for errors
 	buf     []byte           // copy buffer for records larger than the read buffer
 
