@@ -16,10 +16,7 @@ import (
 // nothing per packet once the buffers have grown.
 func TestReadAllocs(t *testing.T) {
 	for _, name := range []string{"real/linlinw5_rdma_cm.pcap", "gen/mirror_erspan3_ipv6.pcapng", "gen/congestion.pcap"} {
-		data, err := os.ReadFile(filepath.Join(repoRoot, "testdata", "pcaps", name))
-		if err != nil {
-			t.Fatal(err)
-		}
+		recs := testRecords(t, name)
 		for _, format := range []string{"text", "json"} {
 			for _, verbose := range []bool{false, true} {
 				opts := &ReadOptions{Filter: "udp or ip proto 47 or ip6"}
@@ -31,19 +28,6 @@ func TestReadAllocs(t *testing.T) {
 				stats := &readStats{}
 				h := &packetHandler{opts: opts, filters: newFilterCache(opts.Filter), out: bufio.NewWriter(io.Discard), stats: stats,
 					frames: frameFormatter{sel: sel, printer: printer, stats: stats}}
-				r, err := capture.NewReader(bytes.NewReader(data), name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var recs []capture.Record
-				for {
-					var rec capture.Record
-					if err := r.Next(&rec); err != nil {
-						break
-					}
-					rec.Data = append([]byte(nil), rec.Data...)
-					recs = append(recs, rec)
-				}
 				for i := range recs { // warm up: buffers grow, filters compile
 					h.handle(&recs[i])
 				}
@@ -66,23 +50,7 @@ func TestReadAllocs(t *testing.T) {
 // (Handing a chunk over may: the runtime's own bookkeeping when a
 // goroutine waits, now and then; a pass here is a chunk.)
 func TestReadPipelineAllocs(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(repoRoot, "testdata", "pcaps", "gen", "congestion.pcap"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := capture.NewReader(bytes.NewReader(data), "congestion.pcap")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var recs []capture.Record
-	for {
-		var rec capture.Record
-		if err := r.Next(&rec); err != nil {
-			break
-		}
-		rec.Data = append([]byte(nil), rec.Data...)
-		recs = append(recs, rec)
-	}
+	recs := testRecords(t, "gen/congestion.pcap")
 	for len(recs) < readChunkFrames/2 {
 		recs = append(recs, recs...)
 	}
@@ -114,5 +82,28 @@ func TestReadPipelineAllocs(t *testing.T) {
 		if stats.packets != 41*len(recs) {
 			t.Errorf("%s: %d packets counted, want %d", format, stats.packets, 41*len(recs))
 		}
+	}
+}
+
+// testRecords reads every record of the capture testdata/pcaps/name, each
+// with its own copy of the data.
+func testRecords(t *testing.T, name string) []capture.Record {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "testdata", "pcaps", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := capture.NewReader(bytes.NewReader(data), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []capture.Record
+	for {
+		var rec capture.Record
+		if err := r.Next(&rec); err != nil {
+			return recs
+		}
+		rec.Data = append([]byte(nil), rec.Data...)
+		recs = append(recs, rec)
 	}
 }
