@@ -67,8 +67,12 @@ func WriteMarkdown(w io.Writer, r *Results, command string) error {
 		f.Rails*f.Nodes, f.Rails, f.Nodes, f.Rails, f.QPsPerPeer, f.QPsPerHCA(), thousands(f.Connections()), thousands(f.Flows()),
 		f.MsgBytes/1024, f.FramesPerMessage()-1, f.MTU, f.Snaplen, ERSPANOverhead, f.Snaplen+ERSPANOverhead)
 	p.f("| capture | packets | file size |\n|---|--:|--:|\n")
+	listed := map[string]bool{}
 	for _, c := range []Capture{r.Main, r.ERSPAN, r.Small, r.Double, r.TsharkPlain, r.TsharkERSP} {
-		p.f("| %s | %s | %s |\n", filepath.Base(c.Path), thousands(c.Packets), mb(c.Bytes))
+		if !listed[c.Path] { // tshark's copies are the captures when it reads them whole
+			listed[c.Path] = true
+			p.f("| %s | %s | %s |\n", filepath.Base(c.Path), thousands(c.Packets), mb(c.Bytes))
+		}
 	}
 	if r.Flows != nil {
 		p.f("| %s (%d QPs per peer) | %s | %s |\n", filepath.Base(r.Flows.Path), r.FlowsFabric.QPsPerPeer, thousands(r.Flows.Packets), mb(r.Flows.Bytes))

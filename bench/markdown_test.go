@@ -96,6 +96,36 @@ func TestMarkdownTshark(t *testing.T) {
 	}
 }
 
+// TestMarkdownTsharkWhole: with tshark reading the whole captures there
+// are no copies of their first packets to list or mention.
+func TestMarkdownTsharkWhole(t *testing.T) {
+	main := Capture{Path: "/tmp/x/mirror.pcap", Packets: 400_000}
+	erspan := Capture{Path: "/tmp/x/erspan.pcap", Packets: 400_000}
+	report := func(c Capture) Run {
+		return Run{Name: "rocedump report --format json", Args: []string{"rocedump", "report", c.Path}, Packets: c.Packets, Cores: 1, Wall: time.Second, CPU: time.Second}
+	}
+	tshark := Run{Name: "tshark -T fields", Args: append([]string{"tshark"}, TsharkArgs(main.Path, main.Packets, main.Packets)...), Packets: main.Packets, Cores: 1, Wall: 10 * time.Second, CPU: 10 * time.Second}
+	r := &Results{Fabric: DefaultFabric(), Main: main, ERSPAN: erspan, Small: Capture{Path: "/tmp/x/mirror-small.pcap", Packets: 40_000},
+		TsharkPlain: main, TsharkERSP: erspan, MemSmall: report(Capture{Path: "/tmp/x/mirror-small.pcap", Packets: 40_000}),
+		Tshark: []Run{tshark}, PrefixRuns: []Run{report(main)}}
+	var b strings.Builder
+	if err := WriteMarkdown(&b, r, "rocebench"); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"tshark reads each whole capture, the same file rocedump reads, with `tshark -r FILE -T fields ", "| mirror.pcap | 400,000 | 10.00 s |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the Markdown lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "| mirror.pcap | 400,000 | 0.0 MB |"); n != 1 {
+		t.Errorf("mirror.pcap listed %d times among the captures, want once:\n%s", n, out)
+	}
+	if strings.Contains(out, "first packets alone") {
+		t.Errorf("mentions the first packets:\n%s", out)
+	}
+}
+
 func TestTsharkArgs(t *testing.T) {
 	if got := strings.Join(TsharkArgs("m.pcap", 10, 100), " "); !strings.HasPrefix(got, "-r m.pcap -c 10 -T fields ") {
 		t.Errorf("first 10 of 100: %s", got)

@@ -148,25 +148,33 @@ func Measure(o Options) (*Results, error) {
 	var plainCaps, erspCaps []Capture
 	var errPlain, errERSP error
 	wg.Add(2)
+	// The copies of the packets tshark reads, for rocedump: none when it
+	// reads the whole captures.
+	var plainTsh, erspTsh []Prefix
+	if tsh < o.Packets {
+		plainTsh = []Prefix{{filepath.Join(o.Dir, "mirror-tshark.pcap"), tsh}}
+		erspTsh = []Prefix{{filepath.Join(o.Dir, "erspan-tshark.pcap"), tsh}}
+	}
 	go func() {
 		defer wg.Done()
 		plainCaps, errPlain = Generate(o.Fabric, o.Packets, filepath.Join(o.Dir, "mirror.pcap"),
-			Prefix{filepath.Join(o.Dir, "mirror-small.pcap"), small}, Prefix{filepath.Join(o.Dir, "mirror-tshark.pcap"), tsh},
-			Prefix{filepath.Join(o.Dir, "mirror-double.pcap"), double})
+			append([]Prefix{{filepath.Join(o.Dir, "mirror-small.pcap"), small}, {filepath.Join(o.Dir, "mirror-double.pcap"), double}}, plainTsh...)...)
 	}()
 	go func() {
 		defer wg.Done()
 		f := o.Fabric
 		f.ERSPAN = true
-		erspCaps, errERSP = Generate(f, o.Packets, filepath.Join(o.Dir, "erspan.pcap"),
-			Prefix{filepath.Join(o.Dir, "erspan-tshark.pcap"), tsh})
+		erspCaps, errERSP = Generate(f, o.Packets, filepath.Join(o.Dir, "erspan.pcap"), erspTsh...)
 	}()
 	wg.Wait()
 	if err := errors.Join(errPlain, errERSP); err != nil {
 		return nil, err
 	}
-	res.Main, res.Small, res.TsharkPlain, res.Double = plainCaps[0], plainCaps[1], plainCaps[2], plainCaps[3]
-	res.ERSPAN, res.TsharkERSP = erspCaps[0], erspCaps[1]
+	res.Main, res.Small, res.Double, res.TsharkPlain = plainCaps[0], plainCaps[1], plainCaps[2], plainCaps[0]
+	res.ERSPAN, res.TsharkERSP = erspCaps[0], erspCaps[0]
+	if tsh < o.Packets {
+		res.TsharkPlain, res.TsharkERSP = plainCaps[3], erspCaps[1]
+	}
 	if o.FlowsPackets > 0 {
 		logf("generating %d packets of %d flows for the memory check", o.FlowsPackets, o.FlowsFabric.Flows())
 		c, err := Generate(o.FlowsFabric, o.FlowsPackets, filepath.Join(o.Dir, "many-flows.pcap"))
