@@ -2,6 +2,7 @@ package packet
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"os"
@@ -313,6 +314,18 @@ func TestERSPAN2PlainLayout(t *testing.T) {
 		}
 		for n := 0; n <= len(f); n++ {
 			checkFast(t, fmt.Sprintf("session 0x3ff, T bit %v, cut at %d", cut, n), capture.LinkTypeEthernet, f[:n], len(f), &used)
+		}
+		// An Ethernet trailer after the carrying datagram; and a carrying
+		// datagram that ends 10 bytes before the mirrored frame does.
+		f = append(f, 0xde, 0xad, 0xbe, 0xef)
+		if !checkFast(t, fmt.Sprintf("session 0x3ff, T bit %v, trailer", cut), capture.LinkTypeEthernet, f, len(f), &used) {
+			t.Errorf("session 0x3ff, T bit %v, trailer: not taken by the fast path", cut)
+		}
+		write := bth.BTH{Opcode: 0x0a, PKey: 0xffff, DestQP: 0x0012d4, PSN: 7, RETH: bth.RETH{VA: 0x1000, RKey: 9, DMALen: 64}}
+		f = eth(0x0800, ip4("192.0.2.10", "192.0.2.20", 47, gre(fS, 0x88be, 0, erspan2(0x3ff, cut, eth(0x0800, roce4("10.0.3.7", "10.0.3.21", write, make([]byte, 64)))))))
+		binary.BigEndian.PutUint16(f[16:], binary.BigEndian.Uint16(f[16:])-10)
+		if !checkFast(t, fmt.Sprintf("session 0x3ff, T bit %v, datagram ending inside the mirrored frame", cut), capture.LinkTypeEthernet, f, len(f), &used) {
+			t.Errorf("session 0x3ff, T bit %v, datagram ending inside the mirrored frame: not taken by the fast path", cut)
 		}
 	}
 }

@@ -121,6 +121,9 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("decoding into a used Packet differs:\nfresh  %+v\nreused %+v", summarize(&fresh), summarize(&reused))
 		}
 		checkPeek(t, lt, data, &fresh)
+		if lt == capture.LinkTypeEthernet {
+			checkPeekWalk(t, "fuzz", data)
+		}
 	})
 }
 

@@ -51,13 +51,70 @@ func PeekRoCEv2IPv4QP(lt capture.LinkType, data []byte) (src, dst, qp uint32, ok
 	return src, dst, 0, true, false
 }
 
-// peekRoCEv2IPv4 is the walk of the peeks: it returns the RoCEv2 frame's
-// IPv4 header (ip[:hl]) and what follows it in the frame. It takes the
-// frame as captured, or mirrored in ERSPAN (peekERSPAN).
+// peekRoCEv2IPv4 is the peeks' work: it returns the RoCEv2 frame's IPv4
+// header (ip[:hl]) and what follows it in the frame. It takes the frame
+// as captured, or mirrored in ERSPAN (peekERSPAN): the two commonest
+// layouts at fixed offsets (peekPlain, peekERSPAN2Plain), every other by
+// the walk (peekWalk), which gives the same for those two
+// (TestPeekFixedLayoutsMatchWalk).
 func peekRoCEv2IPv4(lt capture.LinkType, data []byte) (ip []byte, hl int, ok bool) {
 	if lt != capture.LinkTypeEthernet {
 		return nil, 0, false
 	}
+	if ip, ok := peekPlain(data); ok {
+		return ip, ipv4MinHeaderLen, true
+	}
+	if inner, ok := peekERSPAN2Plain(data); ok {
+		if ip, ok := peekPlain(inner); ok {
+			return ip, ipv4MinHeaderLen, true
+		}
+	}
+	return peekWalk(data)
+}
+
+// peekPlain is peekWalk for a frame of Ethernet without tags, IPv4
+// without options and UDP to port 4791, with every check at a fixed
+// offset: it returns the IPv4 header and what follows it in the frame, or
+// false for any other frame.
+func peekPlain(data []byte) (ip []byte, ok bool) {
+	const moreFragments, offsetMask = 0x2000, 0x1fff
+	if len(data) < etherHeaderLen+ipv4MinHeaderLen+4 || binary.BigEndian.Uint16(data[12:]) != etherTypeIPv4 {
+		return nil, false
+	}
+	ip = data[etherHeaderLen:]
+	if ip[0] != 0x45 || ip[9] != protoUDP || binary.BigEndian.Uint16(ip[6:])&(moreFragments|offsetMask) != 0 ||
+		binary.BigEndian.Uint16(ip[2:]) < ipv4MinHeaderLen+4 || binary.BigEndian.Uint16(ip[ipv4MinHeaderLen+2:]) != PortRoCEv2 {
+		return nil, false
+	}
+	return ip, true
+}
+
+// peekERSPAN2Plain returns the frame that a frame of ERSPAN type II over
+// GRE with a sequence number only, in IPv4 without options in Ethernet
+// without tags, mirrors, as peekERSPAN would: from the ERSPAN payload to
+// the end of the carrying datagram or of the capture. It is false for any
+// other frame.
+func peekERSPAN2Plain(data []byte) (frame []byte, ok bool) {
+	const ip, gre = etherHeaderLen, etherHeaderLen + ipv4MinHeaderLen
+	const moreFragments, offsetMask = 0x2000, 0x1fff
+	if len(data) < erspan2Len || binary.BigEndian.Uint16(data[12:]) != etherTypeIPv4 || data[ip] != 0x45 ||
+		data[ip+9] != protoGRE || binary.BigEndian.Uint16(data[ip+6:])&(moreFragments|offsetMask) != 0 ||
+		binary.BigEndian.Uint16(data[gre:]) != greSequence || binary.BigEndian.Uint16(data[gre+2:]) != etherTypeERSPAN12 ||
+		data[gre+8]>>4 != erspan2Version {
+		return nil, false
+	}
+	end := ip + int(binary.BigEndian.Uint16(data[ip+2:]))
+	switch {
+	case end < erspan2Len:
+		return nil, false // the walk rejects it or takes it otherwise
+	case end < len(data):
+		return data[erspan2Len:end], true
+	}
+	return data[erspan2Len:], true
+}
+
+// peekWalk is the walk of the peeks, for every layout they take.
+func peekWalk(data []byte) (ip []byte, hl int, ok bool) {
 	ip, hl, ok = peekEtherIPv4(data)
 	if ok && ip[9] == protoGRE {
 		if data, ok = peekERSPAN(ip, hl); !ok {
