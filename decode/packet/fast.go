@@ -171,15 +171,23 @@ func decodeFast(data []byte, origLen int, p *Packet) bool {
 // §4.2).
 const erspan2Len = etherHeaderLen + ipv4MinHeaderLen + greMinHeaderLen + 4 + erspan2HeaderLen
 
-// isERSPAN2PlainIPv4 reports whether an Ethernet frame is the most common
-// mirror layout: ERSPAN type II in erspan2Len bytes of headers around a
-// frame of decodePlainIPv4's layout.
-func isERSPAN2PlainIPv4(data []byte) bool {
+// isERSPAN2Headers reports whether an Ethernet frame starts with the
+// erspan2Len bytes of headers of an ERSPAN type II mirror in that layout.
+// The carrying datagram's length and fragment fields are left to the
+// caller.
+func isERSPAN2Headers(data []byte) bool {
 	const ip, gre = etherHeaderLen, etherHeaderLen + ipv4MinHeaderLen
 	return len(data) >= erspan2Len && binary.BigEndian.Uint16(data[12:]) == etherTypeIPv4 &&
 		data[ip] == 0x45 && data[ip+9] == protoGRE &&
 		binary.BigEndian.Uint16(data[gre:]) == greSequence && binary.BigEndian.Uint16(data[gre+2:]) == etherTypeERSPAN12 &&
-		data[gre+8]>>4 == erspan2Version && isPlainIPv4(data[erspan2Len:])
+		data[gre+8]>>4 == erspan2Version
+}
+
+// isERSPAN2PlainIPv4 reports whether an Ethernet frame is the most common
+// mirror layout: ERSPAN type II in erspan2Len bytes of headers around a
+// frame of decodePlainIPv4's layout.
+func isERSPAN2PlainIPv4(data []byte) bool {
+	return isERSPAN2Headers(data) && isPlainIPv4(data[erspan2Len:])
 }
 
 // decodeERSPAN2PlainIPv4 is decodeFast for isERSPAN2PlainIPv4's layout:

@@ -89,18 +89,14 @@ func peekPlain(data []byte) (ip []byte, ok bool) {
 	return ip, true
 }
 
-// peekERSPAN2Plain returns the frame that a frame of ERSPAN type II over
-// GRE with a sequence number only, in IPv4 without options in Ethernet
-// without tags, mirrors, as peekERSPAN would: from the ERSPAN payload to
-// the end of the carrying datagram or of the capture. It is false for any
-// other frame.
+// peekERSPAN2Plain returns the frame that a frame of ERSPAN type II in
+// the layout of isERSPAN2Headers mirrors, as peekERSPAN would: from the
+// ERSPAN payload to the end of the carrying datagram or of the capture.
+// It is false for any other frame.
 func peekERSPAN2Plain(data []byte) (frame []byte, ok bool) {
-	const ip, gre = etherHeaderLen, etherHeaderLen + ipv4MinHeaderLen
+	const ip = etherHeaderLen
 	const moreFragments, offsetMask = 0x2000, 0x1fff
-	if len(data) < erspan2Len || binary.BigEndian.Uint16(data[12:]) != etherTypeIPv4 || data[ip] != 0x45 ||
-		data[ip+9] != protoGRE || binary.BigEndian.Uint16(data[ip+6:])&(moreFragments|offsetMask) != 0 ||
-		binary.BigEndian.Uint16(data[gre:]) != greSequence || binary.BigEndian.Uint16(data[gre+2:]) != etherTypeERSPAN12 ||
-		data[gre+8]>>4 != erspan2Version {
+	if !isERSPAN2Headers(data) || binary.BigEndian.Uint16(data[ip+6:])&(moreFragments|offsetMask) != 0 {
 		return nil, false
 	}
 	end := ip + int(binary.BigEndian.Uint16(data[ip+2:]))
