@@ -8,7 +8,8 @@ import (
 
 // Decompressing on a goroutine of its own. A gzip-compressed capture is
 // read at the speed of the decompressor: inflating the benchmark's 96-byte
-// frames costs ~500 ns a frame on one core, more than analysing them. When
+// frames costs ~450 ns a frame on one core (zcat too: 0.91 s for 2 M of
+// them), more than analysing them. When
 // the program may use more than one CPU, an inflater runs the decompressor
 // ahead of the Reader on a goroutine of its own and hands it the inflated
 // bytes in chunks, so that the two overlap instead of taking turns. The
