@@ -80,19 +80,33 @@ func (b *block) fill(n int) {
 		b.hi -= b.lo
 		b.lo = 0
 	}
-	for empty := 0; b.hi-b.lo < n && b.err == nil; {
-		m, err := b.src.Read(b.buf[b.hi:])
-		if m < 0 || m > len(b.buf)-b.hi {
-			panic("capture: source returned an impossible count from Read")
-		}
+	if need := n - (b.hi - b.lo); need > 0 && b.err == nil {
+		m, err := readAtLeast(b.src, b.buf[b.hi:], need)
 		b.hi += m
 		b.err = err
+	}
+}
+
+// readAtLeast reads from src into buf until it holds min bytes or src
+// fails, and returns what it read with src's error as it came (io.EOF
+// stays io.EOF, however much was read before it); a source that returns
+// nothing maxEmptyReads times in a row fails with io.ErrNoProgress, as
+// bufio's does.
+func readAtLeast(src io.Reader, buf []byte, min int) (n int, err error) {
+	for empty := 0; n < min && err == nil; {
+		var m int
+		m, err = src.Read(buf[n:])
+		if m < 0 || m > len(buf)-n {
+			panic("capture: source returned an impossible count from Read")
+		}
+		n += m
 		if m > 0 {
 			empty = 0
 		} else if empty++; empty >= maxEmptyReads && err == nil {
-			b.err = io.ErrNoProgress
+			err = io.ErrNoProgress
 		}
 	}
+	return n, err
 }
 
 // peek returns the next n bytes without consuming them, like

@@ -78,7 +78,7 @@ func (a *inflater) run(src io.Reader, done func()) {
 		case <-a.stop:
 			return
 		}
-		n, err := fillChunk(src, buf)
+		n, err := readAtLeast(src, buf, len(buf))
 		select {
 		case a.full <- inflated{buf[:n], err}:
 		case <-a.stop:
@@ -88,26 +88,6 @@ func (a *inflater) run(src io.Reader, done func()) {
 			return
 		}
 	}
-}
-
-// fillChunk reads from src until buf is full or src fails, and returns
-// what it read with src's error as it came (io.EOF stays io.EOF, however
-// much was read before it).
-func fillChunk(src io.Reader, buf []byte) (n int, err error) {
-	for empty := 0; n < len(buf) && err == nil; {
-		var m int
-		m, err = src.Read(buf[n:])
-		if m < 0 || m > len(buf)-n {
-			panic("capture: source returned an impossible count from Read")
-		}
-		n += m
-		if m > 0 {
-			empty = 0
-		} else if empty++; empty >= maxEmptyReads && err == nil {
-			err = io.ErrNoProgress
-		}
-	}
-	return n, err
 }
 
 // Read implements io.Reader: the bytes of src in order, then src's error.
