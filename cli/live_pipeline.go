@@ -22,6 +22,7 @@ type frameAnalyzer struct {
 	dec     packet.Decoder
 	pkt     packet.Packet
 	skipped map[capture.LinkType]bool // link types rocedump does not decode
+	at      flows.FrameRef            // the frame being added, for the sinks
 	seq     uint64                    // frames seen, kept or not: the next frame's FrameRef.Seq
 
 	// A worker of a sharded pass (see analyze and relay) keeps only the
@@ -87,6 +88,11 @@ func (a *frameAnalyzer) addPeeked(rec *capture.Record, file int, k *frameKey) *p
 		return nil
 	}
 	peeked := k.state != keyNone
+	// The sinks read the frame's FrameRef through a pointer (see
+	// flows.Table.AddFrame), written field by field here, well before they
+	// load it.
+	at := &a.at
+	at.File, at.Frame, at.Time, at.Seq = file, rec.Number, rec.Timestamp, seq
 	err := a.dec.Decode(rec.LinkType, rec.Data, rec.OrigLen, pkt)
 	if a.split.Shards() > 1 && !peeked {
 		owner := 0
@@ -122,9 +128,8 @@ func (a *frameAnalyzer) addPeeked(rec *capture.Record, file int, k *frameKey) *p
 	case packet.KindMalformed:
 		st.Malformed++
 	}
-	at := flows.FrameRef{File: file, Frame: rec.Number, Time: rec.Timestamp, Seq: seq}
 	for _, s := range a.sinks {
-		s.Add(pkt, at)
+		s.AddFrame(pkt, at)
 	}
 	return pkt
 }

@@ -32,7 +32,9 @@ type captureStats struct {
 
 // packetSink receives every decoded frame of an analysis, in time order.
 type packetSink interface {
-	Add(p *packet.Packet, at flows.FrameRef)
+	// AddFrame accounts p, frame at, reading *at during the call only
+	// (flows.Table.AddFrame, reports.Collector.AddFrame).
+	AddFrame(p *packet.Packet, at *flows.FrameRef)
 }
 
 // analyzeOptions say how to run an analysis pass.

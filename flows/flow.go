@@ -327,9 +327,9 @@ type respTracker struct {
 }
 
 // noteAcked records that the partner's requests are acknowledged up to psn.
-func (r *respTracker) noteAcked(psn uint32, at FrameRef) {
+func (r *respTracker) noteAcked(psn uint32, at *FrameRef) {
 	if !r.acked || psnDiff(psn, r.ackedHigh) > 0 {
-		r.acked, r.ackedHigh, r.ackedAt = true, psn, at
+		r.acked, r.ackedHigh, r.ackedAt = true, psn, *at
 	}
 }
 

@@ -18,9 +18,9 @@ type lossTracker struct {
 	nextID uint32
 }
 
-func (l *lossTracker) open(g psnRange, at FrameRef) {
+func (l *lossTracker) open(g psnRange, at *FrameRef) {
 	l.nextID++
-	l.add(lossRange{lo: g.lo, hi: g.hi, gap: l.nextID, at: at})
+	l.add(lossRange{lo: g.lo, hi: g.hi, gap: l.nextID, at: *at})
 }
 
 func (l *lossTracker) add(r lossRange) {

@@ -34,7 +34,7 @@ type cmExchange struct {
 // REQ names the requester's QPN and starting PSN, the REP the responder's.
 // Once both are seen the two flows of the connection are known before their
 // first packet.
-func (t *Table) noteCM(p *packet.Packet, at FrameRef) {
+func (t *Table) noteCM(p *packet.Packet, at *FrameRef) {
 	m := &p.CM
 	switch m.AttributeID {
 	case bth.CMAttrREQ:
@@ -42,7 +42,7 @@ func (t *Table) noteCM(p *packet.Packet, at FrameRef) {
 		if _, dup := t.cm[k]; dup {
 			return // a resent REQ
 		}
-		t.cm[k] = &cmExchange{req: *m, reqFrame: at}
+		t.cm[k] = &cmExchange{req: *m, reqFrame: *at}
 	case bth.CMAttrREP:
 		x := t.cm[cmKey{requester: p.Dst, responder: p.Src, commID: m.RemoteCommID}]
 		if x == nil || x.haveREP {
@@ -59,7 +59,7 @@ func (t *Table) noteCM(p *packet.Packet, at FrameRef) {
 		toResp := base
 		toResp.StartPSN, toResp.SrcQP, toResp.CommID, toResp.Frame = x.req.StartingPSN, x.req.LocalQPN, x.req.LocalCommID, x.reqFrame
 		toReq := base
-		toReq.StartPSN, toReq.SrcQP, toReq.CommID, toReq.Frame = m.StartingPSN, m.LocalQPN, m.LocalCommID, at
+		toReq.StartPSN, toReq.SrcQP, toReq.CommID, toReq.Frame = m.StartingPSN, m.LocalQPN, m.LocalCommID, *at
 		x.toResponder = &cmSide{info: toResp}
 		x.toRequester = &cmSide{info: toReq}
 		kResp := Key{Src: p.Dst, Dst: p.Src, DestQP: m.LocalQPN}

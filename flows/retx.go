@@ -215,7 +215,7 @@ func (f *Flow) event(e RetxEvent) int {
 
 // noteRequest follows resend episodes and gaps after a request packet at
 // psn was sequenced as res (not for re-issued READs).
-func (f *Flow) noteRequest(res seqResult, psn uint32, at FrameRef) {
+func (f *Flow) noteRequest(res seqResult, psn uint32, at *FrameRef) {
 	prev := f.lastReq
 	f.lastReq = toUnixTime(at.Time)
 	s := f.retx
@@ -248,7 +248,7 @@ func (f *Flow) noteRequest(res seqResult, psn uint32, at FrameRef) {
 
 // resend accounts a request packet sent again (retransmitted, or filling a
 // gap): it continues the current episode or starts one.
-func (f *Flow) resend(psn uint32, at FrameRef, prev time.Time) {
+func (f *Flow) resend(psn uint32, at *FrameRef, prev time.Time) {
 	s := f.ensureRetx()
 	p := &s.pending
 	ep := &s.ep
@@ -267,7 +267,7 @@ func (f *Flow) resend(psn uint32, at FrameRef, prev time.Time) {
 		wait := at.Time.Sub(prev)
 		f.Retx.Timeouts++
 		f.Retx.TimeoutWait.add(wait)
-		f.startEpisode(EventTimeout, psn, at, RetxEvent{Kind: EventTimeout, At: at, PSN: psn, Count: 1, Wait: wait})
+		f.startEpisode(EventTimeout, psn, at, RetxEvent{Kind: EventTimeout, At: *at, PSN: psn, Count: 1, Wait: wait})
 		return
 	}
 	// The resend answers the pending NAK.
@@ -276,16 +276,16 @@ func (f *Flow) resend(psn uint32, at FrameRef, prev time.Time) {
 	if p.rnr {
 		f.Retx.RNRRetries++
 		f.Retx.RNRWait.add(wait)
-		f.startEpisode(EventRNRRetry, psn, at, RetxEvent{Kind: EventRNRRetry, At: at, PSN: psn, Code: p.timer, Count: 1, Wait: wait})
+		f.startEpisode(EventRNRRetry, psn, at, RetxEvent{Kind: EventRNRRetry, At: *at, PSN: psn, Code: p.timer, Count: 1, Wait: wait})
 		return
 	}
 	f.Retx.GBNEpisodes++
 	f.Retx.GBNRecovery.add(wait)
-	f.startEpisode(EventGoBackN, psn, at, RetxEvent{Kind: EventGoBackN, At: at, PSN: psn, Count: 1, Wait: wait})
+	f.startEpisode(EventGoBackN, psn, at, RetxEvent{Kind: EventGoBackN, At: *at, PSN: psn, Count: 1, Wait: wait})
 	s.ep.nakAt = p.at.Time
 }
 
-func (f *Flow) startEpisode(kind RetxEventKind, psn uint32, at FrameRef, e RetxEvent) {
+func (f *Flow) startEpisode(kind RetxEventKind, psn uint32, at *FrameRef, e RetxEvent) {
 	f.countResent(kind)
 	idx := f.event(e)
 	f.retx.ep = episode{active: true, kind: kind, last: psn, event: idx}
@@ -303,29 +303,29 @@ func (f *Flow) countResent(kind RetxEventKind) {
 }
 
 // noteReissuedRead accounts a re-issued RDMA READ request.
-func (f *Flow) noteReissuedRead(psn uint32, at FrameRef) {
+func (f *Flow) noteReissuedRead(psn uint32, at *FrameRef) {
 	f.lastReq = toUnixTime(at.Time)
 	f.Retx.ReissuedReads++
-	f.event(RetxEvent{Kind: EventReissuedRead, At: at, PSN: psn, Count: 1})
+	f.event(RetxEvent{Kind: EventReissuedRead, At: *at, PSN: psn, Count: 1})
 }
 
 // noteNAK records a NAK or RNR NAK this flow carries.
-func (f *Flow) noteNAK(h *bth.BTH, at FrameRef) {
+func (f *Flow) noteNAK(h *bth.BTH, at *FrameRef) {
 	switch h.AETH.Kind() {
 	case bth.AckKindNAK:
-		f.event(RetxEvent{Kind: EventNAK, At: at, PSN: h.PSN, Code: uint8(h.AETH.NAKCode())})
+		f.event(RetxEvent{Kind: EventNAK, At: *at, PSN: h.PSN, Code: uint8(h.AETH.NAKCode())})
 	case bth.AckKindRNRNAK:
-		f.event(RetxEvent{Kind: EventRNRNAK, At: at, PSN: h.PSN, Code: h.AETH.RNRTimer()})
+		f.event(RetxEvent{Kind: EventRNRNAK, At: *at, PSN: h.PSN, Code: h.AETH.RNRTimer()})
 	}
 }
 
 // pend makes a PSN sequence error or RNR NAK at psn pending on f, the flow
 // whose requests it answers (or may answer). A NAK repeated for the PSN
 // already pending keeps the first one's time.
-func (f *Flow) pend(rnr bool, timer uint8, psn uint32, at FrameRef) {
+func (f *Flow) pend(rnr bool, timer uint8, psn uint32, at *FrameRef) {
 	p := &f.ensureRetx().pending
 	if p.valid && p.psn == psn && p.rnr == rnr {
 		return
 	}
-	*p = pendingNAK{valid: true, rnr: rnr, timer: timer, psn: psn, at: at}
+	*p = pendingNAK{valid: true, rnr: rnr, timer: timer, psn: psn, at: *at}
 }

@@ -7,7 +7,7 @@ import "github.com/rocedump/rocedump/decode/bth"
 // response acknowledges past and makes a PSN sequence error or RNR NAK
 // pending there, for the resend that answers it. Pairing is final only at
 // Finish, so this uses what is known while packets arrive: see requester.
-func (t *Table) noteResponse(s *Flow, h *bth.BTH, at FrameRef) {
+func (t *Table) noteResponse(s *Flow, h *bth.BTH, at *FrameRef) {
 	through, nak, rnr := h.PSN, false, false
 	var timer uint8
 	if h.Ext&bth.HasAETH != 0 {

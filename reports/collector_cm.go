@@ -22,14 +22,14 @@ type cmState struct {
 func (s *cmState) init() { s.seen = map[cmKey]bool{} }
 
 // add records a CM REQ once per (sender, communication ID).
-func (s *cmState) add(p *packet.Packet, at flows.FrameRef) {
+func (s *cmState) add(p *packet.Packet, at *flows.FrameRef) {
 	m := &p.CM
 	k := cmKey{p.Src, m.LocalCommID}
 	if s.seen[k] {
 		return
 	}
 	s.seen[k] = true
-	c := CMConnect{Src: p.Src, Dst: p.Dst, ServiceID: m.ServiceID, LocalQPN: m.LocalQPN, Frame: at}
+	c := CMConnect{Src: p.Src, Dst: p.Dst, ServiceID: m.ServiceID, LocalQPN: m.LocalQPN, Frame: *at}
 	if m.IsIPService() {
 		c.PortSpace, c.Port = m.PortSpace(), m.Port()
 	}

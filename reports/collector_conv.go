@@ -64,7 +64,7 @@ func servicePort(sport, dport uint16) (port uint16, srcIsClient bool) {
 // add accounts one non-RoCE IP packet. The client is the side that sent a
 // SYN without ACK, else the side not on the service port, else the first
 // sender.
-func (t *convTable) add(p *packet.Packet, at flows.FrameRef) {
+func (t *convTable) add(p *packet.Packet, at *flows.FrameRef) {
 	var port uint16
 	srcIsClient := true
 	if p.Proto == protoTCP || p.Proto == protoUDP {
@@ -76,7 +76,7 @@ func (t *convTable) add(p *packet.Packet, at flows.FrameRef) {
 	}
 	c := t.byKey[k]
 	if c == nil {
-		c = &Conversation{Src: p.Src, Dst: p.Dst, Proto: p.Proto, ServicePort: port, First: at}
+		c = &Conversation{Src: p.Src, Dst: p.Dst, Proto: p.Proto, ServicePort: port, First: *at}
 		if !srcIsClient {
 			c.Src, c.Dst = p.Dst, p.Src
 		}
@@ -88,5 +88,5 @@ func (t *convTable) add(p *packet.Packet, at flows.FrameRef) {
 	}
 	c.Packets++
 	c.Bytes += uint64(p.IPTotalLen)
-	c.Last = at
+	c.Last = *at
 }

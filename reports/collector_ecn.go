@@ -59,7 +59,7 @@ func (s *ecnState) init(window time.Duration) {
 }
 
 // mark notes a CE-marked packet from src to dst.
-func (s *ecnState) mark(src, dst netip.Addr, at flows.FrameRef) {
+func (s *ecnState) mark(src, dst netip.Addr, at *flows.FrameRef) {
 	k := dirKey{src, dst}
 	d := s.byDir[k]
 	if d == nil {
@@ -76,17 +76,17 @@ func (s *ecnState) mark(src, dst netip.Addr, at flows.FrameRef) {
 	if d.n > 0 {
 		b := &d.ring[(d.head+d.n-1)%ecnBuckets]
 		if at.Time.Sub(b.first.Time) < s.quantum || d.n == ecnBuckets {
-			b.last = at
+			b.last = *at
 			b.n++
 			return
 		}
 	}
-	d.ring[(d.head+d.n)%ecnBuckets] = ceBucket{first: at, last: at, n: 1}
+	d.ring[(d.head+d.n)%ecnBuckets] = ceBucket{first: *at, last: *at, n: 1}
 	d.n++
 }
 
 // cnp notes a CNP answering marks on src→dst packets (it went dst→src).
-func (s *ecnState) cnp(src, dst netip.Addr, at flows.FrameRef) {
+func (s *ecnState) cnp(src, dst netip.Addr, at *flows.FrameRef) {
 	d := s.byDir[dirKey{src, dst}]
 	if d == nil {
 		return // no mark seen: marked after the mirror point, or not captured

@@ -92,7 +92,7 @@ func (r *rareObs) firstNotECTOf() flows.FrameRef {
 
 // observe notes p, a packet of flow id, if it is rare. A packet that is
 // not touches no per-flow state.
-func (s *collectorState) observe(id int, p *packet.Packet, at flows.FrameRef, cfg *Config) {
+func (s *collectorState) observe(id int, p *packet.Packet, at *flows.FrameRef, cfg *Config) {
 	op := p.BTH.Opcode
 	if op.IsCNP() {
 		if p.DSCP != cfg.CNPDSCP {
@@ -109,18 +109,18 @@ func (s *collectorState) observe(id int, p *packet.Packet, at flows.FrameRef, cf
 	if p.ECN&3 == 0 && (op.IsRequest() || op.IsReadResponse()) {
 		r := s.rareState(id)
 		if r.notECTData == 0 {
-			r.firstNotECT = at
+			r.firstNotECT = *at
 		}
 		r.notECTData++
 	}
 }
 
 // wrongDSCP notes a packet of class (dscpData, dscpCNP) on DSCP v.
-func (r *rareObs) wrongDSCP(class int, v uint8, at flows.FrameRef) {
+func (r *rareObs) wrongDSCP(class int, v uint8, at *flows.FrameRef) {
 	if r.dataWrong+r.cnpWrong == 0 {
-		r.firstWrong = at
+		r.firstWrong = *at
 	}
-	r.lastWrong = at
+	r.lastWrong = *at
 	if class == dscpCNP {
 		r.cnpWrong++
 	} else {

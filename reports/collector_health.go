@@ -17,17 +17,17 @@ type healthObs struct {
 	mgmtCut uint64
 }
 
-func (h *healthObs) add(p *packet.Packet, at flows.FrameRef) {
+func (h *healthObs) add(p *packet.Packet, at *flows.FrameRef) {
 	switch p.Kind {
 	case packet.KindMalformed:
-		h.malformed.add(at)
+		h.malformed.add(*at)
 		if h.reasons == nil {
 			h.reasons = map[packet.Reason]uint64{}
 		}
 		h.reasons[p.Malformed]++
 	case packet.KindRoCE:
 		if p.ICRC == bth.ICRCBad {
-			h.icrcBad.add(at)
+			h.icrcBad.add(*at)
 		}
 		if p.Truncated && p.HasBTH && p.BTH.DestQP == gsiQPN && !p.BTH.Opcode.IsCNP() &&
 			(!p.HasCM || p.CM.Truncated && p.CM.AttributeID == bth.CMAttrREQ && p.CM.ServiceID == 0) {

@@ -64,7 +64,12 @@ func NewCollector(t *flows.Table, cfg Config) *Collector {
 // time order (as capture.Merger delivers them); small reorderings are
 // tolerated. In steady state (no new flow, conversation or time bin) Add
 // allocates nothing.
-func (c *Collector) Add(p *packet.Packet, at flows.FrameRef) {
+func (c *Collector) Add(p *packet.Packet, at flows.FrameRef) { c.AddFrame(p, &at) }
+
+// AddFrame is Add for a caller that keeps the frame's FrameRef in memory
+// (an analysis pass): the Collector reads *at during the call only (see
+// flows.Table.AddFrame).
+func (c *Collector) AddFrame(p *packet.Packet, at *flows.FrameRef) {
 	s := &c.c
 	c.Skip(at.Time)
 	if p.Kind != packet.KindOther {
@@ -101,12 +106,12 @@ func (c *Collector) Skip(t time.Time) {
 // addRoCE feeds the flow table and notes what the flow counters cannot
 // tell: when retransmissions and gaps happened, packets on a wrong DSCP or
 // not ECN-capable, ECN reaction, CM requests and the time series.
-func (c *Collector) addRoCE(p *packet.Packet, at flows.FrameRef) {
+func (c *Collector) addRoCE(p *packet.Packet, at *flows.FrameRef) {
 	s := &c.c
 	bin := s.tl.index(at.Time, s)
 	s.tl.roce[bin] += float64(p.IPTotalLen) * 8
 	if !p.HasBTH {
-		c.Table.Add(p, at) // the table decides what it keeps
+		c.Table.AddFrame(p, at) // the table decides what it keeps
 		return
 	}
 	f, retx, gaps := c.Table.AddFlowDelta(p, at)
@@ -123,7 +128,7 @@ func (c *Collector) addRoCE(p *packet.Packet, at flows.FrameRef) {
 	switch {
 	case op.IsCNP():
 		s.tl.cnps[bin]++
-		s.cnpSpan.add(at)
+		s.cnpSpan.add(*at)
 		// A CNP from B to A answers the CE marks on A's packets to B.
 		s.ecn.cnp(p.Dst, p.Src, at)
 	case ce:
@@ -131,7 +136,7 @@ func (c *Collector) addRoCE(p *packet.Packet, at flows.FrameRef) {
 	}
 	if ce {
 		s.tl.ce[bin]++
-		s.ceSpan.add(at)
+		s.ceSpan.add(*at)
 	}
 	if p.HasCM && p.CM.IsCM() && p.CM.AttributeID == bth.CMAttrREQ {
 		s.cm.add(p, at)

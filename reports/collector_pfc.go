@@ -58,7 +58,7 @@ type pfcPrio struct {
 	last     flows.FrameRef
 }
 
-func (s *pfcState) add(f *packet.PFCFrame, at flows.FrameRef) {
+func (s *pfcState) add(f *packet.PFCFrame, at *flows.FrameRef) {
 	if f.Opcode == packet.MACControlPause {
 		s.pause++
 		return
@@ -71,13 +71,13 @@ func (s *pfcState) add(f *packet.PFCFrame, at flows.FrameRef) {
 	}
 }
 
-func (p *pfcPrio) add(q uint16, at flows.FrameRef) {
+func (p *pfcPrio) add(q uint16, at *flows.FrameRef) {
 	t := at.Time
 	if p.out.Frames == 0 {
-		p.first = at
+		p.first = *at
 		p.out.First = &p.first
 	}
-	p.last = at
+	p.last = *at
 	p.out.Last = &p.last
 	p.out.Frames++
 	if p.paused && t.After(p.until) {
