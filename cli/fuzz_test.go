@@ -1,0 +1,217 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rocedump/rocedump/capture"
+	"github.com/rocedump/rocedump/decode/bth"
+)
+
+// FuzzAnalysis feeds the whole analysis (flow table, report modules,
+// renderers) with RoCEv2 traffic whose transport headers the fuzzer
+// writes: the decoders have fuzz tests of their own, but what the flow
+// table and the report make of any sequence of decodable packets (PSNs
+// going anywhere, NAKs of every code, CM MADs with any fields, CNPs, READ
+// responses without requests, new connections on old keys) must not
+// panic either, and must not depend on how the pass is split: `report`
+// and `flows` run with 1, 2 and 3 workers, the relay's rounds a few frames
+// long, and must print the same bytes.
+//
+// The input is a list of frames: 4 bytes that choose the source and
+// destination (4 hosts, so that flows meet their partners), the time step,
+// the IP ECN and DSCP, whether the frame is cut by the snap length and
+// whether its ICRC is right, then a length byte and that many bytes from
+// the BTH on (its opcode, QPN, PSN and extension headers as the fuzzer
+// writes them).
+func FuzzAnalysis(f *testing.F) {
+	for _, seed := range fuzzAnalysisSeeds() {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		path := filepath.Join(t.TempDir(), "fuzz.pcap")
+		if !writeFuzzCapture(t, path, in) {
+			return
+		}
+		defer setBlocks(blockFrames, blockBytes, roundsInFlight)
+		setBlocks(3, 400, 2)
+		defer func(l int) { lookAhead = l }(lookAhead)
+		lookAhead = lookAheadAlways
+		for _, cmd := range [][]string{
+			{"report", "--format", "json", "--fail-on", "never"},
+			{"report", "--format", "html", "--fail-on", "never"},
+			{"flows", "--format", "json"},
+		} {
+			run := func(workers int) (string, string, int) {
+				return runCLI(t, append(append([]string{}, cmd...), fmt.Sprintf("--workers=%d", workers), path)...)
+			}
+			wantOut, wantErr, wantCode := run(1)
+			if wantCode != ExitOK && wantCode != ExitFindings {
+				t.Fatalf("%s: exit %d: %s", cmd[0], wantCode, wantErr)
+			}
+			for _, n := range []int{2, 3} {
+				out, errOut, code := run(n)
+				if code != wantCode || errOut != wantErr || out != wantOut {
+					t.Fatalf("%s %s with %d workers differs from 1 worker (exit %d/%d, stderr %q/%q): %s",
+						cmd[0], cmd[2], n, code, wantCode, errOut, wantErr, firstDiff(wantOut, out))
+				}
+			}
+		}
+	})
+}
+
+// Fuzzed frames: the fixed part of each (see FuzzAnalysis) and the most
+// bytes of transport headers and payload one carries.
+const (
+	fuzzFrameHead  = 5
+	fuzzMaxBTHPart = 96
+	fuzzMaxFrames  = 64
+)
+
+// writeFuzzCapture writes the frames in describes as a pcap file at path,
+// and says whether in held at least one.
+func writeFuzzCapture(t *testing.T, path string, in []byte) bool {
+	var buf bytes.Buffer
+	w, err := capture.NewPcapWriter(&buf, capture.LinkTypeEthernet, 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+	frames := 0
+	for len(in) >= fuzzFrameHead && frames < fuzzMaxFrames {
+		hosts, step, tos, how, n := in[0], in[1], in[2], in[3], int(in[4])%(fuzzMaxBTHPart+1)
+		in = in[fuzzFrameHead:]
+		n = min(n, len(in))
+		transport := in[:n]
+		in = in[n:]
+		// Steps of up to 255 µs, or of up to 255 ms: time bins, idle
+		// flows and the ECN window all come into play.
+		if step&0x80 != 0 {
+			ts = ts.Add(time.Duration(step&0x7f) * time.Millisecond)
+		} else {
+			ts = ts.Add(time.Duration(step) * time.Microsecond)
+		}
+		frame := fuzzFrame(hosts&3, hosts>>2&3, tos, how&1 != 0, transport)
+		capLen := len(frame)
+		if how&2 != 0 { // cut by a snap length
+			capLen = min(capLen, 14+20+8+int(how>>2))
+		}
+		if err := w.WritePacket(ts, frame[:capLen], len(frame)); err != nil {
+			t.Fatal(err)
+		}
+		frames++
+	}
+	if frames == 0 {
+		return false
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return true
+}
+
+// fuzzFrame is an Ethernet frame of a RoCEv2 datagram from host src to
+// host dst (10.0.0.1 to 10.0.0.4) with the given IP TOS byte, carrying
+// transport (from the BTH on) and an ICRC trailer, right or not.
+func fuzzFrame(src, dst, tos byte, badICRC bool, transport []byte) []byte {
+	udpLen := 8 + len(transport) + bth.ICRCLen
+	frame := make([]byte, 14, 14+20+udpLen)
+	copy(frame, []byte{0x02, 0, 0, 0, 0, dst + 1, 0x02, 0, 0, 0, 0, src + 1, 0x08, 0x00})
+	ip := binary.BigEndian.AppendUint16([]byte{0x45, tos}, uint16(20+udpLen))
+	ip = append(ip, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, src+1, 10, 0, 0, dst+1)
+	binary.BigEndian.PutUint16(ip[10:], ipv4Checksum(ip))
+	frame = append(frame, ip...)
+	frame = binary.BigEndian.AppendUint16(frame, 49152+uint16(src)<<4|uint16(dst))
+	frame = binary.BigEndian.AppendUint16(frame, 4791)
+	frame = binary.BigEndian.AppendUint16(frame, uint16(udpLen))
+	frame = append(frame, 0, 0)
+	frame = append(frame, transport...)
+	frame = append(frame, 0, 0, 0, 0)
+	if icrc, err := bth.ICRCv2(frame[14:]); err == nil {
+		if badICRC {
+			icrc = ^icrc
+		}
+		binary.LittleEndian.PutUint32(frame[len(frame)-bth.ICRCLen:], icrc)
+	}
+	return frame
+}
+
+func ipv4Checksum(h []byte) uint16 {
+	var sum uint32
+	for i := 0; i+1 < len(h); i += 2 {
+		sum += uint32(binary.BigEndian.Uint16(h[i:]))
+	}
+	for sum > 0xffff {
+		sum = sum>>16 + sum&0xffff
+	}
+	return ^uint16(sum)
+}
+
+// fuzzAnalysisSeeds are inputs the fuzzer starts from: a WRITE exchange
+// with its ACK, a NAK and the resend it asks for, an RNR NAK, a CNP, a READ
+// and its responses, and a CM REQ/REP on QP1.
+func fuzzAnalysisSeeds() [][]byte {
+	bthOf := func(op byte, qp, psn uint32, ext ...byte) []byte {
+		b := []byte{op, 0, 0xff, 0xff, 0, byte(qp >> 16), byte(qp >> 8), byte(qp), 0, byte(psn >> 16), byte(psn >> 8), byte(psn)}
+		return append(b, ext...)
+	}
+	frame := func(src, dst, step, tos byte, transport []byte) []byte {
+		return append([]byte{src | dst<<2, step, tos, 0, byte(len(transport))}, transport...)
+	}
+	reth := []byte{0, 0, 0x7f, 0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0x40, 0}
+	aeth := func(syndrome byte, msn uint32) []byte {
+		return []byte{syndrome, byte(msn >> 16), byte(msn >> 8), byte(msn)}
+	}
+	payload := bytes.Repeat([]byte{0xab}, 16)
+	var seeds [][]byte
+	var s []byte
+	// RDMA WRITE FIRST, MIDDLE, LAST from host 0 to 1 on QP 0x101 and the
+	// ACK back on QP 0x201; the same again with a PSN gap and a NAK.
+	s = append(s, frame(0, 1, 1, 0x6a, append(bthOf(0x06, 0x101, 100, reth...), payload...))...)
+	s = append(s, frame(0, 1, 1, 0x6a, append(bthOf(0x07, 0x101, 101), payload...))...)
+	s = append(s, frame(0, 1, 1, 0x6a, append(bthOf(0x08, 0x101, 102), payload...))...)
+	s = append(s, frame(1, 0, 2, 0x68, bthOf(0x11, 0x201, 102, aeth(0x1f, 1)...))...)
+	seeds = append(seeds, s)
+	s = append([]byte{}, s...)
+	s = append(s, frame(0, 1, 1, 0x6b, append(bthOf(0x0a, 0x101, 105, reth...), payload...))...) // WRITE ONLY past a gap, CE
+	s = append(s, frame(1, 0, 1, 0x68, bthOf(0x11, 0x201, 103, aeth(0x60, 1)...))...)          // NAK: PSN sequence error
+	s = append(s, frame(1, 0, 1, 0xc0, bthOf(0x81, 0x101, 0, make([]byte, 16)...))...)         // CNP
+	s = append(s, frame(0, 1, 1, 0x6a, append(bthOf(0x0a, 0x101, 103, reth...), payload...))...) // resend
+	s = append(s, frame(1, 0, 0x81, 0x68, bthOf(0x11, 0x201, 104, aeth(0x2e, 2)...))...)        // RNR NAK
+	seeds = append(seeds, s)
+	// RDMA READ request from host 2 to 3 and its responses.
+	s = nil
+	s = append(s, frame(2, 3, 1, 0x6a, bthOf(0x0c, 0x301, 7, reth...))...)
+	s = append(s, frame(3, 2, 1, 0x6a, append(bthOf(0x0d, 0x401, 7, aeth(0x1f, 1)...), payload...))...)
+	s = append(s, frame(3, 2, 1, 0x6a, append(bthOf(0x0e, 0x401, 8), payload...))...)
+	s = append(s, frame(3, 2, 1, 0x6a, append(bthOf(0x0f, 0x401, 9, aeth(0x1f, 1)...), payload...))...)
+	seeds = append(seeds, s)
+	// A CM REQ and REP (UD SEND ONLY to QP1: DETH, then a MAD).
+	// The MAD header, then the REQ or REP fields (IBTA 12.6.5, 12.6.8).
+	mad := func(attr bth.CMAttribute, localComm, remoteComm uint32, qpn uint32) []byte {
+		m := make([]byte, fuzzMaxBTHPart-20)
+		m[0], m[1], m[2], m[3] = 1, bth.MgmtClassCM, 2, 3 // base version, class, class version, method Send
+		binary.BigEndian.PutUint16(m[16:], uint16(attr))
+		binary.BigEndian.PutUint32(m[24:], localComm)
+		if attr == bth.CMAttrREQ {
+			binary.BigEndian.PutUint64(m[32:], 0x0106<<16|4420) // IP CM service ID: TCP port space, NVMe-oF
+			binary.BigEndian.PutUint32(m[56:], qpn<<8)
+		} else {
+			binary.BigEndian.PutUint32(m[28:], remoteComm)
+			binary.BigEndian.PutUint32(m[36:], qpn<<8)
+		}
+		return m
+	}
+	deth := []byte{0x80, 0x01, 0, 0, 0, 0, 0, 1}
+	s = nil
+	s = append(s, frame(0, 2, 1, 0x00, append(bthOf(0x64, 1, 0, deth...), mad(bth.CMAttrREQ, 0x11, 0, 0x501)...))...)
+	s = append(s, frame(2, 0, 1, 0x00, append(bthOf(0x64, 1, 0, deth...), mad(bth.CMAttrREP, 0x22, 0x11, 0x601)...))...)
+	s = append(s, frame(0, 2, 1, 0x6a, append(bthOf(0x04, 0x601, 0), payload...))...)
+	seeds = append(seeds, s)
+	return seeds
+}
