@@ -179,10 +179,10 @@ func fuzzAnalysisSeeds() [][]byte {
 	seeds = append(seeds, s)
 	s = append([]byte{}, s...)
 	s = append(s, frame(0, 1, 1, 0x6b, append(bthOf(0x0a, 0x101, 105, reth...), payload...))...) // WRITE ONLY past a gap, CE
-	s = append(s, frame(1, 0, 1, 0x68, bthOf(0x11, 0x201, 103, aeth(0x60, 1)...))...)          // NAK: PSN sequence error
-	s = append(s, frame(1, 0, 1, 0xc0, bthOf(0x81, 0x101, 0, make([]byte, 16)...))...)         // CNP
+	s = append(s, frame(1, 0, 1, 0x68, bthOf(0x11, 0x201, 103, aeth(0x60, 1)...))...)            // NAK: PSN sequence error
+	s = append(s, frame(1, 0, 1, 0xc0, bthOf(0x81, 0x101, 0, make([]byte, 16)...))...)           // CNP
 	s = append(s, frame(0, 1, 1, 0x6a, append(bthOf(0x0a, 0x101, 103, reth...), payload...))...) // resend
-	s = append(s, frame(1, 0, 0x81, 0x68, bthOf(0x11, 0x201, 104, aeth(0x2e, 2)...))...)        // RNR NAK
+	s = append(s, frame(1, 0, 0x81, 0x68, bthOf(0x11, 0x201, 104, aeth(0x2e, 2)...))...)         // RNR NAK
 	seeds = append(seeds, s)
 	// RDMA READ request from host 2 to 3 and its responses.
 	s = nil
