@@ -93,7 +93,7 @@ func (t *Table) Add(p *packet.Packet, at FrameRef) { t.addFlow(p, &at, false) }
 // at a time, which the processor cannot forward from store to load, and
 // perf found the per-packet functions waiting there. `rocedump report` on
 // one core took 5% less CPU time with 48 flows, 4% with 8,192 and 1.5%
-// with 63,488 (BENCHMARKS.md, session 7).
+// with 63,488 (builds without the profile; BENCHMARKS.md, session 7).
 func (t *Table) AddFrame(p *packet.Packet, at *FrameRef) { t.addFlow(p, at, false) }
 
 // AddFlow is Add that also returns the flow p was accounted to (the current
