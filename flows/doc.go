@@ -164,13 +164,14 @@
 // its pairing candidates (at most 16, at its first response). Its first
 // NAK, resend, re-issued READ or request gap adds a fixed-size
 // retransmission state (at most 8 undecided gaps) and at most 32 events.
-// The table allocates flows 128 at a time and finds the current flow of an
-// IPv4 key through an open-addressing index of 16-byte slots (a map for
-// other keys). Memory and allocations grow with the number of flows, never
-// with the number of packets: once a flow has shown the kinds of packet it
-// carries, its packets allocate nothing. The benchmark's flows (RDMA WRITE
-// and ACK flows, BENCHMARKS.md) take about 1,070 bytes of heap each
-// (TestBenchFeedHeapPerFlow).
+// The table allocates flows 128 at a time (4,096 at a time, offered to
+// transparent huge pages, once it holds 4,096: see Table.newChunk) and
+// finds the current flow of an IPv4 key through an open-addressing index
+// of 16-byte slots (a map for other keys). Memory and allocations grow
+// with the number of flows, never with the number of packets: once a flow
+// has shown the kinds of packet it carries, its packets allocate nothing.
+// The benchmark's flows (RDMA WRITE and ACK flows, BENCHMARKS.md) take
+// about 1,100 bytes of heap each (TestBenchFeedHeapPerFlow).
 //
 // # Shards
 //
