@@ -13,9 +13,10 @@ const hugePageSize = 2 << 20
 // [p, p+n) with transparent huge pages (madvise MADV_HUGEPAGE), which it
 // does when /sys/kernel/mm/transparent_hugepage/enabled is "always" or
 // "madvise", the usual defaults, and not when it is "never". The memory
-// must not have been touched yet for the pages to be huge from the start
-// (a fresh allocation of the Go heap is not). It is advice: an error
-// changes nothing and is ignored.
+// should not have been touched yet for the pages to be huge from the
+// start (memory the Go heap takes fresh from the kernel is not; pages
+// already touched are left to the kernel's khugepaged). It is advice: an
+// error changes nothing and is ignored.
 func adviseHugePages(p unsafe.Pointer, n uintptr) {
 	beg := (uintptr(p) + hugePageSize - 1) &^ (hugePageSize - 1)
 	end := (uintptr(p) + n) &^ (hugePageSize - 1)

@@ -77,11 +77,11 @@ const hugeGroupChunks = 32
 // hugeGroupChunks chunks (4,096 flows) it allocates the next ones that
 // many at a time and offers their memory to transparent huge pages, which
 // the Go heap does not ask for. On the benchmark's capture (28 of its ~60
-// MB of flows then in huge pages) `rocedump report` took 6% less CPU time
+// MB of flows then in huge pages) `rocedump report` took 5% less CPU time
 // (BENCHMARKS.md, session 7). A smaller table, such as each of the tables
 // of a pass split over many workers, keeps to single chunks: it would
-// take a 2 MiB page, and the collector would scan the group, for a few
-// flows.
+// take a 2 MiB page, and the garbage collector would scan the whole
+// group, for a few flows.
 func (t *Table) newChunk() {
 	if len(t.spare) == 0 && len(t.chunks) >= hugeGroupChunks {
 		g := new([hugeGroupChunks][chunkFlows]Flow)
