@@ -23,12 +23,13 @@ import (
 // and `flows` run with 1, 2 and 3 workers, the relay's rounds a few frames
 // long, and must print the same bytes.
 //
-// The input is a list of frames: 4 bytes that choose the source and
-// destination (4 hosts, so that flows meet their partners), the time step,
-// the IP ECN and DSCP, whether the frame is cut by the snap length and
-// whether its ICRC is right, then a length byte and that many bytes from
-// the BTH on (its opcode, QPN, PSN and extension headers as the fuzzer
-// writes them).
+// The input is a list of frames, each 5 bytes and then the frame's bytes
+// from the BTH on (its opcode, QPN, PSN and extension headers as the
+// fuzzer writes them): the source and destination (2 bits each, of 4
+// hosts, so that flows meet their partners), the time step, the IP TOS
+// byte (DSCP and ECN), how the frame is spoilt (bit 0: a wrong ICRC; bit
+// 1: cut by a snap length, bits 2-7 bytes past UDP) and how many bytes
+// follow (modulo fuzzMaxBTHPart+1).
 func FuzzAnalysis(f *testing.F) {
 	for _, seed := range fuzzAnalysisSeeds() {
 		f.Add(seed)
