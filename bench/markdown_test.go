@@ -126,6 +126,29 @@ func TestMarkdownTsharkWhole(t *testing.T) {
 	}
 }
 
+// TestMarkdownOneCPU: on a machine with one CPU there are no two-core
+// runs, and the targets table says the two-core target was not measured
+// instead of leaving it out.
+func TestMarkdownOneCPU(t *testing.T) {
+	var plain []Run
+	for _, c := range Commands() {
+		plain = append(plain, Run{Name: c.Name, Args: []string{"rocedump", "/tmp/x/mirror.pcap"}, Packets: 400_000, Cores: 1, Wall: time.Second, CPU: time.Second})
+	}
+	r := &Results{Machine: Machine{Cores: 1}, Fabric: DefaultFabric(), Main: Capture{Path: "/tmp/x/mirror.pcap", Packets: 400_000},
+		Small: Capture{Path: "/tmp/x/mirror-small.pcap", Packets: 40_000}, Plain: plain,
+		MemSmall: Run{Args: []string{"rocedump", "/tmp/x/mirror-small.pcap"}, Packets: 40_000}}
+	var b strings.Builder
+	if err := WriteMarkdown(&b, r, "rocebench"); err != nil {
+		t.Fatal(err)
+	}
+	if want := "| ≥ 1.8× on two cores | not measured: 1 logical CPU | — |"; !strings.Contains(b.String(), want) {
+		t.Errorf("the Markdown lacks %q:\n%s", want, b.String())
+	}
+	if strings.Contains(b.String(), "as fast as on one core") {
+		t.Errorf("a two-core figure without two-core runs:\n%s", b.String())
+	}
+}
+
 func TestTsharkArgs(t *testing.T) {
 	if got := strings.Join(TsharkArgs("m.pcap", 10, 100), " "); !strings.HasPrefix(got, "-r m.pcap -c 10 -T fields ") {
 		t.Errorf("first 10 of 100: %s", got)

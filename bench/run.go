@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -227,22 +228,27 @@ func Measure(o Options) (*Results, error) {
 		res.HostChecks = append(res.HostChecks, h)
 		return nil
 	}
-	if err := hostCheck("before"); err != nil {
-		return nil, err
-	}
-	for range twoCorePairs {
-		r1, err := run(rep.Name, res.Main, 1, rep.Args...)
-		if err != nil {
+	if runtime.NumCPU() < 2 {
+		// Nothing to compare: the results say so.
+		logf("one CPU available: no two-core runs")
+	} else {
+		if err := hostCheck("before"); err != nil {
 			return nil, err
 		}
-		r2, err := run(rep.Name, res.Main, 2, rep.Args...)
-		if err != nil {
+		for range twoCorePairs {
+			r1, err := run(rep.Name, res.Main, 1, rep.Args...)
+			if err != nil {
+				return nil, err
+			}
+			r2, err := run(rep.Name, res.Main, 2, rep.Args...)
+			if err != nil {
+				return nil, err
+			}
+			res.TwoCores = append(res.TwoCores, [2]Run{r1, r2})
+		}
+		if err := hostCheck("after"); err != nil {
 			return nil, err
 		}
-		res.TwoCores = append(res.TwoCores, [2]Run{r1, r2})
-	}
-	if err := hostCheck("after"); err != nil {
-		return nil, err
 	}
 	var err error
 	if res.MemSmall, err = run(rep.Name, res.Small, 1, rep.Args...); err != nil {
