@@ -109,9 +109,10 @@ func (f Fabric) Scenario() (*gen.Scenario, error) {
 }
 
 // snaplen is the capture's snap length: Snaplen, plus the ERSPAN headers
-// when the mirror wraps the truncated frame.
+// when the mirror wraps the truncated frame; 0 (whole frames) when
+// Snaplen is.
 func (f Fabric) snaplen() int {
-	if f.ERSPAN {
+	if f.ERSPAN && f.Snaplen > 0 {
 		return f.Snaplen + ERSPANOverhead
 	}
 	return f.Snaplen

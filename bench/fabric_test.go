@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,5 +107,39 @@ func TestThousands(t *testing.T) {
 		if got := thousands(n); got != want {
 			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestDiskBytes: the space DiskBytes asks for holds the captures the
+// generator writes, without asking for much more: every frame at the snap
+// length (ACKs are shorter), ERSPAN on top, and whole frames when the
+// mirror does not cut them.
+func TestDiskBytes(t *testing.T) {
+	dir := t.TempDir()
+	small := Fabric{Rails: 2, Nodes: 4, QPsPerPeer: 1, MsgBytes: 16384, MTU: 4096, Snaplen: 96}
+	whole := small
+	whole.Snaplen = 0
+	for i, f := range []Fabric{small, whole} {
+		for _, erspan := range []bool{false, true} {
+			f.ERSPAN = erspan
+			const n = 5000
+			cs, err := Generate(f, n, filepath.Join(dir, fmt.Sprintf("%d-%v.pcap", i, erspan)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			est := captureBytes(f, n)
+			if got := cs[0].Bytes; got > est || float64(est) > 1.3*float64(got) {
+				t.Errorf("snap %d, ERSPAN %v: %d packets take %d bytes, estimated %d", f.Snaplen, erspan, n, got, est)
+			}
+		}
+	}
+	o := Options{Fabric: small, Packets: 100_000, TsharkPackets: 1000, FlowsFabric: small, FlowsPackets: 500}
+	plain, erspan := small, small
+	erspan.ERSPAN = true
+	s, d, _ := o.prefixes()
+	want := captureBytes(plain, o.Packets) + captureBytes(erspan, o.Packets) + captureBytes(plain, s) + captureBytes(plain, d) +
+		captureBytes(plain, 1000) + captureBytes(erspan, 1000) + captureBytes(small, 500)
+	if got := DiskBytes(o); got != want {
+		t.Errorf("DiskBytes %d, want every capture's: %d", got, want)
 	}
 }

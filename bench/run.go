@@ -119,6 +119,65 @@ func Commands() []Command {
 	}
 }
 
+// prefixes returns the packets of the shorter captures Measure makes of
+// the main one: the memory check's (small), twice that for the marginal
+// allocations (double), and what tshark reads (tsh; o.Packets when it
+// reads the whole capture, which then has no copy).
+func (o Options) prefixes() (small, double, tsh int) {
+	small = o.SmallPackets
+	if small == 0 {
+		small = o.Packets / 10
+		if small < 400_000 {
+			small = min(400_000, o.Packets/2)
+		}
+	}
+	double = min(2*small, o.Packets)
+	tsh = o.TsharkPackets
+	if tsh <= 0 || tsh > o.Packets {
+		tsh = o.Packets
+	}
+	return small, double, tsh
+}
+
+// DiskBytes is what the captures Measure generates with o take at most:
+// the space its directory needs. Every frame is counted at the snap
+// length (ACKs are shorter), with its 16-byte pcap record header.
+func DiskBytes(o Options) int64 {
+	small, double, tsh := o.prefixes()
+	plain, erspan := o.Fabric, o.Fabric
+	erspan.ERSPAN = true
+	n := captureBytes(plain, o.Packets) + captureBytes(plain, small) + captureBytes(plain, double) + captureBytes(erspan, o.Packets)
+	if tsh < o.Packets {
+		n += captureBytes(plain, tsh) + captureBytes(erspan, tsh)
+	}
+	if o.FlowsPackets > 0 {
+		n += captureBytes(o.FlowsFabric, o.FlowsPackets)
+	}
+	return n
+}
+
+// captureBytes is at most the size of a capture of the fabric's first
+// packets frames (see DiskBytes).
+func captureBytes(f Fabric, packets int) int64 {
+	frame := f.snaplen()
+	if f.Snaplen <= 0 { // frames whole: a full packet with its headers
+		frame = f.MTU + maxHeadersLen
+		if f.ERSPAN {
+			frame += ERSPANOverhead
+		}
+	}
+	return pcapFileHeaderLen + int64(packets)*int64(pcapRecordHeaderLen+frame)
+}
+
+// The pcap file and record headers (the generator's microsecond pcap),
+// and the most header bytes a frame of the fabric carries around its
+// payload: Ethernet 14, IPv4 20, UDP 8, BTH 12, RETH 16, ICRC 4.
+const (
+	pcapFileHeaderLen   = 24
+	pcapRecordHeaderLen = 16
+	maxHeadersLen       = 74
+)
+
 // Measure generates the captures and runs everything.
 func Measure(o Options) (*Results, error) {
 	if o.Dir == "" || o.Rocedump == "" || o.Packets < 1 {
@@ -133,18 +192,7 @@ func Measure(o Options) (*Results, error) {
 		o.Runner = NewRunner()
 	}
 	res := &Results{Machine: ThisMachine(o.Tshark), Started: time.Now().UTC(), Fabric: o.Fabric, FlowsFabric: o.FlowsFabric}
-	small := o.SmallPackets
-	if small == 0 {
-		small = o.Packets / 10
-		if small < 400_000 {
-			small = min(400_000, o.Packets/2)
-		}
-	}
-	double := min(2*small, o.Packets)
-	tsh := o.TsharkPackets
-	if tsh <= 0 || tsh > o.Packets {
-		tsh = o.Packets
-	}
+	small, double, tsh := o.prefixes()
 
 	logf("generating %d packets of %d flows (plain and ERSPAN, %d-byte snaps) in %s", o.Packets, o.Fabric.Flows(), o.Fabric.Snaplen, o.Dir)
 	t0 := time.Now()

@@ -67,11 +67,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			defer os.RemoveAll(d)
 		}
 	}
-	if *rocedump == "" {
+	build := *rocedump == ""
+	if build {
 		*rocedump = filepath.Join(*dir, "rocedump")
-		if err := bench.BuildRocedump(".", *rocedump); err != nil {
-			return fail(fmt.Errorf("building rocedump: %w", err))
-		}
 	}
 	o := bench.Options{
 		Fabric:        bench.DefaultFabric(),
@@ -101,6 +99,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "rocebench: no tshark on PATH: skipping the comparison")
 		}
 	}
+	if err := checkSpace(*dir, bench.DiskBytes(o)); err != nil {
+		return fail(err)
+	}
+	if build {
+		if err := bench.BuildRocedump(".", *rocedump); err != nil {
+			return fail(fmt.Errorf("building rocedump: %w", err))
+		}
+	}
 	res, err := bench.Measure(o)
 	if err != nil {
 		return fail(err)
@@ -120,6 +126,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// checkSpace fails when dir's file system has less free space than the
+// captures need (need bytes, bench.DiskBytes), before any is written:
+// 20 M packets a capture take ~5 GB, more than many a /tmp holds.
+func checkSpace(dir string, need int64) error {
+	free, ok := freeBytes(dir)
+	if !ok || free >= need {
+		return nil
+	}
+	return fmt.Errorf("the captures need about %.1f GB in %s, which has %.1f GB free: give -dir a directory on a larger disk, or fewer -packets",
+		float64(need)/1e9, dir, float64(free)/1e9)
 }
 
 // runner measures through this executable acting as the helper, so that

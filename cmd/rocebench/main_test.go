@@ -101,3 +101,26 @@ func TestBenchmarkEndToEnd(t *testing.T) {
 		t.Error("the old results were not replaced")
 	}
 }
+
+// TestCheckSpace: a directory without room for the captures is an error
+// that says how much they need and what to do, before anything is
+// written; one with room is not.
+func TestCheckSpace(t *testing.T) {
+	dir := t.TempDir()
+	free, ok := freeBytes(dir)
+	if !ok {
+		t.Skip("no free-space figure on this system")
+	}
+	if err := checkSpace(dir, free/2); err != nil {
+		t.Errorf("half the free space: %v", err)
+	}
+	err := checkSpace(dir, free+1<<40)
+	if err == nil {
+		t.Fatal("a TB more than the free space: no error")
+	}
+	for _, want := range []string{dir, "GB free", "-dir"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error %q does not say %q", err, want)
+		}
+	}
+}
