@@ -17,8 +17,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rocedump/rocedump/bench"
@@ -65,6 +67,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		*dir = d
 		if !*keep {
 			defer os.RemoveAll(d)
+			defer removeOnSignal(d, stderr)()
 		}
 	}
 	build := *rocedump == ""
@@ -126,6 +129,33 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// removeOnSignal removes dir, the temporary captures (~5 GB for `make
+// bench`), when an interrupt or a termination signal ends the benchmark
+// before its deferred clean-up can run, and exits with 130 or 143 as a
+// shell would; the function it returns stops watching.
+func removeOnSignal(dir string, stderr io.Writer) (stop func()) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sig:
+			os.RemoveAll(dir)
+			fmt.Fprintf(stderr, "rocebench: %v: removed %s\n", s, dir)
+			code := 130
+			if s == syscall.SIGTERM {
+				code = 143
+			}
+			os.Exit(code)
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(sig)
+		close(done)
+	}
 }
 
 // checkSpace fails when dir's file system has less free space than the

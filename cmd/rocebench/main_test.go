@@ -2,13 +2,16 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rocedump/rocedump/bench"
 )
@@ -121,6 +124,56 @@ func TestCheckSpace(t *testing.T) {
 	for _, want := range []string{dir, "GB free", "-dir"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the error %q does not say %q", err, want)
+		}
+	}
+}
+
+// TestInterruptRemovesCaptures: a benchmark stopped with Ctrl-C (or
+// SIGTERM) leaves no captures behind in the temporary directory and exits
+// as a shell expects of a signal.
+func TestInterruptRemovesCaptures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds rocebench")
+	}
+	exe := filepath.Join(t.TempDir(), "rocebench")
+	if out, err := exec.Command("go", "build", "-o", exe, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		sig  os.Signal
+		code int
+	}{{os.Interrupt, 130}, {syscall.SIGTERM, 143}} {
+		tmp := t.TempDir()
+		cmd := exec.Command(exe, "-packets", "5000000", "-no-tshark")
+		cmd.Dir = "../.." // where it builds ./cmd/rocedump
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Wait until its temporary directory holds something.
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			ents, _ := filepath.Glob(filepath.Join(tmp, "rocebench-*", "*"))
+			if len(ents) > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("no captures in %s after 30 s: %s", tmp, stderr.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		cmd.Process.Signal(tc.sig)
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != tc.code {
+			t.Errorf("%v: %v, want exit code %d\n%s", tc.sig, err, tc.code, stderr.String())
+		}
+		if left, _ := os.ReadDir(tmp); len(left) > 0 {
+			t.Errorf("%v: %s still holds %v", tc.sig, tmp, left)
 		}
 	}
 }
