@@ -6,8 +6,10 @@
 // the Markdown of BENCHMARKS.md.
 //
 // cmd/rocebench is its command line; `make bench` and `make bench-quick`
-// run it. The captures are large and go to a temporary directory that is
-// removed at the end (-keep keeps it); they are never committed.
+// run it. The captures are large (DiskBytes: ~6 GB at most for `make
+// bench`; the command checks the room first) and go to a temporary
+// directory that is removed at the end, or on an interrupt (-keep keeps
+// it); they are never committed.
 //
 // The benchmark reports; it never asserts a time. The hot-path Go
 // benchmarks in this package's tests (BenchmarkHotPath*) split the
