@@ -160,7 +160,8 @@ func removeOnSignal(dir string, stderr io.Writer) (stop func()) {
 
 // checkSpace fails when dir's file system has less free space than the
 // captures need (need bytes, bench.DiskBytes), before any is written:
-// 20 M packets a capture take ~5 GB, more than many a /tmp holds.
+// those of `make bench` (20 M packets each) take ~5 GB, more than many a
+// /tmp holds.
 func checkSpace(dir string, need int64) error {
 	free, ok := freeBytes(dir)
 	if !ok || free >= need {
