@@ -22,8 +22,12 @@ type frameAnalyzer struct {
 	dec     packet.Decoder
 	pkt     packet.Packet
 	skipped map[capture.LinkType]bool // link types rocedump does not decode
-	at      flows.FrameRef            // the frame being added, for the sinks
+	at      flows.FrameAt             // the frame being added, for the sinks
 	seq     uint64                    // frames seen, kept or not: the next frame's FrameRef.Seq
+
+	// st.First and st.Last as flows.TimeNanos, which the frames' times
+	// are compared by (flows.Earlier, flows.Later).
+	firstNs, lastNs int64
 
 	// A worker of a sharded pass (see analyze and relay) keeps only the
 	// frames of shard of split: those the relay routed to it by their IPv4
@@ -47,7 +51,7 @@ type frameAnalyzer struct {
 // frameSkipper is a sink that needs to know the time of the frames another
 // worker keeps (reports.Collector: the capture's first and last time).
 type frameSkipper interface {
-	Skip(t time.Time)
+	SkipAt(t time.Time, nanos int64) // nanos as flows.TimeNanos gives it
 }
 
 func newFrameAnalyzer(st *captureStats, sinks []packetSink) *frameAnalyzer {
@@ -57,6 +61,7 @@ func newFrameAnalyzer(st *captureStats, sinks []packetSink) *frameAnalyzer {
 // newShardAnalyzer is the frameAnalyzer of worker shard of split.
 func newShardAnalyzer(st *captureStats, sinks []packetSink, shard int, split flows.Split) *frameAnalyzer {
 	a := &frameAnalyzer{st: st, sinks: sinks, skipped: map[capture.LinkType]bool{}, shard: shard, split: split, share: split.Share(shard)}
+	a.firstNs, a.lastNs = flows.TimeNanos(st.First, 0), flows.TimeNanos(st.Last, 0)
 	for _, s := range sinks {
 		if k, ok := s.(frameSkipper); ok {
 			a.skippers = append(a.skippers, k)
@@ -83,8 +88,10 @@ func (a *frameAnalyzer) addPeeked(rec *capture.Record, file int, k *frameKey) *p
 	st, pkt := a.st, &a.pkt
 	seq := a.seq
 	a.seq++
+	ts := rec.Timestamp
+	ns := flows.TimeNanos(ts, rec.TimeNanos)
 	if k.state == keyOtherShard {
-		a.skip(rec.Timestamp)
+		a.skip(ts, ns)
 		return nil
 	}
 	peeked := k.state != keyNone
@@ -92,7 +99,7 @@ func (a *frameAnalyzer) addPeeked(rec *capture.Record, file int, k *frameKey) *p
 	// flows.Table.AddFrame), written field by field here, well before they
 	// load it.
 	at := &a.at
-	at.File, at.Frame, at.Time, at.Seq = file, rec.Number, rec.Timestamp, seq
+	at.File, at.Frame, at.Time, at.Seq, at.Nanos = file, rec.Number, ts, seq, ns
 	err := a.dec.Decode(rec.LinkType, rec.Data, rec.OrigLen, pkt)
 	if a.split.Shards() > 1 && !peeked {
 		owner := 0
@@ -100,16 +107,16 @@ func (a *frameAnalyzer) addPeeked(rec *capture.Record, file int, k *frameKey) *p
 			owner = a.split.Of(pkt)
 		}
 		if owner != a.shard {
-			a.skip(rec.Timestamp)
+			a.skip(ts, ns)
 			return nil
 		}
 	}
 	st.Packets++
-	if st.First.IsZero() || rec.Timestamp.Before(st.First) {
-		st.First = rec.Timestamp
+	if st.First.IsZero() || flows.Earlier(ns, ts, a.firstNs, st.First) {
+		st.First, a.firstNs = ts, ns
 	}
-	if rec.Timestamp.After(st.Last) {
-		st.Last = rec.Timestamp
+	if flows.Later(ns, ts, a.lastNs, st.Last) {
+		st.Last, a.lastNs = ts, ns
 	}
 	if err != nil {
 		st.Unsupported++
@@ -134,10 +141,11 @@ func (a *frameAnalyzer) addPeeked(rec *capture.Record, file int, k *frameKey) *p
 	return pkt
 }
 
-// skip tells the skippers the time of a frame another worker keeps.
-func (a *frameAnalyzer) skip(t time.Time) {
+// skip tells the skippers the time of a frame another worker keeps, t of
+// flows.TimeNanos ns.
+func (a *frameAnalyzer) skip(t time.Time, ns int64) {
 	for _, s := range a.skippers {
-		s.Skip(t)
+		s.SkipAt(t, ns)
 	}
 }
 

@@ -63,7 +63,8 @@ func (f *fakeLive) Next(rec *capture.Record) error {
 	f.i++
 	f.n++
 	f.stats.Received++
-	*rec = capture.Record{Timestamp: time.Now().UTC(), CapLen: len(fr.data), OrigLen: fr.orig, LinkType: f.lt, Number: f.n, Data: fr.data}
+	ts := time.Now().UTC()
+	*rec = capture.Record{Timestamp: ts, TimeNanos: ts.UnixNano(), CapLen: len(fr.data), OrigLen: fr.orig, LinkType: f.lt, Number: f.n, Data: fr.data}
 	return nil
 }
 

@@ -34,7 +34,7 @@ type captureStats struct {
 type packetSink interface {
 	// AddFrame accounts p, frame at, reading *at during the call only
 	// (flows.Table.AddFrame, reports.Collector.AddFrame).
-	AddFrame(p *packet.Packet, at *flows.FrameRef)
+	AddFrame(p *packet.Packet, at *flows.FrameAt)
 }
 
 // analyzeOptions say how to run an analysis pass.

@@ -154,6 +154,7 @@ func (b *relayBlock) run() frameRun {
 type round struct {
 	blocks []*relayBlock
 	last   time.Time    // the latest time of the frames read before the round ended
+	lastNs int64        // last as flows.TimeNanos
 	read   bool         // whether any frame had been read then (last is one's)
 	unread atomic.Int32 // workers yet to analyse the round
 	// flows[w] is the number of flows worker w's shard held once it had
@@ -194,6 +195,7 @@ type relay struct {
 	cur      *round        // being filled
 	seq      uint64        // frames read
 	last     time.Time     // the latest time of the frames read
+	lastNs   int64         // last as flows.TimeNanos
 	read     bool          // whether any frame has been read
 	mergeBuf []int32       // see merge
 	// relayFlows is the relay's flow count that the current round
@@ -261,10 +263,10 @@ func (r *relay) run(fa *frameAnalyzer, sink packetSink) {
 		owner0 := 0 // the owner of the batch's first frame, plus one
 		for i := range k {
 			rec := &recs[i]
-			// Compared as times, not as Record.TimeNanos: a pcapng
-			// timestamp may lie past what nanoseconds hold.
-			if rec.Timestamp.After(r.last) || base == 0 && i == 0 {
-				r.last = rec.Timestamp
+			// Compared by flows.TimeNanos, not Record.TimeNanos: a
+			// pcapng timestamp may lie past what nanoseconds hold.
+			if ns := flows.TimeNanos(rec.Timestamp, rec.TimeNanos); flows.Later(ns, rec.Timestamp, r.lastNs, r.last) || base == 0 && i == 0 {
+				r.last, r.lastNs = rec.Timestamp, ns
 			}
 			src, dst, qp, ok, hasQP := packet.PeekRoCEv2IPv4QP(rec.LinkType, rec.Data)
 			keys[i] = peekedKey(src, dst, qp, ok, hasQP)
@@ -294,7 +296,7 @@ func (r *relay) run(fa *frameAnalyzer, sink packetSink) {
 			run.pick = r.merge(lists[0][:count[0]], run.pick)
 		}
 		fa.addRun(&run)
-		fa.skip(r.last)
+		fa.skip(r.last, r.lastNs)
 		if !r.cur.holds(count, size) {
 			r.send()
 		}
@@ -342,7 +344,7 @@ func (r *relay) merge(a, b []int32) []int32 {
 // roundsInFlight rounds behind).
 func (r *relay) send() {
 	rd := r.cur
-	rd.last, rd.read = r.last, r.read
+	rd.last, rd.lastNs, rd.read = r.last, r.lastNs, r.read
 	rd.flows[0] = r.relayFlows
 	rd.unread.Store(int32(len(r.out) - 1))
 	for _, c := range r.out[1:] {
@@ -385,7 +387,7 @@ func (r *relay) work(w int, fa *frameAnalyzer, sink packetSink) {
 		run := rd.blocks[w].run()
 		fa.addRun(&run)
 		if rd.read {
-			fa.skip(rd.last)
+			fa.skip(rd.last, rd.lastNs)
 		}
 		if series != nil {
 			rd.flows[w] = series.FlowCount()

@@ -21,7 +21,8 @@ func TestAddFlowDelta(t *testing.T) {
 		left := map[*Flow]counts{} // what each flow of plain had after its previous packet
 		decodeEach(t, path, func(rec *capture.Record, p *packet.Packet) {
 			at := FrameRef{Frame: rec.Number, Time: rec.Timestamp}
-			f, retx, gaps := withDelta.AddFlowDelta(p, &at)
+			fa := At(at)
+			f, retx, gaps := withDelta.AddFlowDelta(p, &fa)
 			g := plain.AddFlow(p, at)
 			if (f == nil) != (g == nil) {
 				t.Fatalf("%s frame %d: AddFlowDelta gave flow %v, AddFlow %v", path, rec.Number, f, g)

@@ -117,24 +117,28 @@ func NewTable(cfg Config) *Table {
 
 // Add accounts one decoded packet. Only RoCE packets whose BTH was captured
 // are flows' business; other packets are ignored.
-func (t *Table) Add(p *packet.Packet, at FrameRef) { t.addFlow(p, &at, false) }
+func (t *Table) Add(p *packet.Packet, at FrameRef) {
+	a := At(at)
+	t.addFlow(p, &a, false)
+}
 
-// AddFrame is Add for a caller that keeps the packet's FrameRef in memory
+// AddFrame is Add for a caller that keeps the packet's FrameAt in memory
 // (an analysis pass, once per frame): the table reads *at during the call
-// only. Passing the 48-byte FrameRef by pointer spares every function of the
+// only. Passing the 56-byte FrameAt by pointer spares every function of the
 // per-packet path a copy of it, which costs more than its size says: each
 // copy loaded 16 bytes at a time what its caller had just stored 8 bytes
 // at a time, which the processor cannot forward from store to load, and
 // perf found the per-packet functions waiting there. `rocedump report` on
 // one core took 5% less CPU time with 48 flows, 4% with 8,192 and 1.5%
 // with 63,488 (builds without the profile; BENCHMARKS.md, session 7).
-func (t *Table) AddFrame(p *packet.Packet, at *FrameRef) { t.addFlow(p, at, false) }
+func (t *Table) AddFrame(p *packet.Packet, at *FrameAt) { t.addFlow(p, at, false) }
 
 // AddFlow is Add that also returns the flow p was accounted to (the current
 // epoch of its key, perhaps new with p), or nil if p is not a flow's
 // business: callers that observe the flow too need no second lookup.
 func (t *Table) AddFlow(p *packet.Packet, at FrameRef) *Flow {
-	f, _, _ := t.addFlow(p, &at, false)
+	a := At(at)
+	f, _, _ := t.addFlow(p, &a, false)
 	return f
 }
 
@@ -143,17 +147,17 @@ func (t *Table) AddFlow(p *packet.Packet, at FrameRef) *Flow {
 // report's timeline) needs no per-flow memory of the counts its previous
 // packet left. A flow new with p starts from zero. Like AddFrame, it reads
 // *at during the call only.
-func (t *Table) AddFlowDelta(p *packet.Packet, at *FrameRef) (f *Flow, retx, gaps uint64) {
+func (t *Table) AddFlowDelta(p *packet.Packet, at *FrameAt) (f *Flow, retx, gaps uint64) {
 	return t.addFlow(p, at, true)
 }
 
 // addFlow is AddFlow, and AddFlowDelta when delta is set.
-func (t *Table) addFlow(p *packet.Packet, at *FrameRef, delta bool) (f *Flow, retx, gaps uint64) {
+func (t *Table) addFlow(p *packet.Packet, at *FrameAt, delta bool) (f *Flow, retx, gaps uint64) {
 	if p.Kind != packet.KindRoCE || !p.HasBTH {
 		return nil, 0, 0
 	}
 	if p.HasCM {
-		t.noteCM(p, at)
+		t.noteCM(p, &at.FrameRef)
 	}
 	pk := packKey(p.Src, p.Dst, p.BTH.DestQP)
 	f = t.lastFlow
@@ -179,7 +183,7 @@ func (t *Table) addFlow(p *packet.Packet, at *FrameRef, delta bool) (f *Flow, re
 	}
 	if c&opResponse != 0 && connected(f.Transport) {
 		t.notePair(f, p.BTH.PSN, at.Time)
-		t.noteResponse(f, &p.BTH, at)
+		t.noteResponse(f, &p.BTH, &at.FrameRef)
 	}
 	return f, retx, gaps
 }
@@ -205,7 +209,7 @@ func (t *Table) lookup(pk packedKey, src, dst netip.Addr, qp uint32) *Flow {
 
 // newFlow starts a flow for p's key (pk packed); prev is the key's previous
 // epoch, if any.
-func (t *Table) newFlow(pk packedKey, prev *Flow, p *packet.Packet, at *FrameRef) *Flow {
+func (t *Table) newFlow(pk packedKey, prev *Flow, p *packet.Packet, at *FrameAt) *Flow {
 	if t.merged {
 		panic("flows: Add on a table MergeShards returned")
 	}
@@ -220,8 +224,8 @@ func (t *Table) newFlow(pk packedKey, prev *Flow, p *packet.Packet, at *FrameRef
 	f.Transport = p.BTH.Opcode.Transport()
 	f.PKey = p.BTH.PKey
 	f.HasVLAN, f.VLAN = p.HasVLAN, p.VLAN
-	f.First = *at
-	f.binIndex = at.Time.UnixMilli()
+	f.First = at.FrameRef
+	f.binIndex = msBin(at.Nanos)
 	if prev != nil {
 		f.Epoch = prev.Epoch + 1
 	}
@@ -250,7 +254,7 @@ func (t *Table) newFlow(pk packedKey, prev *Flow, p *packet.Packet, at *FrameRef
 // exchange for the key arrived after f began, or f had gone idle and p's
 // PSN is far from its PSN space: more than EpochJump behind the highest PSN
 // or ahead of the PSNs expected next.
-func (t *Table) startsEpoch(f *Flow, p *packet.Packet, c opBits, at *FrameRef) bool {
+func (t *Table) startsEpoch(f *Flow, p *packet.Packet, c opBits, at *FrameAt) bool {
 	if f.cmPending {
 		// noteCM marks the current flow of a key it names: only such a
 		// flow needs the map.
@@ -290,11 +294,13 @@ func far(psn, high, next, jump uint32) bool {
 }
 
 // add accounts p, of opcode class c, to f.
-func (f *Flow) add(p *packet.Packet, c opBits, at *FrameRef) {
+func (f *Flow) add(p *packet.Packet, c opBits, fa *FrameAt) {
+	at := &fa.FrameRef
 	h := &p.BTH
 	op := h.Opcode
 	f.Packets++
 	f.WireBytes += uint64(p.IPTotalLen)
+	f.addRate(fa.Nanos, uint64(p.IPTotalLen))
 	// Field by field: a little faster than the whole-struct copy, which
 	// reloads at, just stored by the caller, in 16-byte pieces.
 	f.Last.File, f.Last.Frame, f.Last.Time, f.Last.Seq = at.File, at.Frame, at.Time, at.Seq
@@ -328,7 +334,6 @@ func (f *Flow) add(p *packet.Packet, c opBits, at *FrameRef) {
 	if h.Ext&bth.HasDETH != 0 && !f.HasSrcQP {
 		f.SrcQP, f.HasSrcQP = h.DETH.SrcQP, true
 	}
-	f.addRate(at.Time, uint64(p.IPTotalLen))
 
 	if c&opCNP != 0 {
 		f.CNPs++
@@ -388,15 +393,26 @@ func (f *Flow) add(p *packet.Packet, c opBits, at *FrameRef) {
 	}
 }
 
-func (f *Flow) addRate(ts time.Time, bytes uint64) {
-	bin := ts.UnixMilli()
-	if bin != f.binIndex {
+// addRate adds bytes at ns (FrameAt.Nanos) to the 1 ms rate bins.
+func (f *Flow) addRate(ns int64, bytes uint64) {
+	if bin := msBin(ns); bin != f.binIndex {
 		if f.binBytes > f.peakBytes {
 			f.peakBytes = f.binBytes
 		}
 		f.binIndex, f.binBytes = bin, 0
 	}
 	f.binBytes += bytes
+}
+
+// msBin is the 1 ms bin of a FrameAt.Nanos: its Unix milliseconds,
+// rounded down as time.Time.UnixMilli does (for the times TimeNanos
+// holds).
+func msBin(ns int64) int64 {
+	ms := ns / 1e6
+	if ns%1e6 < 0 {
+		ms--
+	}
+	return ms
 }
 
 // Finish pairs flows; call it once after the last Add.

@@ -29,6 +29,7 @@ import (
 type collectorState struct {
 	started     bool
 	first, last time.Time // capture times of the first and last frame
+	lastNs      int64     // last as flows.TimeNanos
 
 	rare     []*rareObs // by flow ID - 1, up to the last flow with rare packets; nil for a flow without
 	series   flowRows   // by flow ID - 1, for the first maxFlowSeries flows
@@ -64,16 +65,20 @@ func NewCollector(t *flows.Table, cfg Config) *Collector {
 // time order (as capture.Merger delivers them); small reorderings are
 // tolerated. In steady state (no new flow, conversation or time bin) Add
 // allocates nothing.
-func (c *Collector) Add(p *packet.Packet, at flows.FrameRef) { c.AddFrame(p, &at) }
+func (c *Collector) Add(p *packet.Packet, at flows.FrameRef) {
+	a := flows.At(at)
+	c.AddFrame(p, &a)
+}
 
-// AddFrame is Add for a caller that keeps the frame's FrameRef in memory
+// AddFrame is Add for a caller that keeps the frame's FrameAt in memory
 // (an analysis pass): the Collector reads *at during the call only (see
 // flows.Table.AddFrame).
-func (c *Collector) AddFrame(p *packet.Packet, at *flows.FrameRef) {
+func (c *Collector) AddFrame(p *packet.Packet, at *flows.FrameAt) {
 	s := &c.c
-	c.Skip(at.Time)
+	c.SkipAt(at.Time, at.Nanos)
+	ref := &at.FrameRef
 	if p.Kind != packet.KindOther {
-		s.health.add(p, at)
+		s.health.add(p, ref)
 	}
 	switch p.Kind {
 	case packet.KindRoCE:
@@ -81,9 +86,9 @@ func (c *Collector) AddFrame(p *packet.Packet, at *flows.FrameRef) {
 	case packet.KindOther:
 		switch {
 		case p.HasPFC:
-			s.pfc.add(&p.PFC, at)
+			s.pfc.add(&p.PFC, ref)
 		case p.IPVersion != 0 && p.Src.IsValid() && p.Dst.IsValid():
-			s.conv.add(p, at)
+			s.conv.add(p, ref)
 		}
 	}
 }
@@ -92,29 +97,51 @@ func (c *Collector) AddFrame(p *packet.Packet, at *flows.FrameRef) {
 // is not given: one that another Collector of a sharded pass keeps (see
 // MergeShards). The capture's first and last time, where the time bins
 // start and where pending windows end, are over every frame.
-func (c *Collector) Skip(t time.Time) {
+func (c *Collector) Skip(t time.Time) { c.SkipAt(t, flows.TimeNanos(t, t.UnixNano())) }
+
+// SkipAt is Skip for a caller that has the frame's time in nanoseconds
+// too, as flows.TimeNanos gives it (capture.Record.TimeNanos for the times
+// it holds).
+func (c *Collector) SkipAt(t time.Time, nanos int64) {
+	s := &c.c
+	if s.started && nanos != s.lastNs { // flows.Later, inlined
+		if nanos > s.lastNs {
+			s.last, s.lastNs = t, nanos
+		}
+		return
+	}
+	c.skipRare(t, nanos)
+}
+
+// skipRare is SkipAt for the first frame and for a frame whose nanos are
+// the latest's.
+func (c *Collector) skipRare(t time.Time, nanos int64) {
 	s := &c.c
 	if !s.started {
-		s.started, s.first, s.last = true, t, t
-		s.tl.init(t)
+		s.started, s.first, s.last, s.lastNs = true, t, t, nanos
+		s.tl.init(t, nanos)
 	}
-	if t.After(s.last) {
-		s.last = t
+	if flows.Later(nanos, t, s.lastNs, s.last) {
+		s.last, s.lastNs = t, nanos
 	}
 }
 
 // addRoCE feeds the flow table and notes what the flow counters cannot
 // tell: when retransmissions and gaps happened, packets on a wrong DSCP or
 // not ECN-capable, ECN reaction, CM requests and the time series.
-func (c *Collector) addRoCE(p *packet.Packet, at *flows.FrameRef) {
+func (c *Collector) addRoCE(p *packet.Packet, fa *flows.FrameAt) {
 	s := &c.c
-	bin := s.tl.index(at.Time, s)
+	bin := s.tl.binInUse(fa.Nanos)
+	if bin < 0 {
+		bin = s.tl.index(fa.Nanos, s)
+	}
 	s.tl.roce[bin] += float64(p.IPTotalLen) * 8
 	if !p.HasBTH {
-		c.Table.AddFrame(p, at) // the table decides what it keeps
+		c.Table.AddFrame(p, fa) // the table decides what it keeps
 		return
 	}
-	f, retx, gaps := c.Table.AddFlowDelta(p, at)
+	f, retx, gaps := c.Table.AddFlowDelta(p, fa)
+	at := &fa.FrameRef
 	if f == nil {
 		return
 	}

@@ -76,7 +76,7 @@ func TestFlowRowsMatchOldSeries(t *testing.T) {
 	for trial := range 40 {
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			var s collectorState
-			s.tl.init(start)
+			s.tl.init(start, start.UnixNano())
 			ref := make([]oldFlowSeries, maxFlowSeries)
 			step := []int64{1, 3, 50, 1000, 100000}[trial%5]
 			flowsIn := 1 + rng.IntN(300) // flows 0..flowsIn-1, plus a few at the end of the range
@@ -88,7 +88,7 @@ func TestFlowRowsMatchOldSeries(t *testing.T) {
 				if rng.IntN(8) == 0 {
 					ts -= rng.Int64N(4*step + 2) // out of order; before the start now and then
 				}
-				bin := s.tl.index(start.Add(time.Duration(ts)*time.Microsecond), &s)
+				bin := s.tl.index(start.Add(time.Duration(ts)*time.Microsecond).UnixNano(), &s)
 				for ; shift < s.tl.shift; shift++ {
 					for i := range ref {
 						ref[i].halve()

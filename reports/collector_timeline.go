@@ -73,16 +73,31 @@ type timeline struct {
 	roce, cnps, ce, retx, gaps [timelineMaxBins]float64
 }
 
-func (t *timeline) init(start time.Time) {
-	t.start, t.startNs, t.bin = start, start.UnixNano(), timelineFirstBin
+// init starts the bins at start, of flows.TimeNanos startNs.
+func (t *timeline) init(start time.Time, startNs int64) {
+	t.start, t.startNs, t.bin = start, startNs, timelineFirstBin
 }
 
-// index returns the bin of ts, widening the bins first if ts is past the
-// last one. Frames before the start (slightly out of order) go to bin 0.
-func (t *timeline) index(ts time.Time, s *collectorState) int {
-	d := ts.UnixNano() - t.startNs
-	if d < 0 {
-		d = 0
+// binInUse returns the bin of a frame at ns (flows.FrameAt.Nanos) if it is one
+// of the bins in use, else -1 (then index): small enough to inline.
+func (t *timeline) binInUse(ns int64) int {
+	// A frame before the start by a bin or more, or past the bins in use,
+	// or so far after the start that the difference wraps, has i out of
+	// range.
+	i := (ns - t.startNs) / int64(timelineFirstBin) >> (t.shift & 63)
+	if uint64(i) >= uint64(t.n) || ns < t.startNs {
+		return -1
+	}
+	return int(i)
+}
+
+// index returns the bin of a frame at ns (flows.FrameAt.Nanos), widening
+// the bins first if it is past the last one. Frames before the start
+// (slightly out of order) go to bin 0.
+func (t *timeline) index(ns int64, s *collectorState) int {
+	d := ns - t.startNs
+	if d < 0 || ns < t.startNs {
+		d = 0 // before the start, or so far after it that d wrapped
 	}
 	us := d / int64(timelineFirstBin)
 	i := us >> t.shift
