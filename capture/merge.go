@@ -1,49 +1,10 @@
 package capture
 
 import (
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 )
-
-// ExpandPaths turns the capture arguments of a command into file paths: a
-// file stays as it is, "-" is standard input, and a directory becomes the
-// regular files in it (not hidden, not recursive), sorted by name.
-func ExpandPaths(args []string) ([]string, error) {
-	var out []string
-	for _, a := range args {
-		if a == "-" {
-			out = append(out, a)
-			continue
-		}
-		st, err := os.Stat(a)
-		if err != nil {
-			return nil, err
-		}
-		if !st.IsDir() {
-			out = append(out, a)
-			continue
-		}
-		entries, err := os.ReadDir(a)
-		if err != nil {
-			return nil, err
-		}
-		n := len(out)
-		for _, e := range entries {
-			if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
-				out = append(out, filepath.Join(a, e.Name()))
-			}
-		}
-		if len(out) == n {
-			return nil, fmt.Errorf("%s: directory holds no capture files", a)
-		}
-	}
-	return out, nil
-}
 
 // mergeBufSize is the read buffer of each file of a merge with many files,
 // so that memory stays bounded by the number of files open at once.

@@ -116,29 +116,3 @@ func TestMergerAllocs(t *testing.T) {
 		t.Errorf("want 0 allocs per merged record, got %v", n)
 	}
 }
-
-func TestExpandPaths(t *testing.T) {
-	dir := t.TempDir()
-	a := writeTaggedPcap(t, dir, "b.pcap", 'b', []int{0})
-	writeTaggedPcap(t, dir, "a.pcap", 'a', []int{0})
-	os.WriteFile(filepath.Join(dir, ".hidden"), nil, 0o644)
-	got, err := ExpandPaths([]string{dir, a, "-"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{filepath.Join(dir, "a.pcap"), filepath.Join(dir, "b.pcap"), a, "-"}
-	if len(got) != len(want) {
-		t.Fatalf("want %v, got %v", want, got)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("want %v, got %v", want, got)
-		}
-	}
-	if _, err := ExpandPaths([]string{t.TempDir()}); err == nil {
-		t.Error("empty directory: want an error")
-	}
-	if _, err := ExpandPaths([]string{filepath.Join(dir, "nope")}); err == nil {
-		t.Error("missing path: want an error")
-	}
-}

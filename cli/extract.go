@@ -123,9 +123,14 @@ func extractRun(opts *ExtractOptions) error {
 	if err != nil {
 		return err
 	}
+	// Both passes read the same files: expanded once.
+	files, err := expandCaptures(opts.Captures, opts.IO.ErrOut)
+	if err != nil {
+		return err
+	}
 	// Pass 1: build the flow table to learn which flows (and epochs) are chosen.
 	table := flows.NewTable(flows.Config{})
-	if _, err := analyze(analyzeOptions{Paths: opts.Captures, Progress: opts.IO.ErrOut, Sinks: []packetSink{table}}); err != nil {
+	if _, err := analyze(analyzeOptions{Files: files, Progress: opts.IO.ErrOut, Sinks: []packetSink{table}}); err != nil {
 		return err
 	}
 	table.Finish()
@@ -163,7 +168,7 @@ func extractRun(opts *ExtractOptions) error {
 	replay := flows.NewTable(flows.Config{})
 	var written int
 	var werr error
-	_, err = analyze(analyzeOptions{Paths: opts.Captures, Sinks: []packetSink{replay},
+	_, err = analyze(analyzeOptions{Files: files, Sinks: []packetSink{replay},
 		Each: func(rec *capture.Record, _ int, p *packet.Packet) {
 			if werr != nil || p.Kind != packet.KindRoCE || !p.HasBTH {
 				return

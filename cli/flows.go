@@ -45,7 +45,9 @@ notifications to this flow's destination QP; CE packets marked ECN
 Congestion Experienced. Bytes are IP lengths, right on truncated captures.
 
 CAPTURE is a pcap or pcapng file (gzip or not), a directory of them, or -
-for standard input. Several captures are merged in time order.`,
+for standard input. Several captures are merged in time order. In a
+directory, files that are not captures (notes, reports) are skipped with a
+warning.`,
 		Example: `  rocedump flows testdata/pcaps/real/linlinw5_rdma_cm.pcap
   rocedump flows --sort retx --top 20 /captures/incident-4711/
   rocedump flows --format markdown mirror.pcap.gz >> ticket.md
@@ -84,8 +86,12 @@ func flowsRun(opts *FlowsOptions) error {
 	if err := flowtable.Sort(nil, opts.Sort); err != nil {
 		return usageErrorf("--sort: %v", err)
 	}
+	files, err := expandCaptures(opts.Captures, opts.IO.ErrOut)
+	if err != nil {
+		return err
+	}
 	shards := &tableShards{}
-	st, err := analyze(analyzeOptions{Paths: opts.Captures, Progress: opts.IO.ErrOut, Shard: shards.shard, Workers: opts.Workers, RelayCost: flowsRelayCost})
+	st, err := analyze(analyzeOptions{Files: files, Progress: opts.IO.ErrOut, Shard: shards.shard, Workers: opts.Workers, RelayCost: flowsRelayCost})
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@ type packetSink interface {
 
 // analyzeOptions say how to run an analysis pass.
 type analyzeOptions struct {
-	Paths    []string // as given on the command line (files, directories, "-")
+	Files    []string // the capture files, directories expanded (expandCaptures)
 	Progress io.Writer
 	Sinks    []packetSink
 	// Each, if set, is called for every frame after the sinks.
@@ -64,10 +64,7 @@ type analyzeOptions struct {
 // the sinks. Input that cannot be opened at all is a usage error (exit 2);
 // files that end early are noted in Problems.
 func analyze(o analyzeOptions) (*captureStats, error) {
-	paths, err := capture.ExpandPaths(o.Paths)
-	if err != nil {
-		return nil, &exitError{code: ExitUsage, err: err}
-	}
+	paths := o.Files
 	m, err := capture.OpenMerged(paths)
 	if err != nil {
 		return nil, &exitError{code: ExitUsage, err: err}

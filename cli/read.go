@@ -46,7 +46,8 @@ do not hold a valid InfiniBand transport header are printed as malformed.
 CAPTURE is a pcap or pcapng file, optionally gzip-compressed (the format is
 detected from the magic bytes, not the name), a directory of them, or - for
 standard input. Several captures are printed one after the other, each line
-prefixed with its file.
+prefixed with its file. In a directory, files that are not captures (notes,
+reports) are skipped with a warning.
 Switch-mirror wrappers (ERSPAN I/II/III, GRE, 802.1Q/QinQ) are stripped;
 frames cut by the mirror's snap length are decoded as far as they go and
 marked truncated. The RDMA payload length is taken from the UDP length, so it
@@ -133,9 +134,9 @@ func readRun(opts *ReadOptions) error {
 	if err != nil {
 		return err
 	}
-	files, err := capture.ExpandPaths(opts.Files)
+	files, err := expandCaptures(opts.Files, opts.IO.ErrOut)
 	if err != nil {
-		return &exitError{code: ExitUsage, err: err}
+		return err
 	}
 	printer, err := newPacketPrinter(opts.Format, opts.TimeFormat, opts.Verbose, len(files) > 1)
 	if err != nil {

@@ -64,6 +64,11 @@ Findings (the "kind" of each):
   capture_health        truncation, ICRC errors, malformed frames, cut-off files,
                         drops: what the capture can and cannot show
 
+CAPTURE is a pcap or pcapng file (gzip or not), a directory of them, or -
+for standard input; several are merged in time order. In a directory,
+files that are not captures (notes, earlier reports) are skipped with a
+warning.
+
 The topology file (--topology) says which IP is which identity of each node
 (compute HCA and its rail, storage, management, BMC); see
 testdata/topology/README.md. Without one, --rail-subnet CIDR=RAIL maps
@@ -157,8 +162,12 @@ func reportRun(opts *ReportOptions) error {
 		return err
 	}
 	cfg := reports.Config{DataDSCP: opts.DataDSCP, CNPDSCP: opts.CNPDSCP, ECNWindow: opts.ECNWindow}
+	files, err := expandCaptures(opts.Captures, opts.IO.ErrOut)
+	if err != nil {
+		return err
+	}
 	shards := &collectorShards{cfg: cfg}
-	st, err := analyze(analyzeOptions{Paths: opts.Captures, Progress: opts.IO.ErrOut, Shard: shards.shard, Workers: opts.Workers})
+	st, err := analyze(analyzeOptions{Files: files, Progress: opts.IO.ErrOut, Shard: shards.shard, Workers: opts.Workers})
 	if err != nil {
 		return err
 	}

@@ -182,7 +182,7 @@ func TestWorkersCloseSeries(t *testing.T) {
 
 	pass := func(workers int) (tl *reports.Timeline, rows int, report string) {
 		shards := &collectorShards{}
-		if _, err := analyze(analyzeOptions{Paths: []string{path}, Shard: shards.shard, Workers: workers}); err != nil {
+		if _, err := analyze(analyzeOptions{Files: []string{path}, Shard: shards.shard, Workers: workers}); err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range shards.collectors {

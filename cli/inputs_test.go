@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// captureDir makes a directory as people keep them: two captures (one a
+// symlink to a capture elsewhere), the notes and truth files kept next to
+// them, and a symlink whose capture was moved away. It returns the
+// directory and its two captures.
+func captureDir(t *testing.T) (dir string, files []string) {
+	t.Helper()
+	dir = t.TempDir()
+	src, err := os.ReadFile(genCapture("congestion.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, b []byte) {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("rail0.pcap", src)
+	write("MANIFEST.md", []byte("# rail 0 and rail 1 mirrors\n"))
+	write("rail0.truth.json", []byte(`{"frames": 73}`))
+	link := func(name, target string) {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	abs, err := filepath.Abs(genCapture("retransmissions.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	link("rail1.pcap", abs)
+	link("rail2.pcap", filepath.Join(t.TempDir(), "moved.pcap"))
+	return dir, []string{filepath.Join(dir, "rail0.pcap"), filepath.Join(dir, "rail1.pcap")}
+}
+
+// TestDirectorySkipsNonCaptures: a directory gives flows, report, read and
+// extract its captures, symlinked ones included, and the files in it that
+// are not captures are skipped with one warning line, not a failed run:
+// the output is that of the captures named one by one.
+func TestDirectorySkipsNonCaptures(t *testing.T) {
+	dir, files := captureDir(t)
+	warning := "rocedump: warning: skipped 3 files in " + dir +
+		" that are not captures: MANIFEST.md, rail0.truth.json, rail2.pcap (dangling symlink)\n"
+	for _, cmd := range [][]string{
+		{"flows", "--format", "json", "--sort", "id"},
+		{"report", "--format", "json", "--fail-on", "never"},
+		{"read", "--format", "json"},
+	} {
+		t.Run(cmd[0], func(t *testing.T) {
+			want, wantErr, code := runCLI(t, append(cmd, files...)...)
+			if code != ExitOK {
+				t.Fatalf("on the files: exit %d: %s", code, wantErr)
+			}
+			got, gotErr, code := runCLI(t, append(cmd, dir)...)
+			if code != ExitOK {
+				t.Fatalf("on the directory: exit %d: %s", code, gotErr)
+			}
+			if got != want {
+				t.Errorf("on the directory the output differs from the files': %s", firstDiff(want, got))
+			}
+			if gotErr != warning+wantErr {
+				t.Errorf("stderr:\nwant %q\ngot  %q", warning+wantErr, gotErr)
+			}
+		})
+	}
+	out := filepath.Join(t.TempDir(), "x.pcap")
+	_, stderr, code := runCLI(t, "extract", "--flow", "1", "-o", out, dir)
+	if code != ExitOK || strings.Count(stderr, warning) != 1 {
+		t.Errorf("extract: want exit 0 and the warning once, got %d: %s", code, stderr)
+	}
+}
+
+// TestDirectoryInputErrors: a directory without any capture, a file named
+// on the command line that is not a capture, and standard input given
+// twice are input errors (exit 2) that say so.
+func TestDirectoryInputErrors(t *testing.T) {
+	dir, _ := captureDir(t)
+	empty := t.TempDir()
+	os.WriteFile(filepath.Join(empty, "readme.txt"), []byte("rail 3\n"), 0o644)
+	tests := []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"no capture in directory", []string{"flows", empty}, empty + ": directory holds no capture files"},
+		{"named file not a capture", []string{"flows", filepath.Join(dir, "MANIFEST.md")}, "not a pcap or pcapng file"},
+		{"named dangling symlink", []string{"report", filepath.Join(dir, "rail2.pcap")}, "no such file"},
+		{"stdin twice, flows", []string{"flows", "-", "-"}, `standard input ("-") is given twice`},
+		{"stdin twice, read", []string{"read", "-", "-"}, `standard input ("-") is given twice`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := runCLI(t, tt.args...)
+			if code != ExitUsage || !strings.Contains(stderr, tt.msg) {
+				t.Errorf("want exit 2 and %q, got %d: %s", tt.msg, code, stderr)
+			}
+		})
+	}
+}
