@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -46,7 +46,14 @@ given. Several selectors add up.
 
 The output is pcap (nanosecond timestamps) unless OUT ends in .pcapng, which
 is needed when the chosen frames come from interfaces of different link
-types. "-o -" writes to standard output.`,
+types. "-o -" writes to standard output. OUT is written to a temporary file
+next to it and renamed to OUT only when every packet is written, so a
+failed run leaves no broken OUT; OUT may not be one of the captures.
+
+CAPTURE is a pcap or pcapng file (gzip or not) or a directory of them (files
+in it that are not captures are skipped with a warning). Standard input is
+not accepted: extract reads its input twice, once to number the flows as
+"rocedump flows" does and once to copy their packets.`,
 		Example: `  rocedump flows mirror.pcap            # note the flow number, say 7
   rocedump extract --flow 7 -o qp-7.pcap mirror.pcap
   rocedump extract --qpn 0x1a2b,0x1a2c -o qps.pcap /captures/incident-4711/
@@ -61,7 +68,7 @@ types. "-o -" writes to standard output.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.Output, "output", "o", "", "write the packets to `FILE` (.pcap or .pcapng; - for stdout)")
+	f.StringVarP(&opts.Output, "output", "o", "", "write the packets to `FILE` (.pcap or .pcapng; - for stdout), replaced only once complete; not one of the captures")
 	f.IntSliceVar(&opts.FlowIDs, "flow", nil, "flow `NUMBER`s as printed by rocedump flows")
 	f.StringSliceVar(&opts.QPNs, "qpn", nil, "destination `QPN`s (decimal or 0x hex)")
 	f.StringSliceVar(&opts.Pairs, "pair", nil, "address `PAIR`s A,B (repeat the flag for several pairs)")
@@ -128,6 +135,12 @@ func extractRun(opts *ExtractOptions) error {
 	if err != nil {
 		return err
 	}
+	if slices.Contains(files, "-") {
+		return usageErrorf("extract reads its input twice: give a file, not standard input")
+	}
+	if err := checkOutputNotInput(opts.Output, files); err != nil {
+		return err
+	}
 	// Pass 1: build the flow table to learn which flows (and epochs) are chosen.
 	table := flows.NewTable(flows.Config{})
 	if _, err := analyze(analyzeOptions{Files: files, Progress: opts.IO.ErrOut, Sinks: []packetSink{table}}); err != nil {
@@ -152,16 +165,14 @@ func extractRun(opts *ExtractOptions) error {
 		return usageErrorf("no flow matches the selection")
 	}
 
-	var w io.Writer = opts.IO.Out
-	var file *os.File
-	if opts.Output != "-" {
-		if file, err = os.Create(opts.Output); err != nil {
-			return usageErrorf("%v", err)
-		}
-		defer file.Close()
-		w = file
+	// The output replaces a file there only once every packet is written
+	// (see outputFile).
+	file, err := createOutput(opts.Output, opts.IO.Out)
+	if err != nil {
+		return usageErrorf("%v", err)
 	}
-	bw := bufio.NewWriterSize(w, 1<<20)
+	defer file.discard()
+	bw := bufio.NewWriterSize(file, 1<<20)
 	out := newFrameWriter(bw, strings.HasSuffix(strings.ToLower(opts.Output), ".pcapng"))
 
 	// Pass 2: a table built the same way puts each packet in the same flow.
@@ -187,8 +198,8 @@ func extractRun(opts *ExtractOptions) error {
 	if err == nil {
 		err = bw.Flush()
 	}
-	if err == nil && file != nil {
-		err = file.Close()
+	if err == nil {
+		err = file.commit()
 	}
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", opts.Output, err)

@@ -86,7 +86,7 @@ Exit codes: 0 no finding at or above --fail-on, 1 findings at or above it,
 	f.StringVar(&opts.Topology, "topology", "", "topology `FILE` (YAML), as given to report")
 	f.StringSliceVar(&opts.RailSubnets, "rail-subnet", nil, "map a compute subnet to a rail, `CIDR=RAIL` (repeatable), as given to report")
 	f.StringVar(&opts.Format, "format", "json", "output format: "+strings.Join(reportFormats, ", "))
-	f.StringVarP(&opts.Output, "output", "o", "", "write the merged report to `FILE` instead of standard output")
+	f.StringVarP(&opts.Output, "output", "o", "", "write the merged report to `FILE` instead of standard output (replaced only once the report is complete; not one of the reports)")
 	f.StringVar(&opts.FailOn, "fail-on", "critical", "exit 1 when a finding is at or above `SEVERITY`: warning, critical, or never")
 	return cmd
 }
@@ -96,6 +96,9 @@ func mergeRun(opts *MergeOptions) error {
 		Output: opts.Output, FailOn: opts.FailOn, DataDSCP: 26, CNPDSCP: 48}
 	topo, failOn, never, err := checkReportOptions(ro)
 	if err != nil {
+		return err
+	}
+	if err := checkOutputNotInput(opts.Output, opts.Reports); err != nil {
 		return err
 	}
 	var srcs []reports.MergeSource

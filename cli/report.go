@@ -3,9 +3,7 @@ package cli
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"runtime/debug"
 	"runtime/metrics"
 	"strings"
@@ -67,7 +65,9 @@ Findings (the "kind" of each):
 CAPTURE is a pcap or pcapng file (gzip or not), a directory of them, or -
 for standard input; several are merged in time order. In a directory,
 files that are not captures (notes, earlier reports) are skipped with a
-warning.
+warning. -o FILE may not be one of the captures; it is written to a
+temporary file next to it and renamed to FILE once complete, so a failed
+run leaves no broken report.
 
 The topology file (--topology) says which IP is which identity of each node
 (compute HCA and its rail, storage, management, BMC); see
@@ -100,7 +100,7 @@ func addReportFlags(f flagSet, opts *ReportOptions) {
 	f.StringVar(&opts.Topology, "topology", "", "topology `FILE` (YAML) naming each IP's node, role and rail")
 	f.StringSliceVar(&opts.RailSubnets, "rail-subnet", nil, "map a compute subnet to a rail, `CIDR=RAIL` (repeatable)")
 	f.StringVar(&opts.Format, "format", "text", "report format: "+strings.Join(reportFormats, ", "))
-	f.StringVarP(&opts.Output, "output", "o", "", "write the report to `FILE` instead of standard output")
+	f.StringVarP(&opts.Output, "output", "o", "", "write the report to `FILE` instead of standard output (replaced only once the report is complete)")
 	f.StringVar(&opts.FailOn, "fail-on", "critical", "exit 1 when a finding is at or above `SEVERITY`: warning, critical, or never")
 	f.Uint8Var(&opts.DataDSCP, "data-dscp", 26, "DSCP that RoCE data should carry")
 	f.Uint8Var(&opts.CNPDSCP, "cnp-dscp", 48, "DSCP that CNPs should carry")
@@ -166,6 +166,9 @@ func reportRun(opts *ReportOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := checkOutputNotInput(opts.Output, files); err != nil {
+		return err
+	}
 	shards := &collectorShards{cfg: cfg}
 	st, err := analyze(analyzeOptions{Files: files, Progress: opts.IO.ErrOut, Shard: shards.shard, Workers: opts.Workers})
 	if err != nil {
@@ -194,20 +197,16 @@ func reportRun(opts *ReportOptions) error {
 	return nil
 }
 
-// writeReport renders rep in opts.Format to opts.Output or stdout.
+// writeReport renders rep in opts.Format to opts.Output (see outputFile:
+// a file there is replaced only once the whole report is written) or
+// stdout.
 func writeReport(opts *ReportOptions, rep *reports.Report) error {
-	var w io.Writer = opts.IO.Out
-	var file *os.File
-	if opts.Output != "" && opts.Output != "-" {
-		f, err := os.Create(opts.Output)
-		if err != nil {
-			return usageErrorf("%v", err)
-		}
-		file, w = f, f
-		defer f.Close()
+	out, err := createOutput(opts.Output, opts.IO.Out)
+	if err != nil {
+		return usageErrorf("%v", err)
 	}
-	bw := bufio.NewWriter(w)
-	var err error
+	defer out.discard()
+	bw := bufio.NewWriter(out)
 	switch opts.Format {
 	case "text":
 		err = render.WriteText(bw, rep)
@@ -221,8 +220,8 @@ func writeReport(opts *ReportOptions, rep *reports.Report) error {
 	if err == nil {
 		err = bw.Flush()
 	}
-	if err == nil && file != nil {
-		err = file.Close()
+	if err == nil {
+		err = out.commit()
 	}
 	if err != nil {
 		return fmt.Errorf("writing the report: %w", err)

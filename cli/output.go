@@ -1,0 +1,164 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// outputFile is where a command writes what -o names (report, merge,
+// extract, and live's report). A file is written as a temporary file in
+// its directory and renamed over the output only once everything was
+// written (commit); a run that fails removes it (discard). Why: a failed
+// run must never leave an empty or half-written output, nor truncate a
+// file that was there before it - least of all one it was about to read.
+// The temporary file's name starts with a dot, so a run over the
+// directory never takes it for a capture.
+//
+// "" and "-" are standard output, written as it goes. An output that
+// exists and is not a regular file (/dev/null, a pipe) is written in
+// place, since renaming over it would replace it. A crash of the machine
+// is not covered: that would cost an fsync of every output.
+type outputFile struct {
+	w   io.Writer // what Write writes to
+	f   *os.File  // the file being written; nil for standard output and once committed or discarded
+	tmp string    // f's name when it is to be renamed to dst
+	dst string    // the output file (a symlink's target)
+}
+
+// createOutput opens the output named by path, with stdout for "" and
+// "-". Errors are the user's to fix (a directory, a path that does not
+// exist, no permission): callers report them as usage errors.
+func createOutput(path string, stdout io.Writer) (*outputFile, error) {
+	if path == "" || path == "-" {
+		return &outputFile{w: stdout}, nil
+	}
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return createTempOutput(path, 0)
+	case err != nil:
+		return nil, err
+	case st.IsDir():
+		return nil, fmt.Errorf("-o %s: is a directory", path)
+	case !st.Mode().IsRegular():
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		return &outputFile{w: f, f: f}, nil
+	}
+	// Replacing a file needs no write permission on it, but writing it
+	// in place (as os.Create did) did: ask for it the same way, without
+	// touching the file.
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	f.Close()
+	dst, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, err
+	}
+	return createTempOutput(dst, st.Mode().Perm())
+}
+
+// createTempOutput creates the temporary file that becomes dst, with
+// dst's permissions perm when it replaces a file (0: a new file's, as
+// os.Create gives them).
+func createTempOutput(dst string, perm fs.FileMode) (*outputFile, error) {
+	dir, base := filepath.Split(dst)
+	for range 100 {
+		tmp := filepath.Join(dir, "."+base+"."+strconv.FormatUint(rand.Uint64(), 36)+".tmp")
+		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			// The error names the temporary file: name the output.
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, fmt.Errorf("-o %s: %w", dst, err)
+		}
+		o := &outputFile{w: f, f: f, tmp: tmp, dst: dst}
+		if perm != 0 {
+			if err := f.Chmod(perm); err != nil {
+				o.discard()
+				return nil, err
+			}
+		}
+		return o, nil
+	}
+	return nil, fmt.Errorf("-o %s: cannot create a temporary file next to it", dst)
+}
+
+// Write writes to the output.
+func (o *outputFile) Write(p []byte) (int, error) { return o.w.Write(p) }
+
+// commit closes the output and, for a temporary file, renames it over
+// the output. After commit, discard does nothing.
+func (o *outputFile) commit() error {
+	f := o.f
+	if f == nil {
+		return nil
+	}
+	o.f = nil
+	err := f.Close()
+	if o.tmp == "" {
+		return err
+	}
+	if err == nil {
+		err = os.Rename(o.tmp, o.dst)
+	}
+	if err != nil {
+		os.Remove(o.tmp)
+	}
+	return err
+}
+
+// discard closes an output that was not committed and removes its
+// temporary file: the output is left as it was.
+func (o *outputFile) discard() {
+	if o.f == nil {
+		return
+	}
+	o.f.Close()
+	o.f = nil
+	if o.tmp != "" {
+		os.Remove(o.tmp)
+	}
+}
+
+// checkOutputNotInput refuses an output that is one of the input files
+// (os.SameFile: another name for it, a symlink or a hard link, counts
+// too; inputs are files, directories expanded). Writing it would replace
+// the input with the output, and extract, which reads its input twice,
+// would read back what it is writing.
+func checkOutputNotInput(output string, inputs []string) error {
+	if output == "" || output == "-" {
+		return nil
+	}
+	out, err := os.Stat(output)
+	if err != nil || !out.Mode().IsRegular() {
+		return nil // a new file, or one createOutput has something to say about
+	}
+	for _, in := range inputs {
+		if in == "-" {
+			continue
+		}
+		if st, err := os.Stat(in); err == nil && os.SameFile(out, st) {
+			if in == output {
+				return usageErrorf("-o %s is one of the inputs: write the output to another file", output)
+			}
+			return usageErrorf("-o %s is one of the inputs (as %s): write the output to another file", output, in)
+		}
+	}
+	return nil
+}
