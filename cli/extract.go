@@ -143,7 +143,8 @@ func extractRun(opts *ExtractOptions) error {
 	}
 	// Pass 1: build the flow table to learn which flows (and epochs) are chosen.
 	table := flows.NewTable(flows.Config{})
-	if _, err := analyze(analyzeOptions{Files: files, Progress: opts.IO.ErrOut, Sinks: []packetSink{table}}); err != nil {
+	st, err := analyze(analyzeOptions{Files: files, Progress: opts.IO.ErrOut, Sinks: []packetSink{table}})
+	if err != nil {
 		return err
 	}
 	table.Finish()
@@ -204,6 +205,9 @@ func extractRun(opts *ExtractOptions) error {
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", opts.Output, err)
 	}
+	// The problems of the input (skipped link types, cut-off files), as
+	// flows and report give them: pass 2 had the same.
+	printProblems(opts.IO.ErrOut, st)
 	fmt.Fprintf(opts.IO.ErrOut, "rocedump: wrote %d packets of %d flows to %s\n", written, len(chosen), opts.Output)
 	return nil
 }

@@ -59,7 +59,9 @@ so on an ERSPAN capture "host" matches the outer (collector) addresses.
 --qpn and --opcode select packets after decoding.
 
 A summary goes to stderr at the end: packets read, RoCE packets, malformed,
-truncated and ICRC-bad frames.`,
+truncated and ICRC-bad frames. Frames of a link type rocedump does not
+decode (ERF, say) are skipped with a warning and the other files are read;
+when no frame at all could be decoded, the exit code is 2.`,
 		Example: `  # every RoCE packet of a capture
   rocedump read testdata/pcaps/real/linlinw5_rdma_write_bw.pcap
 
@@ -106,9 +108,10 @@ truncated and ICRC-bad frames.`,
 	return cmd
 }
 
-// readStats are the counters of the summary line.
+// readStats are the counters of the summary line, and the frames of a
+// link type rocedump does not decode (unsupported, in packets too).
 type readStats struct {
-	packets, roce, malformed, truncated, icrcBad, shown int
+	packets, roce, malformed, truncated, icrcBad, shown, unsupported int
 }
 
 // add adds o's counts to s.
@@ -119,6 +122,7 @@ func (s *readStats) add(o *readStats) {
 	s.truncated += o.truncated
 	s.icrcBad += o.icrcBad
 	s.shown += o.shown
+	s.unsupported += o.unsupported
 }
 
 func (s *readStats) summary() string {
@@ -165,17 +169,13 @@ func readRun(opts *ReadOptions) error {
 		})
 		defer h.pipe.close()
 	}
-	var problems []string
+	var problems []fileProblem
 	var runErr error
 	for _, path := range files {
-		err := readFile(path, h)
+		probs, err := readFile(path, h)
+		problems = append(problems, probs...)
 		if errors.Is(err, errStop) {
 			break
-		}
-		var fe *fileError
-		if errors.As(err, &fe) {
-			problems = append(problems, fe.Error())
-			continue
 		}
 		if err != nil {
 			runErr = err
@@ -185,11 +185,32 @@ func readRun(opts *ReadOptions) error {
 	if err := out.Flush(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("writing output: %w", err)
 	}
-	for _, p := range problems {
-		fmt.Fprintf(opts.IO.ErrOut, "rocedump: warning: %s\n", p)
+	if err := reportProblems(opts.IO.ErrOut, problems, &stats); err != nil && runErr == nil {
+		runErr = err
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "rocedump: %s\n", stats.summary())
 	return runErr
+}
+
+// reportProblems prints the problems of the files read as warnings. As
+// flows and report do, frames of link types rocedump does not decode are
+// a warning while other frames were read, and an input error (exit 2)
+// when every frame was of such a type: then the files' link-type problems
+// are the error, not warnings.
+func reportProblems(w io.Writer, problems []fileProblem, stats *readStats) error {
+	none := stats.unsupported > 0 && stats.unsupported == stats.packets
+	var undecodable []string
+	for _, p := range problems {
+		if none && p.unsupported {
+			undecodable = append(undecodable, p.err.Error())
+			continue
+		}
+		fmt.Fprintf(w, "rocedump: warning: %s\n", p.err)
+	}
+	if none {
+		return &exitError{code: ExitUsage, err: errors.New(strings.Join(undecodable, "; "))}
+	}
+	return nil
 }
 
 // readWorkers is the number of goroutines that format the frames (see
@@ -205,13 +226,14 @@ func readWorkers(opts *ReadOptions) int {
 	return min(runtime.GOMAXPROCS(0), maxWorkers)
 }
 
-// fileError is a problem with one input file that ends that file but keeps
-// what was read before it: a cut-off file, a bad record, frames of a link
-// type rocedump does not read.
-type fileError struct{ err error }
-
-func (e *fileError) Error() string { return e.err.Error() }
-func (e *fileError) Unwrap() error { return e.err }
+// fileProblem is a problem with one input file that does not end the run:
+// a cut-off file or a bad record, which end that file but keep what was
+// read before them, or frames of a link type rocedump does not decode,
+// which are skipped (unsupported).
+type fileProblem struct {
+	err         error
+	unsupported bool
+}
 
 // packetHandler does the per-frame work of read: filter, decode, count,
 // select and print, frame by frame on the caller's goroutine, or handing
@@ -294,13 +316,16 @@ func (ff *frameFormatter) appendFrame(b []byte, rec *capture.Record, f *filter.F
 	return ff.printer.appendLine(b, rec, pkt), true
 }
 
-// readFile reads one capture through h. Frames of a link type rocedump does
-// not decode are skipped and reported; a file with nothing else is an input
-// error.
-func readFile(path string, h *packetHandler) error {
+// readFile reads one capture through h and returns its problems: the
+// frames of link types rocedump does not decode, which are skipped and
+// counted (readRun decides whether the run can go on without them), and
+// a cut or bad record that ended the file. err ends the run: a file that
+// cannot be opened or read at all, errStop, or a filter that does not
+// compile.
+func readFile(path string, h *packetHandler) (problems []fileProblem, err error) {
 	r, err := capture.Open(path)
 	if err != nil {
-		return &exitError{code: ExitUsage, err: err}
+		return nil, &exitError{code: ExitUsage, err: err}
 	}
 	defer r.Close()
 
@@ -308,6 +333,7 @@ func readFile(path string, h *packetHandler) error {
 		rec       capture.Record
 		supported int
 		skipped   = map[capture.LinkType]int{}
+		end       error // what ended the file early
 	)
 	h.frames.printer.startFile(path)
 	if h.pipe != nil {
@@ -321,33 +347,42 @@ func readFile(path string, h *packetHandler) error {
 		}
 		if err != nil {
 			if supported == 0 && len(skipped) == 0 && !errors.Is(err, capture.ErrCutOff) && !errors.Is(err, capture.ErrBadRecord) {
-				return &exitError{code: ExitUsage, err: err}
+				return nil, &exitError{code: ExitUsage, err: err}
 			}
-			return &fileError{err: err}
+			end = err
+			break
 		}
 		if !packet.Supported(rec.LinkType) {
 			h.stats.packets++
+			h.stats.unsupported++
 			skipped[rec.LinkType]++
 			continue
 		}
 		supported++
 		if err := h.handle(&rec); err != nil {
-			return err
+			return problems, err
 		}
 	}
-	if len(skipped) == 0 {
-		return nil
+	if len(skipped) > 0 {
+		problems = append(problems, fileProblem{err: skippedFrames(path, skipped), unsupported: true})
 	}
+	if end != nil {
+		problems = append(problems, fileProblem{err: end})
+	}
+	return problems, nil
+}
+
+// skippedFrames says how many frames of path were of link types rocedump
+// does not decode (counted in skipped), naming the lowest of those.
+func skippedFrames(path string, skipped map[capture.LinkType]int) error {
+	n := 0
 	lts := make([]capture.LinkType, 0, len(skipped))
-	for lt := range skipped {
+	for lt, c := range skipped {
 		lts = append(lts, lt)
+		n += c
 	}
 	slices.Sort(lts)
-	lerr := &packet.LinkTypeError{LinkType: lts[0]}
-	if supported == 0 {
-		return &exitError{code: ExitUsage, err: fmt.Errorf("%s: %w", path, lerr)}
-	}
-	return &fileError{err: fmt.Errorf("%s: skipped %d frames of %v", path, skipped[lts[0]], lerr)}
+	return fmt.Errorf("%s: skipped %d frames: %w", path, n, &packet.LinkTypeError{LinkType: lts[0]})
 }
 
 // filterCache compiles the capture filter once per link type: a pcapng file

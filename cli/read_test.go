@@ -215,6 +215,59 @@ func TestReadErrors(t *testing.T) {
 	}
 }
 
+// TestReadUnsupportedLinkType: a file whose frames are all of a link type
+// rocedump does not decode is skipped with a warning and the other files
+// are read, wherever it comes in the list; the run is an input error
+// (exit 2) only when no file had a frame rocedump decodes. read agrees
+// with flows and report on every case.
+func TestReadUnsupportedLinkType(t *testing.T) {
+	erf := writeERF(t) // one frame of link type ERF (197)
+	good := genCapture("congestion.pcap")
+	alone, aloneErr, _ := runCLI(t, "read", good)
+	want := parseSummary(t, aloneErr)
+	tests := []struct {
+		name  string
+		files []string
+		code  int
+	}{
+		{"undecodable first", []string{erf, good}, ExitOK},
+		{"undecodable last", []string{good, erf}, ExitOK},
+		{"only undecodable", []string{erf}, ExitUsage},
+		{"two undecodable", []string{erf, erf}, ExitUsage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, stderr, code := runCLI(t, append([]string{"read"}, tt.files...)...)
+			if code != tt.code {
+				t.Fatalf("want exit %d, got %d: %s", tt.code, code, stderr)
+			}
+			if !strings.Contains(stderr, "skipped 1 frames: unsupported link type ERF (197)") {
+				t.Errorf("stderr does not name the skipped frames:\n%s", stderr)
+			}
+			extracted := filepath.Join(t.TempDir(), "x.pcap")
+			for _, cmd := range [][]string{{"flows"}, {"report", "--fail-on", "never"}, {"extract", "--flow", "1", "-o", extracted}} {
+				_, e, c := runCLI(t, append(cmd, tt.files...)...)
+				if c != tt.code {
+					t.Errorf("%s exits %d, read %d: %s", cmd[0], c, code, e)
+				}
+				if !strings.Contains(e, "unsupported link type ERF (197)") {
+					t.Errorf("%s does not name the skipped frames:\n%s", cmd[0], e)
+				}
+			}
+			if tt.code != ExitOK {
+				return
+			}
+			if strings.Count(out, "\n") != strings.Count(alone, "\n") {
+				t.Errorf("read printed %d lines, want those of %s alone, %d", strings.Count(out, "\n"), good, strings.Count(alone, "\n"))
+			}
+			got := parseSummary(t, stderr)
+			if got[0] != want[0]+1 || got[1] != want[1] {
+				t.Errorf("summary: want %d packets, %d RoCE; got %v", want[0]+1, want[1], got)
+			}
+		})
+	}
+}
+
 // TestReadCutOff: a file cut mid-record is read up to the cut, the cut is
 // reported, and the run still succeeds.
 func TestReadCutOff(t *testing.T) {
