@@ -3,6 +3,9 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/rocedump/rocedump/capture"
@@ -181,13 +184,19 @@ func (a *frameAnalyzer) finish() error {
 	if st.Unsupported == 0 {
 		return nil
 	}
-	for lt := range a.skipped {
-		msg := fmt.Sprintf("skipped %d frames: %v", st.Unsupported, &packet.LinkTypeError{LinkType: lt})
-		if st.Unsupported == st.Packets {
-			return &exitError{code: ExitUsage, err: errors.New(msg)}
+	// In order, so that the message is the same from run to run.
+	lts := slices.Sorted(maps.Keys(a.skipped))
+	msg := fmt.Sprintf("skipped %d frames: %v", st.Unsupported, &packet.LinkTypeError{LinkType: lts[0]})
+	if len(lts) > 1 {
+		others := make([]string, len(lts)-1)
+		for i, lt := range lts[1:] {
+			others[i] = lt.String()
 		}
-		st.Problems = append(st.Problems, msg)
-		break
+		msg += "; also of link type " + strings.Join(others, ", ")
 	}
+	if st.Unsupported == st.Packets {
+		return &exitError{code: ExitUsage, err: errors.New(msg)}
+	}
+	st.Problems = append(st.Problems, msg)
 	return nil
 }

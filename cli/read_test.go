@@ -161,8 +161,15 @@ func TestReadSelection(t *testing.T) {
 // does not read.
 func writeERF(t *testing.T) string {
 	t.Helper()
+	return writeOfLinkType(t, 197, "native-ib.erf.pcap")
+}
+
+// writeOfLinkType writes a pcap file NAME of one 20-byte frame of link
+// type lt and returns its path.
+func writeOfLinkType(t *testing.T, lt uint32, name string) string {
+	t.Helper()
 	var b bytes.Buffer
-	hdr := []uint32{0xa1b2c3d4, 0x00040002, 0, 0, 65535, 197}
+	hdr := []uint32{0xa1b2c3d4, 0x00040002, 0, 0, 65535, lt}
 	for i, v := range hdr {
 		if i == 1 {
 			binary.Write(&b, binary.LittleEndian, uint16(2))
@@ -173,7 +180,7 @@ func writeERF(t *testing.T) string {
 	}
 	binary.Write(&b, binary.LittleEndian, []uint32{1, 0, 20, 20})
 	b.Write(make([]byte, 20))
-	p := filepath.Join(t.TempDir(), "native-ib.erf.pcap")
+	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
