@@ -18,6 +18,13 @@ type Skipped struct {
 	Dir  string // the directory, as given
 	Name string // the file's name in it
 	Why  string // what it is, when there is more to say than "not a capture": "empty", "dangling symlink", "zstd-compressed; decompress it first"
+
+	// SameAs, when set, is the path of a capture taken before this one
+	// that is the same file (os.SameFile: given twice, or as a file and
+	// within a directory, or through a link): it is read once, since
+	// reading it twice would count every frame twice. Dir and Name are
+	// then the repeat's ("" and the argument for a file argument).
+	SameAs string
 }
 
 // ExpandPaths turns the capture arguments of a command into file paths: a
@@ -31,8 +38,10 @@ type Skipped struct {
 // people keep next to their captures are left out and returned in skipped,
 // in order, with dangling symlinks. A file that cannot be opened is kept,
 // so that opening it says what is wrong. A file named as an argument is
-// never judged here: if it is not a capture, opening it says so.
+// never judged here: if it is not a capture, opening it says so. A file
+// reached a second time (see Skipped.SameAs) is left out too.
 func ExpandPaths(args []string) (paths []string, skipped []Skipped, err error) {
+	var taken takenFiles
 	stdin := false
 	for _, a := range args {
 		if a == "-" {
@@ -48,14 +57,18 @@ func ExpandPaths(args []string) (paths []string, skipped []Skipped, err error) {
 			return nil, nil, err
 		}
 		if !st.IsDir() {
-			paths = append(paths, a)
+			if same := taken.add(a, st); same != "" {
+				skipped = append(skipped, Skipped{Name: a, SameAs: same})
+			} else {
+				paths = append(paths, a)
+			}
 			continue
 		}
-		n := len(paths)
-		if paths, skipped, err = expandDir(a, paths, skipped); err != nil {
+		var found int
+		if paths, skipped, found, err = expandDir(a, paths, skipped, &taken); err != nil {
 			return nil, nil, err
 		}
-		if len(paths) == n {
+		if found == 0 {
 			return nil, nil, fmt.Errorf("%s: directory holds no capture files", a)
 		}
 	}
@@ -63,14 +76,15 @@ func ExpandPaths(args []string) (paths []string, skipped []Skipped, err error) {
 }
 
 // expandDir appends the captures of directory dir to paths and the files
-// it leaves out to skipped. Subdirectories and special files (pipes,
+// it leaves out to skipped, and returns how many captures it found (those
+// taken before included). Subdirectories and special files (pipes,
 // devices) are passed over without a word, as they always were: a
 // directory is not read recursively, and opening a pipe to look at it
 // could block.
-func expandDir(dir string, paths []string, skipped []Skipped) ([]string, []Skipped, error) {
+func expandDir(dir string, paths []string, skipped []Skipped, taken *takenFiles) (_ []string, _ []Skipped, found int, _ error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	for _, e := range entries {
 		name := e.Name()
@@ -78,25 +92,67 @@ func expandDir(dir string, paths []string, skipped []Skipped) ([]string, []Skipp
 			continue
 		}
 		p := filepath.Join(dir, name)
-		mode := e.Type()
-		if mode&os.ModeSymlink != 0 {
-			st, err := os.Stat(p)
-			if err != nil {
-				skipped = append(skipped, Skipped{Dir: dir, Name: name, Why: "dangling symlink"})
-				continue
-			}
-			mode = st.Mode()
+		if !e.Type().IsRegular() && e.Type()&os.ModeSymlink == 0 {
+			continue
 		}
-		if !mode.IsRegular() {
+		st, err := os.Stat(p) // a symlink's target
+		switch {
+		case err != nil && e.Type()&os.ModeSymlink != 0:
+			skipped = append(skipped, Skipped{Dir: dir, Name: name, Why: "dangling symlink"})
+			continue
+		case err != nil:
+			paths = append(paths, p) // opening it says what is wrong
+			found++
+			continue
+		case !st.Mode().IsRegular():
 			continue
 		}
 		if ok, why := looksLikeCapture(p); !ok {
 			skipped = append(skipped, Skipped{Dir: dir, Name: name, Why: why})
 			continue
 		}
+		found++
+		if same := taken.add(p, st); same != "" {
+			skipped = append(skipped, Skipped{Dir: dir, Name: name, SameAs: same})
+			continue
+		}
 		paths = append(paths, p)
 	}
-	return paths, skipped, nil
+	return paths, skipped, found, nil
+}
+
+// takenFiles are the files ExpandPaths has taken, to recognise one
+// reached again.
+type takenFiles struct {
+	byID  map[fileID]string // by device and inode, where the system has them
+	other []takenFile       // elsewhere: compared one by one (os.SameFile)
+}
+
+type takenFile struct {
+	path string
+	st   os.FileInfo
+}
+
+// add takes the file at path, of FileInfo st, and returns "", or the path
+// under which the same file was taken before (and then does not take it).
+func (t *takenFiles) add(path string, st os.FileInfo) (sameAs string) {
+	if id, ok := fileIDOf(st); ok {
+		if p, seen := t.byID[id]; seen {
+			return p
+		}
+		if t.byID == nil {
+			t.byID = map[fileID]string{}
+		}
+		t.byID[id] = path
+		return ""
+	}
+	for _, f := range t.other {
+		if os.SameFile(f.st, st) {
+			return f.path
+		}
+	}
+	t.other = append(t.other, takenFile{path, st})
+	return ""
 }
 
 // looksLikeCapture reads the first bytes of the file at path and says

@@ -17,12 +17,13 @@ func TestExpandPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{filepath.Join(dir, "a.pcap"), filepath.Join(dir, "b.pcap"), a, "-"}
+	want := []string{filepath.Join(dir, "a.pcap"), filepath.Join(dir, "b.pcap"), "-"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("want %v, got %v", want, got)
 	}
-	if len(skipped) != 0 {
-		t.Errorf("want nothing skipped, got %v", skipped)
+	// b.pcap named again after its directory is read once.
+	if wantSkipped := []Skipped{{Name: a, SameAs: filepath.Join(dir, "b.pcap")}}; !slices.Equal(skipped, wantSkipped) {
+		t.Errorf("skipped: want %v, got %v", wantSkipped, skipped)
 	}
 	if _, _, err := ExpandPaths([]string{t.TempDir()}); err == nil {
 		t.Error("empty directory: want an error")
@@ -85,13 +86,13 @@ func TestExpandPathsSkipsNonCaptures(t *testing.T) {
 		t.Errorf("paths:\nwant %v\ngot  %v", want, got)
 	}
 	wantSkipped := []Skipped{
-		{dir, "MANIFEST.md", ""},
-		{dir, "a.truth.json", ""},
-		{dir, "broken.gz", "gzip-compressed, but damaged"},
-		{dir, "empty.pcap", "empty"},
-		{dir, "gone.pcap", "dangling symlink"},
-		{dir, "notes.gz", ""},
-		{dir, "rotated.pcap.zst", "zstd-compressed; decompress it first"},
+		{Dir: dir, Name: "MANIFEST.md", Why: ""},
+		{Dir: dir, Name: "a.truth.json", Why: ""},
+		{Dir: dir, Name: "broken.gz", Why: "gzip-compressed, but damaged"},
+		{Dir: dir, Name: "empty.pcap", Why: "empty"},
+		{Dir: dir, Name: "gone.pcap", Why: "dangling symlink"},
+		{Dir: dir, Name: "notes.gz", Why: ""},
+		{Dir: dir, Name: "rotated.pcap.zst", Why: "zstd-compressed; decompress it first"},
 	}
 	if !slices.Equal(skipped, wantSkipped) {
 		t.Errorf("skipped:\nwant %v\ngot  %v", wantSkipped, skipped)
@@ -101,6 +102,35 @@ func TestExpandPathsSkipsNonCaptures(t *testing.T) {
 	named := filepath.Join(dir, "MANIFEST.md")
 	if got, skipped, err := ExpandPaths([]string{named}); err != nil || !slices.Equal(got, []string{named}) || len(skipped) != 0 {
 		t.Errorf("a file named on the command line: want it kept, got %v, %v, %v", got, skipped, err)
+	}
+}
+
+// TestExpandPathsSameFile: a capture reached twice (named twice, named
+// and within a directory given too, or through a symlink in a directory)
+// is taken once, and the repeat is said; a directory whose captures were
+// all taken before is not "without captures".
+func TestExpandPathsSameFile(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	writeTaggedPcap(t, dir, "a.pcap", 'a', []int{0})
+	writeTaggedPcap(t, dir, "b.pcap", 'b', []int{0})
+	if err := os.Symlink(filepath.Join(dir, "a.pcap"), filepath.Join(other, "link.pcap")); err != nil {
+		t.Fatal(err)
+	}
+	a, b := filepath.Join(dir, "a.pcap"), filepath.Join(dir, "b.pcap")
+	got, skipped, err := ExpandPaths([]string{a, dir, a, other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{a, b}; !slices.Equal(got, want) {
+		t.Errorf("paths:\nwant %v\ngot  %v", want, got)
+	}
+	wantSkipped := []Skipped{
+		{Dir: dir, Name: "a.pcap", SameAs: a},
+		{Name: a, SameAs: a},
+		{Dir: other, Name: "link.pcap", SameAs: a},
+	}
+	if !slices.Equal(skipped, wantSkipped) {
+		t.Errorf("skipped:\nwant %v\ngot  %v", wantSkipped, skipped)
 	}
 }
 

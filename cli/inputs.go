@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -22,6 +24,19 @@ func expandCaptures(args []string, errOut io.Writer) ([]string, error) {
 	if err != nil {
 		return nil, &exitError{code: ExitUsage, err: err}
 	}
+	skipped = slices.DeleteFunc(skipped, func(s capture.Skipped) bool {
+		if s.SameAs == "" {
+			return false
+		}
+		// Read twice, every frame would count twice (and look like a
+		// mirror's duplicates).
+		if name := filepath.Join(s.Dir, s.Name); name == s.SameAs {
+			fmt.Fprintf(errOut, "rocedump: warning: %s is given twice: read once\n", printableName(name))
+		} else {
+			fmt.Fprintf(errOut, "rocedump: warning: %s is the same file as %s: read once\n", printableName(name), printableName(s.SameAs))
+		}
+		return true
+	})
 	for len(skipped) > 0 {
 		n := 1
 		for n < len(skipped) && skipped[n].Dir == skipped[0].Dir {

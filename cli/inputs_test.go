@@ -104,3 +104,33 @@ func TestDirectoryInputErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestSameCaptureTwice: a capture given twice (by name, and within its
+// directory) is read once, with a warning, so that its frames are not
+// counted twice: the report equals the one on the directory alone.
+func TestSameCaptureTwice(t *testing.T) {
+	dir, files := captureDir(t)
+	want, _, code := runCLI(t, "report", "--format", "json", "--fail-on", "never", dir)
+	if code != ExitOK {
+		t.Fatalf("exit %d", code)
+	}
+	got, stderr, code := runCLI(t, "report", "--format", "json", "--fail-on", "never", dir, files[0])
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if got != want {
+		t.Errorf("a capture given twice changes the report: %s", firstDiff(want, got))
+	}
+	if msg := "rocedump: warning: " + files[0] + " is given twice: read once\n"; !strings.Contains(stderr, msg) {
+		t.Errorf("stderr lacks %q:\n%s", msg, stderr)
+	}
+	// Another name for it: a symlink to rail0.pcap.
+	link := filepath.Join(t.TempDir(), "again.pcap")
+	if err := os.Symlink(files[0], link); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, _ = runCLI(t, "flows", dir, link)
+	if msg := "rocedump: warning: " + link + " is the same file as " + files[0] + ": read once\n"; !strings.Contains(stderr, msg) {
+		t.Errorf("stderr lacks %q:\n%s", msg, stderr)
+	}
+}
