@@ -152,7 +152,7 @@ func TestStorage(t *testing.T) {
 		t.Fatalf("want RDMA CM, TCP and storage-role findings, got %s", summary(fs))
 	}
 	cm, ip, role := fs[0], fs[1], fs[2]
-	for _, f := range fs {
+	for _, f := range fs[:2] {
 		if f.Severity != Critical {
 			t.Errorf("%q: %v, want critical (compute HCA addresses)", f.Title, f.Severity)
 		}
@@ -177,13 +177,80 @@ func TestStorage(t *testing.T) {
 		"conversations": 3, "nvme_tcp_conversations": 1, "iscsi_conversations": 1, "nfs_conversations": 1,
 		"nvme_tcp_bytes": ipBytes("nvme-tcp"), "iscsi_bytes": ipBytes("iscsi"), "nfs_bytes": ipBytes("nfs"),
 	})
-	// storage endpoints: the three CM targets, the GDS pair; their flows:
-	// the CM MADs both ways on QP1 and the RDMA both ways
+	// The CM targets' traffic is all named by service (the first finding):
+	// what is left is the GDS pair, a storage NIC and a storage server, both
+	// ways, on no compute HCA address.
 	wantCounts(t, role, map[string]float64{
-		"storage_endpoints": 5, "roce_flows": float64(2*len(tr.CM) + 6), "conversations": 0,
+		"storage_endpoints": 2, "roce_flows": 2, "conversations": 0, "bytes": truthBytes(tr, "gds-read"),
 	})
+	if role.Severity != Warning || role.Title != "2 storage addresses seen on the captured links" {
+		t.Errorf("role finding: %s", summary([]Finding{role}))
+	}
 	if !slices.Contains(role.Nodes, "dgx-01") || !slices.Contains(role.Nodes, "10.100.255.30") {
 		t.Errorf("role finding nodes %v", role.Nodes)
+	}
+}
+
+// TestStorageReportedOnce: a connection an RDMA CM exchange set up to a
+// storage port is reported by the finding that names its service, with the
+// CM datagrams of the address pair when every request on it was to a
+// storage port; the finding about storage-role addresses reports only the
+// rest, so no flow and no byte is counted twice.
+func TestStorageReportedOnce(t *testing.T) {
+	tr := genTruth(t, "report_storage_once")
+	fs := ofKind(runAll(loadGen(t, "report_storage_once", pod)), KindStorageOnCompute)
+	if len(fs) != 2 {
+		t.Fatalf("want the RDMA CM and the storage-role findings, got %s", summary(fs))
+	}
+	cm, role := fs[0], fs[1]
+	wantCounts(t, cm, map[string]float64{
+		"cm_requests": 3, "flows_4420": 4, "flows_20049": 2, "flows": 6,
+		"bytes": truthBytes(tr, "nvmeof-io", "nfsrdma-io", "nvmeof-2-io"),
+	})
+	// An RDMA CM MAD on QP1 is IPv4 20 + UDP 8 + BTH 12 + DETH 8 + MAD 256 +
+	// ICRC 4 = 308 bytes long. The QP1 flows of 10.0.3.1 and 10.100.255.13
+	// carry a request to port 5000 too, so they are the rest.
+	const madBytes = 308
+	var mads int
+	for _, c := range tr.CM {
+		if c.Name == "nvmeof-2" || c.Name == "other-5000" {
+			for _, n := range c.Messages {
+				mads += n
+			}
+		}
+	}
+	wantCounts(t, role, map[string]float64{
+		"storage_endpoints": 2, "roce_flows": 6, "conversations": 0,
+		"bytes": truthBytes(tr, "no-cm", "other-5000-io") + float64(madBytes*mads),
+	})
+	if role.Severity != Critical || role.Title != "2 storage addresses talk to compute HCA addresses" {
+		t.Errorf("role finding: %s", summary([]Finding{role}))
+	}
+	for _, id := range role.Flows {
+		if slices.Contains(cm.Flows, id) {
+			t.Errorf("flow %d is in both findings: CM %v, role %v", id, cm.Flows, role.Flows)
+		}
+	}
+	if want := int(role.Evidence.Counts["roce_flows"]); len(role.Flows) != want {
+		t.Errorf("role finding lists %d flows, counts %d", len(role.Flows), want)
+	}
+}
+
+// TestStorageRoleTitle: the title agrees with the number of addresses.
+func TestStorageRoleTitle(t *testing.T) {
+	tests := []struct {
+		n       uint64
+		compute bool
+		want    string
+	}{
+		{1, true, "1 storage address talks to compute HCA addresses"},
+		{3, true, "3 storage addresses talk to compute HCA addresses"},
+		{1, false, "1 storage address seen on the captured links"},
+	}
+	for _, tc := range tests {
+		if got := storageRoleTitle(tc.n, tc.compute); got != tc.want {
+			t.Errorf("storageRoleTitle(%d, %v) = %q, want %q", tc.n, tc.compute, got, tc.want)
+		}
 	}
 }
 

@@ -54,8 +54,10 @@ func storageIPService(proto uint8, port uint16) string {
 // StorageOnCompute reports storage traffic seen on a compute capture, one
 // finding per kind of evidence: RDMA CM connections to storage services
 // (NVMe-oF 4420, iSER 3260, NFS/RDMA 20049), storage protocols over TCP or
-// UDP (NVMe/TCP 4420, iSCSI 3260, NFS 2049), and RoCE flows or other
-// conversations with an address the topology gives the storage role.
+// UDP (NVMe/TCP 4420, iSCSI 3260, NFS 2049), and the other RoCE flows and
+// conversations of addresses the topology gives the storage role. Each flow
+// and conversation is in one finding only: the one that names its service
+// if any, so that bytes and flows are never counted twice.
 //
 // Severity rules: critical when the storage traffic rides compute-role
 // addresses (either end is a compute HCA in the topology); warning
@@ -126,10 +128,11 @@ func storageCM(in *Input) (Finding, bool) {
 	// tied to them; this also finds connections whose REQ the collector
 	// did not see as such.
 	for _, fl := range in.flowScan().cm { // the flows with an RDMA CM exchange
-		if fl.CM == nil || !fl.CM.IPService || fl.CM.PortSpace != bth.PortSpaceTCP || storageCMService(fl.CM.Port) == "" {
+		port, ok := storageCMPort(fl)
+		if !ok {
 			continue
 		}
-		s := get(fl.CM.Port)
+		s := get(port)
 		s.flows[fl.ID] = fl
 		compute = compute || isCompute(in, fl.Key.Src) || isCompute(in, fl.Key.Dst)
 		f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
@@ -179,6 +182,58 @@ func storageCM(in *Input) (Finding, bool) {
 	f.Next = "Find which hosts mount storage over the compute HCAs (nvme list-subsys, iscsiadm -m session, mount -t nfs), and move them to the " +
 		"storage NICs or a separate storage fabric; if storage must share it, give it its own priority and DSCP."
 	return f, true
+}
+
+// storageCMPort is the storage service port the RDMA CM exchange that set
+// up fl's connection asked for (an IP CM service in the TCP port space,
+// RDMA CM Annex A11), if any.
+func storageCMPort(fl *flows.Flow) (uint16, bool) {
+	if fl.CM == nil || !fl.CM.IPService || fl.CM.PortSpace != bth.PortSpaceTCP || storageCMService(fl.CM.Port) == "" {
+		return 0, false
+	}
+	return fl.CM.Port, true
+}
+
+// addrPair is two addresses in order, whichever way a packet went.
+type addrPair struct{ lo, hi netip.Addr }
+
+func pairOf(a, b netip.Addr) addrPair {
+	if b.Less(a) {
+		a, b = b, a
+	}
+	return addrPair{a, b}
+}
+
+// storageCMNamed is the set of flows (by ID) that storageCM reports: those
+// of connections an RDMA CM exchange set up to a storage service port, and
+// the CM datagrams on QP1 between two addresses whose every connection
+// request was to one (the exchanges that set those connections up).
+// storageRole leaves them out, so that a connection is reported once, by
+// the finding that names its service.
+func storageCMNamed(in *Input) map[int]bool {
+	named := map[int]bool{}
+	for _, fl := range in.flowScan().cm {
+		if _, ok := storageCMPort(fl); ok {
+			named[fl.ID] = true
+		}
+	}
+	if in.Collect == nil {
+		return named
+	}
+	storage := map[addrPair]bool{} // false: a request to another service too
+	for _, c := range in.Collect.CMConnects() {
+		p := pairOf(c.Src, c.Dst)
+		is := c.PortSpace == bth.PortSpaceTCP && storageCMService(c.Port) != ""
+		if was, seen := storage[p]; !seen || was {
+			storage[p] = is
+		}
+	}
+	for _, fl := range in.Flows {
+		if fl.Key.DestQP == gsiQPN && storage[pairOf(fl.Key.Src, fl.Key.Dst)] {
+			named[fl.ID] = true
+		}
+	}
+	return named
 }
 
 func comparePair(a, b [2]netip.Addr) int {
@@ -254,7 +309,9 @@ func storageIP(in *Input) (Finding, bool) {
 }
 
 // storageRole reports RoCE flows and conversations with an endpoint the
-// topology gives the storage role (those not already named by port).
+// topology gives the storage role, except those already named by their
+// service: TCP/UDP conversations on a storage port (storageIP) and RoCE
+// flows of an RDMA CM connection to a storage service (storageCM).
 func storageRole(in *Input) (Finding, bool) {
 	if in.Topology == nil {
 		return Finding{}, false
@@ -276,7 +333,19 @@ func storageRole(in *Input) (Finding, bool) {
 		}
 		return e
 	}
+	named := storageCMNamed(in)
+	var nflows int
+	var bytes uint64
 	for _, fl := range in.Flows {
+		if named[fl.ID] || !isStorage(in, fl.Key.Src) && !isStorage(in, fl.Key.Dst) {
+			continue
+		}
+		nflows++
+		bytes += fl.WireBytes
+		f.Flows = append(f.Flows, fl.ID)
+		f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
+		span.add(fl.First)
+		span.add(fl.Last)
 		for _, pr := range [][2]netip.Addr{{fl.Key.Src, fl.Key.Dst}, {fl.Key.Dst, fl.Key.Src}} {
 			if !isStorage(in, pr[0]) {
 				continue
@@ -286,10 +355,6 @@ func storageRole(in *Input) (Finding, bool) {
 			e.bytes += fl.WireBytes
 			e.peers[pr[1]] = true
 			compute = compute || isCompute(in, pr[1])
-			f.Flows = append(f.Flows, fl.ID)
-			f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
-			span.add(fl.First)
-			span.add(fl.Last)
 		}
 	}
 	var convs []*Conversation // distinct conversations with a storage end
@@ -320,7 +385,6 @@ func storageRole(in *Input) (Finding, bool) {
 		return f, false
 	}
 	var lines []string
-	var bytes uint64
 	addrs := slices.SortedFunc(maps.Keys(eps), func(a, b netip.Addr) int {
 		if c := cmp.Compare(eps[b].bytes, eps[a].bytes); c != 0 {
 			return c
@@ -336,26 +400,17 @@ func storageRole(in *Input) (Finding, bool) {
 		lines = append(lines, fmt.Sprintf("%s: %s, %s, %s with %s", endpoint(in, a), plural(e.flows, "RoCE flow"),
 			plural(e.convs, "other conversation"), flowtable.HumanBytes(e.bytes), strings.Join(peers, ", ")))
 	}
-	slices.Sort(f.Flows)
-	f.Flows = slices.Compact(f.Flows)
-	nflows := len(f.Flows)
-	for _, fl := range in.Flows {
-		if isStorage(in, fl.Key.Src) || isStorage(in, fl.Key.Dst) {
-			bytes += fl.WireBytes
-		}
-	}
 	for _, c := range convs {
 		bytes += c.Bytes
 	}
-	f.Title = fmt.Sprintf("%s seen on the captured links", plural(len(addrs), "storage address"))
-	where := "on the captured links"
+	where := "on this capture"
 	if compute {
 		f.Severity = Critical
-		where = "with compute HCA addresses"
-		f.Title = fmt.Sprintf("%s talk to compute HCA addresses", plural(len(addrs), "storage address"))
+		where = "with compute HCA addresses on this capture"
 	}
-	f.Detail = fmt.Sprintf("Addresses the topology gives the storage role exchange %s (%s, %s) %s on this capture. %s",
-		flowtable.HumanBytes(bytes), plural(nflows, "RoCE flow"), plural(len(convs), "other conversation"), where, storageWhy)
+	f.Title = storageRoleTitle(uint64(len(addrs)), compute)
+	f.Detail = fmt.Sprintf("Addresses the topology gives the storage role exchange %s (%s, %s) %s, besides the connections named by "+
+		"their storage service. %s", flowtable.HumanBytes(bytes), plural(nflows, "RoCE flow"), plural(len(convs), "other conversation"), where, storageWhy)
 	f.Evidence = Evidence{Counts: map[string]float64{
 		"storage_endpoints": float64(len(addrs)), "roce_flows": float64(nflows), "conversations": float64(len(convs)), "bytes": float64(bytes),
 	}, Details: capped(lines)}
@@ -363,4 +418,13 @@ func storageRole(in *Input) (Finding, bool) {
 	f.Next = "Check the routes of the storage traffic (ip route get <storage ip> on the nodes listed, GPUDirect Storage / cufile.json NIC selection): " +
 		"storage should leave through the storage NICs."
 	return f, true
+}
+
+// storageRoleTitle is the title of storageRole's finding: n storage
+// addresses, talking to compute HCA addresses or not.
+func storageRoleTitle(n uint64, compute bool) string {
+	if compute {
+		return fmt.Sprintf("%s %s to compute HCA addresses", plural(n, "storage address"), verb(n, "talks", "talk"))
+	}
+	return fmt.Sprintf("%s seen on the captured links", plural(n, "storage address"))
 }
