@@ -543,6 +543,14 @@ func TestLiveDefaultFilter(t *testing.T) {
 	if len(kept) == 0 || len(kept) == len(all) {
 		t.Errorf("report_ssh_bootstrap: kept %d of %d frames; want SSH and RoCE kept, NCCL bootstrap dropped", len(kept), len(all))
 	}
+	// NVMe/TCP discovery (tcp/8009) is storage: kept, unlike the bootstrap.
+	disc := genCapture("report_nvme_discovery.pcap")
+	all, _ = loadLiveFrames(t, disc, "")
+	kept, _ = loadLiveFrames(t, disc, capture.DefaultLiveFilter())
+	boot, _ := loadLiveFrames(t, disc, "tcp port 37011")
+	if len(boot) == 0 || len(kept) != len(all)-len(boot) {
+		t.Errorf("report_nvme_discovery: kept %d of %d frames; want all but the %d of the NCCL bootstrap", len(kept), len(all), len(boot))
+	}
 }
 
 // TestLiveWriteError: a -w file that cannot be written is exit 2.

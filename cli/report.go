@@ -57,8 +57,8 @@ Findings (the "kind" of each):
   pfc                   PFC pause frames per priority, pause storms
   cross_rail            compute traffic between different rails (needs the
                         topology: GPU n of every node belongs to rail n)
-  storage_on_compute    NVMe-oF, iSER, NFS/RDMA, NVMe/TCP, iSCSI, NFS or storage
-                        NICs on a compute capture
+  storage_on_compute    NVMe-oF, iSER, NFS/RDMA, NVMe/TCP (4420, discovery 8009),
+                        iSCSI, NFS or storage NICs on a compute capture
   non_rdma_on_compute   SSH, NCCL bootstrap and other TCP/UDP on compute links
   fan_out               QPs per HCA and per node
   capture_health        truncation, ICRC errors, malformed frames, cut-off files,

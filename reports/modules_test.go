@@ -254,6 +254,38 @@ func TestStorageRoleTitle(t *testing.T) {
 	}
 }
 
+// TestNVMeDiscovery: NVMe/TCP discovery (tcp/8009) is storage over TCP,
+// next to NVMe/TCP I/O, and not NCCL bootstrap though it runs between
+// compute HCAs on high ports; the real bootstrap still is.
+func TestNVMeDiscovery(t *testing.T) {
+	tr := genTruth(t, "report_nvme_discovery")
+	ipBytes := func(names ...string) float64 {
+		var n int
+		for _, s := range tr.TCP {
+			if slices.Contains(names, s.Name) {
+				// payload, 40 header bytes a segment, a 4-byte MSS option on
+				// the SYN and the SYN-ACK
+				n += s.ClientBytes + s.ServerBytes + 40*s.Packets + 8
+			}
+		}
+		return float64(n)
+	}
+	fs := runAll(loadGen(t, "report_nvme_discovery", pod))
+	st := ofKind(fs, KindStorageOnCompute)
+	if len(st) != 1 || st[0].Severity != Critical || st[0].Title != "NVMe/TCP, NVMe/TCP discovery on compute HCA addresses" {
+		t.Fatalf("want one critical NVMe/TCP finding, got %s", summary(st))
+	}
+	wantCounts(t, st[0], map[string]float64{
+		"conversations": 3, "nvme_tcp_conversations": 1, "nvme_tcp_discovery_conversations": 2,
+		"nvme_tcp_bytes": ipBytes("io-storage"), "nvme_tcp_discovery_bytes": ipBytes("disc-compute", "disc-storage"),
+	})
+	nr := ofKind(fs, KindNonRDMAOnCompute)
+	if len(nr) != 1 || !strings.HasPrefix(nr[0].Title, "NCCL bootstrap") {
+		t.Fatalf("want only the NCCL bootstrap finding, got %s", summary(nr))
+	}
+	wantCounts(t, nr[0], map[string]float64{"conversations": 1, "bytes": ipBytes("nccl-boot")})
+}
+
 // TestStorageNoTopology: the older storage scenario without a topology
 // gives warnings (storage on the captured links, roles unknown).
 func TestStorageNoTopology(t *testing.T) {

@@ -20,7 +20,12 @@ const (
 	portISCSI   = 3260  // iSCSI over TCP, iSER over RDMA CM
 	portNFS     = 2049  // NFS over TCP or UDP
 	portNFSRDMA = 20049 // NFS over RDMA (RDMA CM service)
-	storageWhy  = "Storage on the compute fabric takes QPs, switch buffer and link bandwidth from the AllReduce: " +
+	// portNVMeDisc is the NVMe/TCP discovery controller's port (IANA
+	// "nvme-disc", tcp/8009; NVMe/TCP Transport Specification 1.0): hosts
+	// connect to it first (nvme discover) to learn the subsystems, then to
+	// 4420 for I/O.
+	portNVMeDisc = 8009
+	storageWhy   = "Storage on the compute fabric takes QPs, switch buffer and link bandwidth from the AllReduce: " +
 		"a checkpoint write or a dataset read bursts into the same lossless queues as the collective, and the incast " +
 		"at a storage target is a classic start of PFC storms."
 )
@@ -43,6 +48,8 @@ func storageIPService(proto uint8, port uint16) string {
 	switch {
 	case proto == protoTCP && port == portNVMeOF:
 		return "NVMe/TCP"
+	case proto == protoTCP && port == portNVMeDisc:
+		return "NVMe/TCP discovery"
 	case proto == protoTCP && port == portISCSI:
 		return "iSCSI"
 	case (proto == protoTCP || proto == protoUDP) && port == portNFS:
@@ -51,11 +58,19 @@ func storageIPService(proto uint8, port uint16) string {
 	return ""
 }
 
+// storageIPKey is the prefix of a TCP/UDP storage service's counts:
+// "nvme_tcp" for NVMe/TCP, "nvme_tcp_discovery" for NVMe/TCP discovery.
+func storageIPKey(name string) string {
+	f := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return (r < 'a' || r > 'z') && (r < '0' || r > '9') })
+	return strings.Join(f, "_")
+}
+
 // StorageOnCompute reports storage traffic seen on a compute capture, one
 // finding per kind of evidence: RDMA CM connections to storage services
 // (NVMe-oF 4420, iSER 3260, NFS/RDMA 20049), storage protocols over TCP or
-// UDP (NVMe/TCP 4420, iSCSI 3260, NFS 2049), and the other RoCE flows and
-// conversations of addresses the topology gives the storage role. Each flow
+// UDP (NVMe/TCP 4420 and its discovery 8009, iSCSI 3260, NFS 2049), and
+// the other RoCE flows and conversations of addresses the topology gives
+// the storage role. Each flow
 // and conversation is in one finding only: the one that names its service
 // if any, so that bytes and flows are never counted twice.
 //
@@ -243,7 +258,8 @@ func comparePair(a, b [2]netip.Addr) int {
 	return a[1].Compare(b[1])
 }
 
-// storageIP reports NVMe/TCP, iSCSI and NFS conversations.
+// storageIP reports NVMe/TCP (I/O and discovery), iSCSI and NFS
+// conversations.
 func storageIP(in *Input) (Finding, bool) {
 	if in.Collect == nil {
 		return Finding{}, false
@@ -281,7 +297,7 @@ func storageIP(in *Input) (Finding, bool) {
 	var convs, bytes uint64
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
 		s := byName[name]
-		key := strings.ToLower(strings.ReplaceAll(name, "/", "_"))
+		key := storageIPKey(name)
 		counts[key+"_conversations"] = float64(s.convs)
 		counts[key+"_bytes"] = float64(s.bytes)
 		convs += s.convs
