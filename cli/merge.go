@@ -39,10 +39,10 @@ as one mirror per rail does):
   flows      every flow record, renumbered in order of first appearance
              (time, then the order of the reports on the command line: give
              them in the order you would give the captures)
-  recomputed capture_health, congestion, cross_rail and fan_out are computed
-             again from the merged flows and counts, so shares, thresholds
-             and QPs per HCA are those of the whole fabric; give --topology
-             (or --rail-subnet) as for report
+  recomputed capture_health, congestion, cross_rail, rdma_on_management and
+             fan_out are computed again from the merged flows and counts,
+             so shares, thresholds and QPs per HCA are those of the whole
+             fabric; give --topology (or --rail-subnet) as for report
 
 What JSON cannot recombine exactly:
 

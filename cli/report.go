@@ -57,10 +57,14 @@ Findings (the "kind" of each):
   pfc                   PFC pause frames per priority, pause storms
   cross_rail            compute traffic between different rails (needs the
                         topology: GPU n of every node belongs to rail n)
+  rdma_on_management    RoCE to or from management or BMC addresses (needs the
+                        topology): a QP on the wrong address, or a
+                        mis-configured interface
   storage_on_compute    NVMe-oF, iSER, NFS/RDMA, NVMe/TCP (4420, discovery 8009),
                         iSCSI, NFS or storage NICs on a compute capture
   non_rdma_on_compute   SSH, NCCL bootstrap and other TCP/UDP on compute links
-  fan_out               QPs per HCA and per node
+  fan_out               QPs per HCA and per node (with a topology, of its
+                        compute HCAs and nodes only)
   capture_health        truncation, ICRC errors, malformed frames, cut-off files,
                         drops: what the capture can and cannot show
 

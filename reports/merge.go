@@ -26,14 +26,18 @@ type MergeSource struct {
 // MergeOptions say how to merge.
 type MergeOptions struct {
 	Tool     string             // the tool field of the merged report
-	Topology *topology.Topology // for the recomputed cross_rail and fan_out; nil: none
+	Topology *topology.Topology // for the recomputed cross_rail, rdma_on_management and fan_out; nil: none
 }
 
 // RecomputedKinds are the finding kinds Merge computes again from the
 // merged flow records and capture counts, by running their module: they
 // depend only on those and the topology, so the result is the one a single
 // run over all the captures gives (see Merge for the two patched counts).
-var RecomputedKinds = []Kind{KindCaptureHealth, KindCongestion, KindCrossRail, KindFanOut}
+var RecomputedKinds = []Kind{KindCaptureHealth, KindCongestion, KindCrossRail, KindRDMAOnManagement, KindFanOut}
+
+// recordKinds are the recomputed kinds that read nothing but the flow
+// records and the topology: the reports' own findings add nothing to them.
+var recordKinds = []Kind{KindCrossRail, KindRDMAOnManagement, KindFanOut}
 
 // Merge combines the reports of captures taken in different places (one
 // mirror per rail, say) into one report, as close as JSON allows to the
@@ -371,7 +375,7 @@ func (m *merger) findings() {
 		}
 	}
 	if hadTopology && m.opts.Topology == nil {
-		m.notef("the reports were made with a topology but the merge was given none: cross_rail and fan_out are recomputed " +
+		m.notef("the reports were made with a topology but the merge was given none: cross_rail, rdma_on_management and fan_out are recomputed " +
 			"without one (give merge the same --topology or --rail-subnet)")
 	}
 	recomputed := map[Kind]bool{}
@@ -414,23 +418,14 @@ func (m *merger) findings() {
 // moduleOf is the index in Modules of the module that makes findings of
 // kind k, or -1.
 func moduleOf(k Kind) int {
-	switch k {
-	case KindCaptureHealth:
-		return 0
-	case KindRetransmission, KindMirrorLoss:
-		return 1
-	case KindCongestion, KindECNNotActed, KindDSCPMismatch, KindPFC:
-		return 2
-	case KindCrossRail:
-		return 3
-	case KindStorageOnCompute:
-		return 4
-	case KindNonRDMAOnCompute:
-		return 5
-	case KindFanOut:
-		return 6
+	name := string(k) // a module makes the kind it is named after...
+	switch k {        // ...and these
+	case KindMirrorLoss:
+		name = "retransmission"
+	case KindECNNotActed, KindDSCPMismatch, KindPFC:
+		name = "congestion"
 	}
-	return -1
+	return slices.IndexFunc(Modules, func(m Module) bool { return m.Name == name })
 }
 
 // kindOrder orders the kinds of one module as it emits them.
@@ -647,7 +642,7 @@ func sumNamedLines(lines []string) ([]string, bool) {
 func (m *merger) patch(f Finding, given []sourced) Finding {
 	var match []sourced
 	for _, g := range given {
-		if g.f.Kind != f.Kind || f.Kind == KindCrossRail || f.Kind == KindFanOut {
+		if g.f.Kind != f.Kind || slices.Contains(recordKinds, f.Kind) {
 			continue
 		}
 		ok := true

@@ -1,12 +1,14 @@
 package reports
 
 import (
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/rocedump/rocedump/reports/flowtable"
+	"github.com/rocedump/rocedump/topology"
 )
 
 func TestMergeRejects(t *testing.T) {
@@ -97,5 +99,47 @@ func TestCountKeys(t *testing.T) {
 	}
 	if _, ok := andMore("and 12 more HCAs"); ok {
 		t.Error(`"and 12 more HCAs" is a detail line, not capped's`)
+	}
+}
+
+// TestModuleOf: every kind has the module that makes it.
+func TestModuleOf(t *testing.T) {
+	for _, k := range []Kind{KindRetransmission, KindMirrorLoss, KindCongestion, KindECNNotActed, KindDSCPMismatch, KindPFC,
+		KindCrossRail, KindRDMAOnManagement, KindStorageOnCompute, KindNonRDMAOnCompute, KindFanOut, KindCaptureHealth} {
+		if moduleOf(k) < 0 {
+			t.Errorf("%s: no module", k)
+		}
+	}
+	if i := moduleOf(KindRDMAOnManagement); i < 0 || Modules[i].Name != "rdma_on_management" {
+		t.Errorf("rdma_on_management: module %d", i)
+	}
+	if moduleOf("from_a_newer_rocedump") != -1 {
+		t.Error("an unknown kind has a module")
+	}
+}
+
+// TestMergeRecomputesManagement: rdma_on_management reads only flow records
+// and the topology, so merge computes it again, with the same counts.
+func TestMergeRecomputesManagement(t *testing.T) {
+	topo, err := topology.Load(filepath.Join(topoDir, pod))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Run(loadGen(t, "report_rdma_management", pod), "t")
+	m, err := Merge([]MergeSource{{"a.json", r}}, MergeOptions{Tool: "t", Topology: topo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	find := func(r *Report) *Finding {
+		for i := range r.Findings {
+			if r.Findings[i].Kind == KindRDMAOnManagement {
+				return &r.Findings[i]
+			}
+		}
+		return nil
+	}
+	a, b := find(r), find(m)
+	if a == nil || b == nil || !reflect.DeepEqual(a.Evidence.Counts, b.Evidence.Counts) || a.Title != b.Title || !reflect.DeepEqual(a.Flows, b.Flows) {
+		t.Errorf("report %+v\nmerged %+v", a, b)
 	}
 }

@@ -77,6 +77,72 @@ func TestCrossRail(t *testing.T) {
 	}
 }
 
+// TestRDMAOnManagement: RoCE to a management port and from a BMC address
+// is a warning naming both addresses, their roles, flows and bytes; the
+// compute and storage flows are not in it, and without a topology nothing
+// can be said.
+func TestRDMAOnManagement(t *testing.T) {
+	tr := genTruth(t, "report_rdma_management")
+	fs := ofKind(runAll(loadGen(t, "report_rdma_management", pod)), KindRDMAOnManagement)
+	if len(fs) != 1 {
+		t.Fatalf("want one finding, got %s", summary(fs))
+	}
+	f := fs[0]
+	if f.Severity != Warning || !strings.HasPrefix(f.Title, "RDMA on 1 management address and 1 BMC address (") {
+		t.Errorf("got %s", summary(fs))
+	}
+	var packets int64
+	for _, fl := range tr.Flows {
+		if fl.Flow == "to-mgmt" || fl.Flow == "from-bmc" {
+			packets += fl.Packets
+		}
+	}
+	wantCounts(t, f, map[string]float64{
+		"addresses": 2, "management_addresses": 1, "bmc_addresses": 1, "flows": 4,
+		"packets": float64(packets), "bytes": truthBytes(tr, "to-mgmt", "from-bmc"),
+	})
+	if want := []string{"dgx-01", "dgx-02", "dgx-03"}; !slices.Equal(f.Nodes, want) {
+		t.Errorf("nodes %v, want %v", f.Nodes, want)
+	}
+	if len(f.Flows) != 4 || len(f.Evidence.Details) < 2 ||
+		!strings.HasPrefix(f.Evidence.Details[0], "192.168.10.2 (dgx-02 eno1, management): 2 RoCE flows") ||
+		!strings.HasPrefix(f.Evidence.Details[1], "192.168.20.1 (dgx-01 bmc, bmc): 2 RoCE flows") {
+		t.Errorf("flows %v, details %q", f.Flows, f.Evidence.Details)
+	}
+	if fs := RDMAOnManagement(loadGen(t, "report_rdma_management", "")); len(fs) != 0 {
+		t.Errorf("without a topology: %s", summary(fs))
+	}
+}
+
+// TestFanOutComputeOnly: with a topology only compute HCAs count as HCAs
+// and only its nodes as nodes; without one every RoCE address is an HCA
+// and nodes are not counted.
+func TestFanOutComputeOnly(t *testing.T) {
+	fs := FanOut(loadGen(t, "report_rdma_management", pod))
+	if len(fs) != 1 {
+		t.Fatalf("got %s", summary(fs))
+	}
+	// 10.0.0.1 (allreduce, to-mgmt) and 10.0.1.1 (to-storage) on dgx-01,
+	// 10.0.0.2 on dgx-02, 10.1.0.3 on dgx-03; not the management port, the
+	// BMC or the storage server.
+	wantCounts(t, fs[0], map[string]float64{"hcas": 4, "qps": 5, "max_qps_per_hca": 2, "nodes": 3, "max_qps_per_node": 3, "non_compute_addresses": 3})
+	for _, d := range fs[0].Evidence.Details {
+		if strings.Contains(d, "192.168.") || strings.Contains(d, "10.100.255.30") {
+			t.Errorf("detail about a non-compute address: %q", d)
+		}
+	}
+	fs = FanOut(loadGen(t, "report_rdma_management", ""))
+	if len(fs) != 1 {
+		t.Fatalf("no topology: got %s", summary(fs))
+	}
+	wantCounts(t, fs[0], map[string]float64{"hcas": 7, "qps": 8})
+	for _, k := range []string{"nodes", "max_qps_per_node", "non_compute_addresses"} {
+		if _, ok := fs[0].Evidence.Counts[k]; ok {
+			t.Errorf("no topology: count %s = %v, want none", k, fs[0].Evidence.Counts[k])
+		}
+	}
+}
+
 // TestCrossRailCritical: cross-rail is critical when it is most of the
 // compute traffic, and a compute address without a rail is unknown.
 func TestCrossRailCritical(t *testing.T) {

@@ -26,6 +26,7 @@ var Modules = []Module{
 	{"retransmission", Retransmissions},
 	{"congestion", Congestion},
 	{"cross_rail", CrossRail},
+	{"rdma_on_management", RDMAOnManagement},
 	{"storage_on_compute", StorageOnCompute},
 	{"non_rdma_on_compute", NonRDMAOnCompute},
 	{"fan_out", FanOut},
