@@ -154,23 +154,33 @@ that failed (the report of what was captured is still printed).`,
 	return cmd
 }
 
+// Bounds of live's rotation flags: a file size or an interval past them
+// overflows the writer's int64 bytes or nanoseconds.
+const (
+	maxFileSizeMB  = 1e9 // 1 PB
+	maxRotateSecs  = int(noMaxDuration / time.Second)
+	maxLiveSnapLen = 262144
+)
+
 // checkLiveOptions validates the capture flags.
 func checkLiveOptions(o *LiveOptions) error {
-	switch {
-	case o.Interface == "":
+	if o.Interface == "" {
 		return usageErrorf("-i IFACE is required (the interface to capture on)")
-	case o.SnapLen < 0 || o.SnapLen > 262144:
-		return usageErrorf("--snaplen %d: want 0 (whole frames) to 262144", o.SnapLen)
-	case o.BufferMiB < 1 || o.BufferMiB > 1<<14:
-		return usageErrorf("--buffer-size %d: want 1 to 16384 MiB", o.BufferMiB)
-	case o.Interval < 0 || o.Duration < 0:
-		return usageErrorf("--interval and --duration must not be negative")
-	case o.Count < 0:
-		return usageErrorf("-c %d: want 0 (no limit) or more", o.Count)
-	case o.Top < 0:
-		return usageErrorf("--top %d: want 0 or more", o.Top)
-	case o.FileSizeMB < 0 || o.RotateSecs < 0 || o.FileCount < 0:
-		return usageErrorf("-C, -G and -W must not be negative")
+	}
+	if err := firstError(
+		checkFlag("--snaplen", o.SnapLen, 0, maxLiveSnapLen, "0 (whole frames) to 262144"),
+		checkFlag("--buffer-size", o.BufferMiB, 1, 1<<14, "1 to 16384 MiB"),
+		checkFlag("--interval", o.Interval, 0, noMaxDuration, "0 (no live view) or a duration above 0"),
+		checkFlag("--duration", o.Duration, 0, noMaxDuration, "0 (until Ctrl-C) or a duration above 0"),
+		checkFlag("-c", o.Count, 0, noMaxInt, "0 (no limit) or more"),
+		checkFlag("--top", o.Top, 0, noMaxInt, "0 or more"),
+		checkFlag("-C", o.FileSizeMB, 0, maxFileSizeMB, "0 (no size limit) to 1e9 MB"),
+		checkFlag("-G", o.RotateSecs, 0, maxRotateSecs, "0 (no time limit) or more seconds"),
+		checkFlag("-W", o.FileCount, 0, noMaxInt, "0 (no ring) or more"),
+	); err != nil {
+		return err
+	}
+	switch {
 	case o.Write == "" && (o.FileSizeMB > 0 || o.RotateSecs > 0 || o.FileCount > 0):
 		return usageErrorf("-C, -G and -W need -w FILE")
 	case o.Write == "-":

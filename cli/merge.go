@@ -93,8 +93,8 @@ Exit codes: 0 no finding at or above --fail-on, 1 findings at or above it,
 
 func mergeRun(opts *MergeOptions) error {
 	ro := &ReportOptions{IO: opts.IO, Topology: opts.Topology, RailSubnets: opts.RailSubnets, Format: opts.Format,
-		Output: opts.Output, FailOn: opts.FailOn, DataDSCP: 26, CNPDSCP: 48}
-	topo, failOn, never, err := checkReportOptions(ro)
+		Output: opts.Output, FailOn: opts.FailOn}
+	topo, failOn, never, err := checkOutputFlags(ro)
 	if err != nil {
 		return err
 	}

@@ -103,7 +103,7 @@ func addReportFlags(f flagSet, opts *ReportOptions) {
 	f.StringVar(&opts.FailOn, "fail-on", "critical", "exit 1 when a finding is at or above `SEVERITY`: warning, critical, or never")
 	f.Uint8Var(&opts.DataDSCP, "data-dscp", 26, "DSCP that RoCE data should carry")
 	f.Uint8Var(&opts.CNPDSCP, "cnp-dscp", 48, "DSCP that CNPs should carry")
-	f.DurationVar(&opts.ECNWindow, "ecn-window", time.Millisecond, "how soon a CNP must follow a CE mark for ECN to count as acted on")
+	f.DurationVar(&opts.ECNWindow, "ecn-window", time.Millisecond, "how soon (`D`, above 0) a CNP must follow a CE mark for ECN to count as acted on")
 }
 
 // flagSet is the part of pflag.FlagSet the report flags use.
@@ -117,13 +117,36 @@ type flagSet interface {
 
 // checkReportOptions validates the shared flags and loads the topology.
 func checkReportOptions(opts *ReportOptions) (*topology.Topology, reports.Severity, bool, error) {
+	if err := checkAnalysisFlags(opts); err != nil {
+		return nil, 0, false, err
+	}
+	return checkOutputFlags(opts)
+}
+
+// checkAnalysisFlags validates the flags that set what the analysis
+// expects: --workers, --data-dscp, --cnp-dscp and --ecn-window.
+func checkAnalysisFlags(opts *ReportOptions) error {
+	return firstError(
+		checkFlag("--workers", opts.Workers, 0, noMaxInt, "0 (one per CPU) or more"),
+		checkFlag("--data-dscp", int(opts.DataDSCP), 0, 63, "a DSCP, 0 to 63"),
+		checkFlag("--cnp-dscp", int(opts.CNPDSCP), 0, 63, "a DSCP, 0 to 63"),
+		checkFlag("--ecn-window", opts.ECNWindow, time.Nanosecond, noMaxDuration, "a duration above 0, such as 1ms or 500us"),
+	)
+}
+
+// config is what the analysis expects, from the flags: every value as
+// given, 0 included (DSCP 0 is best effort, not "the default").
+func (opts *ReportOptions) config() reports.Config {
+	return reports.Config{DataDSCP: opts.DataDSCP, CNPDSCP: opts.CNPDSCP, ExplicitDSCP: true, ECNWindow: opts.ECNWindow}
+}
+
+// checkOutputFlags validates the flags of the report's output (--format,
+// --fail-on) and loads the topology (--topology, --rail-subnet).
+func checkOutputFlags(opts *ReportOptions) (*topology.Topology, reports.Severity, bool, error) {
 	switch opts.Format {
 	case "text", "markdown", "json", "html":
 	default:
 		return nil, 0, false, usageErrorf("--format %q: want one of %s", opts.Format, strings.Join(reportFormats, ", "))
-	}
-	if opts.Workers < 0 {
-		return nil, 0, false, usageErrorf("--workers must be 0 (one per CPU) or more, not %d", opts.Workers)
 	}
 	failOn, never := reports.Critical, false
 	if opts.FailOn == "never" {
@@ -132,9 +155,6 @@ func checkReportOptions(opts *ReportOptions) (*topology.Topology, reports.Severi
 		return nil, 0, false, usageErrorf("--fail-on %q: want warning, critical or never", opts.FailOn)
 	} else {
 		failOn = s
-	}
-	if opts.DataDSCP > 63 || opts.CNPDSCP > 63 {
-		return nil, 0, false, usageErrorf("DSCP values are 0 to 63")
 	}
 	var topo *topology.Topology
 	if opts.Topology != "" {
@@ -160,7 +180,7 @@ func reportRun(opts *ReportOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg := reports.Config{DataDSCP: opts.DataDSCP, CNPDSCP: opts.CNPDSCP, ECNWindow: opts.ECNWindow}
+	cfg := opts.config()
 	shards := &collectorShards{cfg: cfg}
 	st, err := analyze(analyzeOptions{Paths: opts.Captures, Progress: opts.IO.ErrOut, Shard: shards.shard, Workers: opts.Workers})
 	if err != nil {
