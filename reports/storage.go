@@ -47,16 +47,26 @@ func storageCMService(port uint16) string {
 func storageIPService(proto uint8, port uint16) string {
 	switch {
 	case proto == protoTCP && port == portNVMeOF:
-		return "NVMe/TCP"
+		return svcNVMeTCP
 	case proto == protoTCP && port == portNVMeDisc:
-		return "NVMe/TCP discovery"
+		return svcNVMeDisc
 	case proto == protoTCP && port == portISCSI:
-		return "iSCSI"
+		return svcISCSI
 	case (proto == protoTCP || proto == protoUDP) && port == portNFS:
-		return "NFS"
+		return svcNFS
 	}
 	return ""
 }
+
+// The TCP/UDP storage services storageIPService names.
+const (
+	svcNVMeTCP  = "NVMe/TCP"
+	svcNVMeDisc = "NVMe/TCP discovery"
+	svcISCSI    = "iSCSI"
+	svcNFS      = "NFS"
+)
+
+var storageIPNames = []string{svcNVMeTCP, svcNVMeDisc, svcISCSI, svcNFS}
 
 // storageIPKey is the prefix of a TCP/UDP storage service's counts:
 // "nvme_tcp" for NVMe/TCP, "nvme_tcp_discovery" for NVMe/TCP discovery.
@@ -156,10 +166,11 @@ func storageCM(in *Input) (Finding, bool) {
 		return f, false
 	}
 	counts := map[string]float64{}
-	var lines, names []string
+	var lines []string
 	var reqs int
 	var bytes uint64
-	for _, port := range slices.Sorted(maps.Keys(svcs)) {
+	ports := slices.Sorted(maps.Keys(svcs))
+	for _, port := range ports {
 		s := svcs[port]
 		var b uint64
 		for _, fl := range s.flows {
@@ -167,7 +178,6 @@ func storageCM(in *Input) (Finding, bool) {
 		}
 		bytes += b
 		reqs += s.reqs
-		names = append(names, fmt.Sprintf("%s (%d)", s.name, port))
 		counts[fmt.Sprintf("cm_requests_%d", port)] = float64(s.reqs)
 		counts[fmt.Sprintf("flows_%d", port)] = float64(len(s.flows))
 		pairs := slices.SortedFunc(maps.Keys(s.pairs), comparePair)
@@ -189,7 +199,7 @@ func storageCM(in *Input) (Finding, bool) {
 		f.Severity = Critical
 		where = "on compute HCA addresses"
 	}
-	f.Title = fmt.Sprintf("Storage over RDMA %s: %s", where, strings.Join(names, ", "))
+	f.Title = storageCMTitle(ports, compute)
 	f.Detail = fmt.Sprintf("%s to storage service ports set up RDMA connections %s, and their QPs carried %s. %s",
 		plural(reqs, "RDMA CM connection request"), where, flowtable.HumanBytes(bytes), storageWhy)
 	f.Evidence = Evidence{Counts: counts, Details: capped(lines)}
@@ -311,7 +321,7 @@ func storageIP(in *Input) (Finding, bool) {
 		f.Severity = Critical
 		where = "on compute HCA addresses"
 	}
-	f.Title = fmt.Sprintf("%s %s", strings.Join(names, ", "), where)
+	f.Title = storageIPTitle(names, compute)
 	f.Detail = fmt.Sprintf("%s of storage protocols over TCP/UDP (%s, %s) run %s. %s", plural(convs, "conversation"),
 		strings.Join(names, ", "), flowtable.HumanBytes(bytes), where, storageWhy)
 	if compute {
@@ -434,6 +444,32 @@ func storageRole(in *Input) (Finding, bool) {
 	f.Next = "Check the routes of the storage traffic (ip route get <storage ip> on the nodes listed, GPUDirect Storage / cufile.json NIC selection): " +
 		"storage should leave through the storage NICs."
 	return f, true
+}
+
+// The titles of the storage_on_compute findings, from what their counts
+// say (compute: the traffic rides compute HCA addresses, which makes the
+// finding critical): the module makes them here, and so does merge for
+// the findings it combines (titleFromCounts).
+
+// storageCMTitle names the RDMA CM storage services by port, in port order.
+func storageCMTitle(ports []uint16, compute bool) string {
+	var names []string
+	for _, p := range slices.Sorted(slices.Values(ports)) {
+		names = append(names, fmt.Sprintf("%s (%d)", storageCMService(p), p))
+	}
+	return fmt.Sprintf("Storage over RDMA %s: %s", storageWhere(compute), strings.Join(names, ", "))
+}
+
+// storageIPTitle names the TCP/UDP storage services, in name order.
+func storageIPTitle(names []string, compute bool) string {
+	return fmt.Sprintf("%s %s", strings.Join(slices.Sorted(slices.Values(names)), ", "), storageWhere(compute))
+}
+
+func storageWhere(compute bool) string {
+	if compute {
+		return "on compute HCA addresses"
+	}
+	return "on the captured links"
 }
 
 // storageRoleTitle is the title of storageRole's finding: n storage
