@@ -258,15 +258,14 @@ func liveRun(opts *LiveOptions) error {
 		fmt.Fprintf(e, "rocedump: wrote %s\n", liveFilesLine(w.Files()))
 	}
 	n := rep.AtOrAbove(failOn)
-	fmt.Fprintf(e, "rocedump: %d flows, %d findings (%d critical, %d warning, %d info)\n",
-		rep.Summary.Flows, len(rep.Findings), rep.Summary.Critical, rep.Summary.Warning, rep.Summary.Info)
+	fmt.Fprintf(e, "rocedump: %s\n", findingsLine(rep))
 	switch {
 	case s.writeErr != nil:
 		return &exitError{code: ExitUsage, err: fmt.Errorf("writing %s: %w", opts.Write, s.writeErr)}
 	case s.captureErr != nil:
 		return &exitError{code: ExitUsage, err: fmt.Errorf("the capture on %s failed: %w", opts.Interface, s.captureErr)}
 	case !never && n > 0:
-		return &exitError{code: ExitFindings, err: fmt.Errorf("%d findings at or above %s (--fail-on)", n, failOn)}
+		return failOnError(n, failOn)
 	}
 	return nil
 }

@@ -128,11 +128,9 @@ func mergeRun(opts *MergeOptions) error {
 			fmt.Fprintf(opts.IO.ErrOut, "rocedump: warning: %s\n", p)
 		}
 	}
-	n := rep.AtOrAbove(failOn)
-	fmt.Fprintf(opts.IO.ErrOut, "rocedump: merged %d reports: %d flows, %d findings (%d critical, %d warning, %d info)\n",
-		len(srcs), rep.Summary.Flows, len(rep.Findings), rep.Summary.Critical, rep.Summary.Warning, rep.Summary.Info)
-	if !never && n > 0 {
-		return &exitError{code: ExitFindings, err: fmt.Errorf("%d findings at or above %s (--fail-on)", n, failOn)}
+	fmt.Fprintf(opts.IO.ErrOut, "rocedump: merged %s: %s\n", reports.Plural(len(srcs), "report"), findingsLine(rep))
+	if n := rep.AtOrAbove(failOn); !never && n > 0 {
+		return failOnError(n, failOn)
 	}
 	return nil
 }

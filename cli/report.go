@@ -200,13 +200,23 @@ func reportRun(opts *ReportOptions) error {
 		return err
 	}
 	printProblems(opts.IO.ErrOut, st)
-	n := rep.AtOrAbove(failOn)
-	fmt.Fprintf(opts.IO.ErrOut, "rocedump: %d flows, %d findings (%d critical, %d warning, %d info)\n",
-		rep.Summary.Flows, len(rep.Findings), rep.Summary.Critical, rep.Summary.Warning, rep.Summary.Info)
-	if !never && n > 0 {
-		return &exitError{code: ExitFindings, err: fmt.Errorf("%d findings at or above %s (--fail-on)", n, failOn)}
+	fmt.Fprintf(opts.IO.ErrOut, "rocedump: %s\n", findingsLine(rep))
+	if n := rep.AtOrAbove(failOn); !never && n > 0 {
+		return failOnError(n, failOn)
 	}
 	return nil
+}
+
+// findingsLine is the summary that report, live and merge end with:
+// "14 flows, 4 findings (2 critical, 1 warning, 1 info)".
+func findingsLine(rep *reports.Report) string {
+	return fmt.Sprintf("%s, %s (%d critical, %d warning, %d info)", reports.Plural(rep.Summary.Flows, "flow"),
+		reports.Plural(len(rep.Findings), "finding"), rep.Summary.Critical, rep.Summary.Warning, rep.Summary.Info)
+}
+
+// failOnError is exit 1 for n findings at or above --fail-on.
+func failOnError(n int, failOn reports.Severity) error {
+	return &exitError{code: ExitFindings, err: fmt.Errorf("%s at or above %s (--fail-on)", reports.Plural(n, "finding"), failOn)}
 }
 
 // writeReport renders rep in opts.Format to opts.Output or stdout.

@@ -175,3 +175,16 @@ func TestFlowsFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestReportFindingsPlurals: the summary lines say one finding, one flow.
+func TestReportFindingsPlurals(t *testing.T) {
+	_, stderr, code := runCLI(t, "report", "--topology", topologyFile("report_pod.yaml"), genCapture("report_nvme_discovery.pcap"))
+	if code != ExitFindings {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"rocedump: 2 flows, 3 findings (1 critical, 1 warning, 1 info)\n", "rocedump: 1 finding at or above critical (--fail-on)\n"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q lacks %q", stderr, want)
+		}
+	}
+}

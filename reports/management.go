@@ -107,12 +107,12 @@ func RDMAOnManagement(in *Input) []Finding {
 		})
 	}
 	f.Title = fmt.Sprintf("RDMA on %s (%s)", managementAddresses(nmgmt, nbmc), flowtable.HumanBytes(bytes))
-	f.Detail = fmt.Sprintf("%s (%s, %s) go to or come from addresses the topology gives the management or BMC role. RDMA belongs on "+
+	f.Detail = fmt.Sprintf("%s (%s, %s) %s addresses the topology gives the management or BMC role. RDMA belongs on "+
 		"the compute HCAs and storage NICs: a management port is not set up for RoCE (no lossless priority, no ECN or PFC on its "+
 		"switch) and a BMC is no RDMA device at all. So a QP was set up with the wrong address (a GID index, an RDMA CM address or "+
 		"a host name that resolves to the management interface), an interface holds an address of the management or BMC range, "+
 		"or the topology file gives these addresses the wrong role.",
-		plural(len(hit), "RoCE flow"), plural(packets, "packet"), flowtable.HumanBytes(bytes))
+		plural(len(hit), "RoCE flow"), plural(packets, "packet"), flowtable.HumanBytes(bytes), verb(len(hit), "goes to or comes from", "go to or come from"))
 	f.Evidence = Evidence{Counts: map[string]float64{
 		"addresses": float64(len(ips)), "management_addresses": float64(nmgmt), "bmc_addresses": float64(nbmc),
 		"flows": float64(len(hit)), "packets": float64(packets), "bytes": float64(bytes),

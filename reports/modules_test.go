@@ -596,3 +596,22 @@ func TestFanOut(t *testing.T) {
 func flowOf(id int, src, dst netip.Addr, qp uint32, bytes uint64) *flows.Flow {
 	return &flows.Flow{ID: id, Key: flows.Key{Src: src, Dst: dst, DestQP: qp}, Packets: 1, WireBytes: bytes}
 }
+
+// TestVerdictPlurals: one of a thing is said in the singular.
+func TestVerdictPlurals(t *testing.T) {
+	f := []Finding{{Title: "X"}}
+	tests := []struct {
+		s    Summary
+		want string
+	}{
+		{Summary{Flows: 1, Warning: 1}, "No critical findings; 1 warning across 1 QP flow. Start with: X"},
+		{Summary{Flows: 3, Warning: 2}, "No critical findings; 2 warnings across 3 QP flows. Start with: X"},
+		{Summary{Flows: 1, Critical: 1}, "1 critical and 0 warning findings across 1 QP flow. Start with: X"},
+		{Summary{Flows: 1, Hosts: 1}, "No problems found in 1 QP flow between 1 host."},
+	}
+	for _, tc := range tests {
+		if got := verdict(tc.s, f); got != tc.want {
+			t.Errorf("verdict(%+v) = %q, want %q", tc.s, got, tc.want)
+		}
+	}
+}
