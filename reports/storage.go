@@ -80,9 +80,9 @@ func storageIPKey(name string) string {
 // (NVMe-oF 4420, iSER 3260, NFS/RDMA 20049), storage protocols over TCP or
 // UDP (NVMe/TCP 4420 and its discovery 8009, iSCSI 3260, NFS 2049), and
 // the other RoCE flows and conversations of addresses the topology gives
-// the storage role. Each flow
-// and conversation is in one finding only: the one that names its service
-// if any, so that bytes and flows are never counted twice.
+// the storage role. Each flow and conversation is in one finding only: the
+// one that names its service if any, so that bytes and flows are never
+// counted twice.
 //
 // Severity rules: critical when the storage traffic rides compute-role
 // addresses (either end is a compute HCA in the topology); warning
@@ -229,10 +229,11 @@ func pairOf(a, b netip.Addr) addrPair {
 	return addrPair{a, b}
 }
 
-// storageCMNamed is the set of flows (by ID) that storageCM reports: those
-// of connections an RDMA CM exchange set up to a storage service port, and
-// the CM datagrams on QP1 between two addresses whose every connection
-// request was to one (the exchanges that set those connections up).
+// storageCMNamed is the set of flows (by ID) that storageCM accounts for:
+// those of connections an RDMA CM exchange set up to a storage service port
+// (its flows), and the CM datagrams on QP1 between two addresses whose
+// every connection request was to one (its cm_requests: the exchanges that
+// set those connections up).
 // storageRole leaves them out, so that a connection is reported once, by
 // the finding that names its service.
 func storageCMNamed(in *Input) map[int]bool {
