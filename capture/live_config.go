@@ -35,6 +35,7 @@ func liveFilterTargets() []string {
 		"udp dst port 4789",  // VXLAN-encapsulated mirrors
 		"ether proto 0x8808", // MAC control: PFC pause frames
 		"tcp port 4420",      // NVMe/TCP
+		"tcp port 8009",      // NVMe/TCP discovery
 		"tcp port 3260",      // iSCSI
 		"tcp port 2049",      // NFS
 		"udp port 2049",      // NFS over UDP
@@ -46,8 +47,8 @@ func liveFilterTargets() []string {
 // otherwise: RoCEv2 (UDP destination port 4791), RoCEv1 (EtherType
 // 0x8915), GRE/ERSPAN mirror traffic over IPv4 and IPv6, VXLAN mirrors
 // (UDP destination port 4789), PFC (EtherType
-// 0x8808), the storage ports (NVMe/TCP 4420, iSCSI 3260, NFS 2049 over TCP
-// and UDP) and SSH, untagged, with one 802.1Q tag, or with two (QinQ).
+// 0x8808), the storage ports (NVMe/TCP 4420 and its discovery 8009, iSCSI
+// 3260, NFS 2049 over TCP and UDP) and SSH, untagged, with one 802.1Q tag, or with two (QinQ).
 // The "vlan" part comes last because in pcap-filter(7) "vlan" moves every
 // later primitive 4 bytes on.
 func DefaultLiveFilter() string {

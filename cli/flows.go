@@ -76,11 +76,11 @@ func flowsRun(opts *FlowsOptions) error {
 	default:
 		return usageErrorf("--format %q: want one of %s", opts.Format, strings.Join(flowtable.Formats, ", "))
 	}
-	if opts.Workers < 0 {
-		return usageErrorf("--workers must be 0 (one per CPU) or more, not %d", opts.Workers)
-	}
-	if opts.Top < 0 {
-		return usageErrorf("--top must be 0 or more, not %d", opts.Top)
+	if err := firstError(
+		checkFlag("--workers", opts.Workers, 0, noMaxInt, "0 (one per CPU) or more"),
+		checkFlag("--top", opts.Top, 0, noMaxInt, "0 (all) or more"),
+	); err != nil {
+		return err
 	}
 	// Check the sort key before reading anything.
 	if err := flowtable.Sort(nil, opts.Sort); err != nil {

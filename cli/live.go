@@ -77,8 +77,8 @@ Capture settings:
   platform subheader, an inner IPv6 header: about 190 bytes of headers).
   The default --filter keeps RoCEv2 (udp dst port 4791), RoCEv1 (ether
   proto 0x8915), GRE/ERSPAN (ip proto 47, ip6 proto 47), VXLAN (udp dst
-  port 4789), PFC (ether proto 0x8808), the storage ports (tcp 4420, 3260,
-  2049, udp 2049) and SSH (tcp 22), untagged, 802.1Q-tagged and QinQ, so
+  port 4789), PFC (ether proto 0x8808), the storage ports (tcp 4420, 8009,
+  3260, 2049, udp 2049) and SSH (tcp 22), untagged, 802.1Q-tagged and QinQ, so
   that every report module has what it reads. --filter '' keeps everything.
   Immediate mode is off: the kernel hands packets over in blocks when a
   block fills or every 100 ms, which costs far fewer wake-ups, and so fewer
@@ -154,23 +154,33 @@ that failed (the report of what was captured is still printed).`,
 	return cmd
 }
 
+// Bounds of live's rotation flags: a file size or an interval past them
+// overflows the writer's int64 bytes or nanoseconds.
+const (
+	maxFileSizeMB  = 1e9 // 1 PB
+	maxRotateSecs  = int(noMaxDuration / time.Second)
+	maxLiveSnapLen = 262144
+)
+
 // checkLiveOptions validates the capture flags.
 func checkLiveOptions(o *LiveOptions) error {
-	switch {
-	case o.Interface == "":
+	if o.Interface == "" {
 		return usageErrorf("-i IFACE is required (the interface to capture on)")
-	case o.SnapLen < 0 || o.SnapLen > 262144:
-		return usageErrorf("--snaplen %d: want 0 (whole frames) to 262144", o.SnapLen)
-	case o.BufferMiB < 1 || o.BufferMiB > 1<<14:
-		return usageErrorf("--buffer-size %d: want 1 to 16384 MiB", o.BufferMiB)
-	case o.Interval < 0 || o.Duration < 0:
-		return usageErrorf("--interval and --duration must not be negative")
-	case o.Count < 0:
-		return usageErrorf("-c %d: want 0 (no limit) or more", o.Count)
-	case o.Top < 0:
-		return usageErrorf("--top %d: want 0 or more", o.Top)
-	case o.FileSizeMB < 0 || o.RotateSecs < 0 || o.FileCount < 0:
-		return usageErrorf("-C, -G and -W must not be negative")
+	}
+	if err := firstError(
+		checkFlag("--snaplen", o.SnapLen, 0, maxLiveSnapLen, "0 (whole frames) to 262144"),
+		checkFlag("--buffer-size", o.BufferMiB, 1, 1<<14, "1 to 16384 MiB"),
+		checkFlag("--interval", o.Interval, 0, noMaxDuration, "0 (no live view) or a duration above 0"),
+		checkFlag("--duration", o.Duration, 0, noMaxDuration, "0 (until Ctrl-C) or a duration above 0"),
+		checkFlag("-c", o.Count, 0, noMaxInt, "0 (no limit) or more"),
+		checkFlag("--top", o.Top, 0, noMaxInt, "0 or more"),
+		checkFlag("-C", o.FileSizeMB, 0, maxFileSizeMB, "0 (no size limit) to 1e9 MB"),
+		checkFlag("-G", o.RotateSecs, 0, maxRotateSecs, "0 (no time limit) or more seconds"),
+		checkFlag("-W", o.FileCount, 0, noMaxInt, "0 (no ring) or more"),
+	); err != nil {
+		return err
+	}
+	switch {
 	case o.Write == "" && (o.FileSizeMB > 0 || o.RotateSecs > 0 || o.FileCount > 0):
 		return usageErrorf("-C, -G and -W need -w FILE")
 	case o.Write == "-":
@@ -248,15 +258,14 @@ func liveRun(opts *LiveOptions) error {
 		fmt.Fprintf(e, "rocedump: wrote %s\n", liveFilesLine(w.Files()))
 	}
 	n := rep.AtOrAbove(failOn)
-	fmt.Fprintf(e, "rocedump: %d flows, %d findings (%d critical, %d warning, %d info)\n",
-		rep.Summary.Flows, len(rep.Findings), rep.Summary.Critical, rep.Summary.Warning, rep.Summary.Info)
+	fmt.Fprintf(e, "rocedump: %s\n", findingsLine(rep))
 	switch {
 	case s.writeErr != nil:
 		return &exitError{code: ExitUsage, err: fmt.Errorf("writing %s: %w", opts.Write, s.writeErr)}
 	case s.captureErr != nil:
 		return &exitError{code: ExitUsage, err: fmt.Errorf("the capture on %s failed: %w", opts.Interface, s.captureErr)}
 	case !never && n > 0:
-		return &exitError{code: ExitFindings, err: fmt.Errorf("%d findings at or above %s (--fail-on)", n, failOn)}
+		return failOnError(n, failOn)
 	}
 	return nil
 }

@@ -38,7 +38,7 @@ type liveSession struct {
 }
 
 func newLiveSession(opts *LiveOptions, src liveSource, w *capture.RotatingWriter, topo *topology.Topology) *liveSession {
-	cfg := reports.Config{DataDSCP: opts.Report.DataDSCP, CNPDSCP: opts.Report.CNPDSCP, ECNWindow: opts.Report.ECNWindow}
+	cfg := opts.Report.config()
 	table := flows.NewTable(flows.Config{})
 	coll := reports.NewCollector(table, cfg)
 	st := &captureStats{}

@@ -487,6 +487,17 @@ func TestLiveFlags(t *testing.T) {
 		{"format", []string{"live", "-i", "x", "--format", "csv"}, "--format"},
 		{"fail-on", []string{"live", "-i", "x", "--fail-on", "info"}, "--fail-on"},
 		{"buffer", []string{"live", "-i", "x", "-B", "0"}, "--buffer-size"},
+		{"negative interval", []string{"live", "-i", "x", "--interval=-1s"}, "--interval -1s"},
+		{"negative duration", []string{"live", "-i", "x", "--duration=-5m"}, "--duration -5m0s"},
+		{"negative count", []string{"live", "-i", "x", "-c", "-1"}, "-c -1"},
+		{"negative top", []string{"live", "-i", "x", "--top", "-1"}, "--top -1"},
+		{"NaN file size", []string{"live", "-i", "x", "-w", "f.pcap", "-C", "NaN"}, "-C NaN: want 0 (no size limit)"},
+		{"infinite file size", []string{"live", "-i", "x", "-w", "f.pcap", "-C", "Inf"}, "-C +Inf"},
+		{"file size past int64", []string{"live", "-i", "x", "-w", "f.pcap", "-C", "1e13"}, "-C 1e+13"},
+		{"rotation past int64 ns", []string{"live", "-i", "x", "-w", "f.pcap", "-G", "10000000000"}, "-G 10000000000"},
+		{"negative ring", []string{"live", "-i", "x", "-w", "f.pcap", "-G", "1", "-W", "-1"}, "-W -1"},
+		{"zero ECN window", []string{"live", "-i", "x", "--ecn-window", "0"}, "--ecn-window 0s: want a duration above 0"},
+		{"negative ECN window", []string{"live", "-i", "x", "--ecn-window=-1ms"}, "--ecn-window -1ms"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -542,6 +553,14 @@ func TestLiveDefaultFilter(t *testing.T) {
 	kept, _ := loadLiveFrames(t, genCapture("report_ssh_bootstrap.pcap"), capture.DefaultLiveFilter())
 	if len(kept) == 0 || len(kept) == len(all) {
 		t.Errorf("report_ssh_bootstrap: kept %d of %d frames; want SSH and RoCE kept, NCCL bootstrap dropped", len(kept), len(all))
+	}
+	// NVMe/TCP discovery (tcp/8009) is storage: kept, unlike the bootstrap.
+	disc := genCapture("report_nvme_discovery.pcap")
+	all, _ = loadLiveFrames(t, disc, "")
+	kept, _ = loadLiveFrames(t, disc, capture.DefaultLiveFilter())
+	boot, _ := loadLiveFrames(t, disc, "tcp port 37011")
+	if len(boot) == 0 || len(kept) != len(all)-len(boot) {
+		t.Errorf("report_nvme_discovery: kept %d of %d frames; want all but the %d of the NCCL bootstrap", len(kept), len(all), len(boot))
 	}
 }
 

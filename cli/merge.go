@@ -39,26 +39,36 @@ as one mirror per rail does):
   flows      every flow record, renumbered in order of first appearance
              (time, then the order of the reports on the command line: give
              them in the order you would give the captures)
-  recomputed capture_health, congestion, cross_rail and fan_out are computed
-             again from the merged flows and counts, so shares, thresholds
-             and QPs per HCA are those of the whole fabric; give --topology
-             (or --rail-subnet) as for report
+  recomputed capture_health, congestion, cross_rail, rdma_on_management and
+             fan_out are computed again from the merged flows and counts,
+             so shares, thresholds and QPs per HCA are those of the whole
+             fabric; give --topology (or --rail-subnet) as for report
 
 What JSON cannot recombine exactly:
 
   - retransmission, mirror_loss, ecn_not_acted, dscp_mismatch, pfc,
     storage_on_compute and non_rdma_on_compute come from per-packet state
-    that is not in the JSON. Findings of one kind and variant are combined:
-    counts summed, flows, nodes and details joined, the worst severity; the
-    title is the largest report's and the detail says it was merged. The
-    totals flow records carry are put back (data and CNP packets of
-    dscp_mismatch and its severity, data packets and CE marks of
-    ecn_not_acted); others count only the reports that made the finding
-    (undecided CE marks, PFC paused time, which runs to the end of each
-    capture), and PFC's severity, a share of the capture's span, is the
-    worst report's.
-  - congestion's peak CNP rate is the highest of any one report: time bins
-    of different reports cannot be added from JSON.
+    that is not in the JSON. Findings of one kind and variant (go-back-N
+    with go-back-N, SSH with SSH) are combined: counts summed (the largest
+    for peak_/max_ counts and those ending in _max, the smallest for _min),
+    flows, nodes and details joined. The title is made again from the
+    combined counts by the module's own code, and so are derived counts
+    and, where the module's rule reads only counts and the capture's RoCE
+    packets, the severity (retransmission, mirror_loss,
+    non_rdma_on_compute); the detail is the largest report's and says it
+    was merged. The totals flow records carry are put back (data and CNP
+    packets of dscp_mismatch and its severity, data packets and CE marks of
+    ecn_not_acted).
+  - what stays approximate, each said when its finding is present:
+    congestion's peak CNP rate (the highest of the reports' own peaks: time
+    bins cannot be added from JSON; over all captures it may be up to their
+    sum); go-back-N's mean recovery time (the highest report's mean);
+    ecn_not_acted's undecided CE marks when some reports had no such
+    finding; PFC paused time (it runs to the end of each capture), storms
+    (found within one report only) and severity (a share of a report's own
+    capture); storage_endpoints (an address seen by several mirrors counts
+    once per report); the services in the title of other TCP/UDP (the
+    largest report's); and kinds a newer rocedump made.
   - a flow in more than one report (two mirrors saw the same QP) is listed
     once per report, not added up, and its PSN state is not recomputed: the
     merge cannot tell the same packets seen twice from different ones.
@@ -93,8 +103,8 @@ Exit codes: 0 no finding at or above --fail-on, 1 findings at or above it,
 
 func mergeRun(opts *MergeOptions) error {
 	ro := &ReportOptions{IO: opts.IO, Topology: opts.Topology, RailSubnets: opts.RailSubnets, Format: opts.Format,
-		Output: opts.Output, FailOn: opts.FailOn, DataDSCP: 26, CNPDSCP: 48}
-	topo, failOn, never, err := checkReportOptions(ro)
+		Output: opts.Output, FailOn: opts.FailOn}
+	topo, failOn, never, err := checkOutputFlags(ro)
 	if err != nil {
 		return err
 	}
@@ -121,11 +131,9 @@ func mergeRun(opts *MergeOptions) error {
 			fmt.Fprintf(opts.IO.ErrOut, "rocedump: warning: %s\n", p)
 		}
 	}
-	n := rep.AtOrAbove(failOn)
-	fmt.Fprintf(opts.IO.ErrOut, "rocedump: merged %d reports: %d flows, %d findings (%d critical, %d warning, %d info)\n",
-		len(srcs), rep.Summary.Flows, len(rep.Findings), rep.Summary.Critical, rep.Summary.Warning, rep.Summary.Info)
-	if !never && n > 0 {
-		return &exitError{code: ExitFindings, err: fmt.Errorf("%d findings at or above %s (--fail-on)", n, failOn)}
+	fmt.Fprintf(opts.IO.ErrOut, "rocedump: merged %s: %s\n", reports.Plural(len(srcs), "report"), findingsLine(rep))
+	if n := rep.AtOrAbove(failOn); !never && n > 0 {
+		return failOnError(n, failOn)
 	}
 	return nil
 }

@@ -14,10 +14,10 @@ import (
 
 // railScenario is rail r of a two-rail fabric: two nodes talking over the
 // rail, with something for most report modules to find. Rail 0 has CE
-// marks answered by CNPs, bad-ICRC frames and SSH between compute
-// addresses; rail 1 has data on the wrong DSCP, CE marks nobody answers,
-// a go-back-N and PFC pauses. Each rail's flows are its own, as a mirror
-// per rail sees them.
+// marks answered by CNPs, a go-back-N, bad-ICRC frames and SSH between
+// compute addresses; rail 1 has data on the wrong DSCP, CE marks nobody
+// answers, a go-back-N and PFC pauses. Each rail's flows are its own, as
+// a mirror per rail sees them; the go-back-N findings of both combine.
 func railScenario(r int) string {
 	a, b := fmt.Sprintf("10.0.%d.1", r), fmt.Sprintf("10.0.%d.2", r)
 	s := fmt.Sprintf(`name: rail%d
@@ -28,7 +28,7 @@ flows:
   - {src: %s, dst: %s, src_qpn: 0x1%d0, dest_qpn: 0x2%d0, start_psn: 100, ops: [{op: write, bytes: 16384, count: 20, gap_us: 2}]%s}
   - {src: %s, dst: %s, src_qpn: 0x1%d1, dest_qpn: 0x2%d1, start_psn: 900, start_us: 1, ops: [{op: write, bytes: 8192, count: 10, gap_us: 3}, {op: read, bytes: 8192, count: 2}]%s}
 `, r, r+1, a, b, r, r, map[int]string{
-		0: ", events: [{at_msg: 3, ce_mark: {packets: 3, cnp: true}}]",
+		0: ", events: [{at_msg: 3, ce_mark: {packets: 3, cnp: true}}, {at_msg: 7, fabric_drop: {psn_offset: 2}}]",
 		1: ", events: [{at_msg: 2, dscp: 0}, {at_msg: 4, fabric_drop: {psn_offset: 1}}]",
 	}[r], b, a, r, r, map[int]string{
 		0: "",
@@ -82,6 +82,19 @@ func TestMergeMatchesOneRun(t *testing.T) {
 	}
 	want, got := decodeReport(t, whole), decodeReport(t, merged)
 
+	// One go-back-N on each rail: combined, with the title of both.
+	gbn := 0
+	for _, f := range got.Findings {
+		if f.Kind == "retransmission" && f.Evidence.Counts["gbn_episodes"] > 0 {
+			gbn++
+			if f.Evidence.Counts["gbn_episodes"] != 2 || !strings.Contains(f.Title, "in 2 episodes") {
+				t.Errorf("go-back-N: %q %v, want both rails' episodes", f.Title, f.Evidence.Counts)
+			}
+		}
+	}
+	if gbn != 1 {
+		t.Errorf("%d go-back-N findings, want one", gbn)
+	}
 	if !reflect.DeepEqual(got.Flows, want.Flows) {
 		t.Errorf("flow records differ:\n got %s\nwant %s", got.Flows, want.Flows)
 	}
@@ -109,6 +122,9 @@ func TestMergeMatchesOneRun(t *testing.T) {
 		if g.Kind != w.Kind || g.Severity != w.Severity {
 			t.Errorf("finding %d: got %s %s, want %s %s", i, g.Severity, g.Kind, w.Severity, w.Kind)
 			continue
+		}
+		if g.Title != w.Title {
+			t.Errorf("%s: title %q, want %q", w.Kind, g.Title, w.Title)
 		}
 		for k, v := range w.Evidence.Counts {
 			if gv, ok := g.Evidence.Counts[k]; !inexact[w.Kind+"."+k] && (!ok || gv != v) {

@@ -146,11 +146,11 @@ func readRun(opts *ReadOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.Count < 0 {
-		return usageErrorf("--count must be 0 or more, not %d", opts.Count)
-	}
-	if opts.Workers < 0 {
-		return usageErrorf("--workers must be 0 (one per CPU) or more, not %d", opts.Workers)
+	if err := firstError(
+		checkFlag("--count", opts.Count, 0, noMaxInt, "0 (all) or more"),
+		checkFlag("--workers", opts.Workers, 0, noMaxInt, "0 (one per CPU) or more"),
+	); err != nil {
+		return err
 	}
 	filters := newFilterCache(opts.Filter)
 	if err := filters.check(); err != nil {

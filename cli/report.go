@@ -55,10 +55,14 @@ Findings (the "kind" of each):
   pfc                   PFC pause frames per priority, pause storms
   cross_rail            compute traffic between different rails (needs the
                         topology: GPU n of every node belongs to rail n)
-  storage_on_compute    NVMe-oF, iSER, NFS/RDMA, NVMe/TCP, iSCSI, NFS or storage
-                        NICs on a compute capture
+  rdma_on_management    RoCE to or from management or BMC addresses (needs the
+                        topology): a QP on the wrong address, or a
+                        mis-configured interface
+  storage_on_compute    NVMe-oF, iSER, NFS/RDMA, NVMe/TCP (4420, discovery 8009),
+                        iSCSI, NFS or storage NICs on a compute capture
   non_rdma_on_compute   SSH, NCCL bootstrap and other TCP/UDP on compute links
-  fan_out               QPs per HCA and per node
+  fan_out               QPs per HCA and per node (with a topology, of its
+                        compute HCAs and nodes only)
   capture_health        truncation, ICRC errors, malformed frames, cut-off files,
                         drops: what the capture can and cannot show
 
@@ -104,7 +108,7 @@ func addReportFlags(f flagSet, opts *ReportOptions) {
 	f.StringVar(&opts.FailOn, "fail-on", "critical", "exit 1 when a finding is at or above `SEVERITY`: warning, critical, or never")
 	f.Uint8Var(&opts.DataDSCP, "data-dscp", 26, "DSCP that RoCE data should carry")
 	f.Uint8Var(&opts.CNPDSCP, "cnp-dscp", 48, "DSCP that CNPs should carry")
-	f.DurationVar(&opts.ECNWindow, "ecn-window", time.Millisecond, "how soon a CNP must follow a CE mark for ECN to count as acted on")
+	f.DurationVar(&opts.ECNWindow, "ecn-window", time.Millisecond, "how soon (`D`, above 0) a CNP must follow a CE mark for ECN to count as acted on")
 }
 
 // flagSet is the part of pflag.FlagSet the report flags use.
@@ -118,13 +122,36 @@ type flagSet interface {
 
 // checkReportOptions validates the shared flags and loads the topology.
 func checkReportOptions(opts *ReportOptions) (*topology.Topology, reports.Severity, bool, error) {
+	if err := checkAnalysisFlags(opts); err != nil {
+		return nil, 0, false, err
+	}
+	return checkOutputFlags(opts)
+}
+
+// checkAnalysisFlags validates the flags that set what the analysis
+// expects: --workers, --data-dscp, --cnp-dscp and --ecn-window.
+func checkAnalysisFlags(opts *ReportOptions) error {
+	return firstError(
+		checkFlag("--workers", opts.Workers, 0, noMaxInt, "0 (one per CPU) or more"),
+		checkFlag("--data-dscp", int(opts.DataDSCP), 0, 63, "a DSCP, 0 to 63"),
+		checkFlag("--cnp-dscp", int(opts.CNPDSCP), 0, 63, "a DSCP, 0 to 63"),
+		checkFlag("--ecn-window", opts.ECNWindow, time.Nanosecond, noMaxDuration, "a duration above 0, such as 1ms or 500us"),
+	)
+}
+
+// config is what the analysis expects, from the flags: every value as
+// given, 0 included (DSCP 0 is best effort, not "the default").
+func (opts *ReportOptions) config() reports.Config {
+	return reports.Config{DataDSCP: opts.DataDSCP, CNPDSCP: opts.CNPDSCP, ExplicitDSCP: true, ECNWindow: opts.ECNWindow}
+}
+
+// checkOutputFlags validates the flags of the report's output (--format,
+// --fail-on) and loads the topology (--topology, --rail-subnet).
+func checkOutputFlags(opts *ReportOptions) (*topology.Topology, reports.Severity, bool, error) {
 	switch opts.Format {
 	case "text", "markdown", "json", "html":
 	default:
 		return nil, 0, false, usageErrorf("--format %q: want one of %s", opts.Format, strings.Join(reportFormats, ", "))
-	}
-	if opts.Workers < 0 {
-		return nil, 0, false, usageErrorf("--workers must be 0 (one per CPU) or more, not %d", opts.Workers)
 	}
 	failOn, never := reports.Critical, false
 	if opts.FailOn == "never" {
@@ -133,9 +160,6 @@ func checkReportOptions(opts *ReportOptions) (*topology.Topology, reports.Severi
 		return nil, 0, false, usageErrorf("--fail-on %q: want warning, critical or never", opts.FailOn)
 	} else {
 		failOn = s
-	}
-	if opts.DataDSCP > 63 || opts.CNPDSCP > 63 {
-		return nil, 0, false, usageErrorf("DSCP values are 0 to 63")
 	}
 	var topo *topology.Topology
 	if opts.Topology != "" {
@@ -161,7 +185,7 @@ func reportRun(opts *ReportOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg := reports.Config{DataDSCP: opts.DataDSCP, CNPDSCP: opts.CNPDSCP, ECNWindow: opts.ECNWindow}
+	cfg := opts.config()
 	files, err := expandCaptures(opts.Captures, opts.IO.ErrOut)
 	if err != nil {
 		return err
@@ -188,13 +212,23 @@ func reportRun(opts *ReportOptions) error {
 		return err
 	}
 	printProblems(opts.IO.ErrOut, st)
-	n := rep.AtOrAbove(failOn)
-	fmt.Fprintf(opts.IO.ErrOut, "rocedump: %d flows, %d findings (%d critical, %d warning, %d info)\n",
-		rep.Summary.Flows, len(rep.Findings), rep.Summary.Critical, rep.Summary.Warning, rep.Summary.Info)
-	if !never && n > 0 {
-		return &exitError{code: ExitFindings, err: fmt.Errorf("%d findings at or above %s (--fail-on)", n, failOn)}
+	fmt.Fprintf(opts.IO.ErrOut, "rocedump: %s\n", findingsLine(rep))
+	if n := rep.AtOrAbove(failOn); !never && n > 0 {
+		return failOnError(n, failOn)
 	}
 	return nil
+}
+
+// findingsLine is the summary that report, live and merge end with:
+// "14 flows, 4 findings (2 critical, 1 warning, 1 info)".
+func findingsLine(rep *reports.Report) string {
+	return fmt.Sprintf("%s, %s (%d critical, %d warning, %d info)", reports.Plural(rep.Summary.Flows, "flow"),
+		reports.Plural(len(rep.Findings), "finding"), rep.Summary.Critical, rep.Summary.Warning, rep.Summary.Info)
+}
+
+// failOnError is exit 1 for n findings at or above --fail-on.
+func failOnError(n int, failOn reports.Severity) error {
+	return &exitError{code: ExitFindings, err: fmt.Errorf("%s at or above %s (--fail-on)", reports.Plural(n, "finding"), failOn)}
 }
 
 // writeReport renders rep in opts.Format to opts.Output (see outputFile:

@@ -67,6 +67,11 @@ func TestReportExitCodes(t *testing.T) {
 		{"missing topology", []string{"report", "--topology", filepath.Join(t.TempDir(), "nope.yaml"), loss}, ExitUsage, "nope.yaml"},
 		{"bad rail subnet", []string{"report", "--rail-subnet", "10.0.0.0/33=1", loss}, ExitUsage, "--rail-subnet"},
 		{"missing capture", []string{"report", filepath.Join(t.TempDir(), "x.pcap")}, ExitUsage, "no such file"},
+		{"negative ECN window", []string{"report", "--ecn-window=-1ms", loss}, ExitUsage, "--ecn-window -1ms: want a duration above 0"},
+		{"zero ECN window", []string{"report", "--ecn-window", "0", loss}, ExitUsage, "--ecn-window 0s: want a duration above 0"},
+		{"DSCP past 63", []string{"report", "--data-dscp", "64", loss}, ExitUsage, "--data-dscp 64: want a DSCP, 0 to 63"},
+		{"CNP DSCP past 63", []string{"report", "--cnp-dscp", "255", loss}, ExitUsage, "--cnp-dscp 255"},
+		{"negative workers", []string{"report", "--workers", "-2", loss}, ExitUsage, "--workers -2: want 0 (one per CPU) or more"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,6 +121,70 @@ func TestReportFiles(t *testing.T) {
 	for _, k := range []string{"schema_version", "capture", "summary", "flows", "findings"} {
 		if _, ok := doc[k]; !ok {
 			t.Errorf("report JSON lacks %q", k)
+		}
+	}
+}
+
+// TestReportDSCPZero: --data-dscp 0 and --cnp-dscp 0 expect DSCP 0 (best
+// effort), not the defaults 26 and 48 that a zero Config field stands for.
+func TestReportDSCPZero(t *testing.T) {
+	out, stderr, code := runCLI(t, "report", "--format", "json", "--fail-on", "never", "--data-dscp", "0", "--cnp-dscp", "0", genCapture("report_ecn.pcap"))
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var r struct {
+		Findings []struct {
+			Kind     string `json:"kind"`
+			Title    string `json:"title"`
+			Evidence struct {
+				Counts map[string]float64 `json:"counts"`
+			} `json:"evidence"`
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range r.Findings {
+		if f.Kind == "dscp_mismatch" {
+			got = append(got, f.Title)
+			if d, ok := f.Evidence.Counts["expected_dscp"]; !ok || d != 0 {
+				t.Errorf("%q: expected_dscp %v, want 0", f.Title, d)
+			}
+		}
+	}
+	if len(got) != 2 {
+		t.Errorf("dscp_mismatch findings %q: want the data and the CNPs off DSCP 0", got)
+	}
+}
+
+// TestFlowsFlags: bad number flags of flows are usage errors.
+func TestFlowsFlags(t *testing.T) {
+	c := genCapture("clean_allreduce.pcap")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"flows", "--top", "-1", c}, "--top -1: want 0 (all) or more"},
+		{[]string{"flows", "--workers", "-1", c}, "--workers -1"},
+		{[]string{"read", "-c", "-3", c}, "--count -3"},
+	} {
+		_, stderr, code := runCLI(t, tt.args...)
+		if code != ExitUsage || !strings.Contains(stderr, tt.want) {
+			t.Errorf("rocedump %s: exit %d, stderr %q; want exit 2 and %q", strings.Join(tt.args, " "), code, stderr, tt.want)
+		}
+	}
+}
+
+// TestReportFindingsPlurals: the summary lines say one finding, one flow.
+func TestReportFindingsPlurals(t *testing.T) {
+	_, stderr, code := runCLI(t, "report", "--topology", topologyFile("report_pod.yaml"), genCapture("report_nvme_discovery.pcap"))
+	if code != ExitFindings {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"rocedump: 2 flows, 3 findings (1 critical, 1 warning, 1 info)\n", "rocedump: 1 finding at or above critical (--fail-on)\n"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q lacks %q", stderr, want)
 		}
 	}
 }

@@ -471,3 +471,22 @@ func BenchmarkCollectorAdd(b *testing.B) {
 		}
 	}
 }
+
+// TestConfigDefaults: Config{} is the defaults; an explicit DSCP 0 stays
+// 0; a window of zero or less is the default (none is empty).
+func TestConfigDefaults(t *testing.T) {
+	tests := []struct {
+		name string
+		in   Config
+		want Config
+	}{
+		{"zero", Config{}, Config{DataDSCP: 26, CNPDSCP: 48, ECNWindow: time.Millisecond}},
+		{"explicit DSCP 0", Config{ExplicitDSCP: true, ECNWindow: time.Microsecond}, Config{ExplicitDSCP: true, ECNWindow: time.Microsecond}},
+		{"negative window", Config{DataDSCP: 24, CNPDSCP: 46, ECNWindow: -time.Millisecond}, Config{DataDSCP: 24, CNPDSCP: 46, ECNWindow: time.Millisecond}},
+	}
+	for _, tc := range tests {
+		if got := tc.in.WithDefaults(); got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -189,7 +190,7 @@ func ecnNotActed(in *Input) []Finding {
 	f := Finding{
 		Kind:     KindECNNotActed,
 		Severity: Warning,
-		Title:    fmt.Sprintf("%s got no CNP back (ECN not acted on)", plural(notActed, "CE-marked packet")),
+		Title:    ecnNotActedTitle(notActed),
 		Detail: fmt.Sprintf("Switches marked these packets Congestion Experienced, but the receiving HCA sent no CNP to the sender within %s, "+
 			"so DCQCN never slowed the sender: queues keep growing until PFC pauses the link, and pauses spread into storms. "+
 			"Usually the receiver's ECN notification point is disabled for this priority.", flowtable.HumanDuration(in.Config.ECNWindow)),
@@ -254,7 +255,7 @@ func notECT(in *Input) []Finding {
 	if n == 0 {
 		return nil
 	}
-	f.Title = fmt.Sprintf("RoCE data is not ECN-capable on %s: congestion control is off", plural(len(f.Flows), "flow"))
+	f.Title = notECTTitle(uint64(len(f.Flows)))
 	f.Detail = fmt.Sprintf("%d of %d RoCE data packets carry ECN 00 (not ECT). Switches cannot mark them, so no CNP is ever sent and DCQCN never "+
 		"slows these QPs: under load they fill switch buffers until PFC pauses the link.", n, data)
 	f.Evidence = Evidence{Counts: map[string]float64{"not_ect_packets": float64(n), "data_packets": float64(data), "flows": float64(len(f.Flows))}, Details: lines.capped()}
@@ -334,14 +335,14 @@ func dscpMismatch(in *Input) []Finding {
 			if float64(wrong) >= 0.5*float64(total) {
 				f.Severity = Critical
 			}
-			f.Title = fmt.Sprintf("%s of RoCE data not on DSCP %d", plural(wrong, "packet"), want)
+			f.Title = dscpTitle(class, wrong, want)
 			f.Detail = fmt.Sprintf("%d of %d RoCE data packets carry DSCP %s instead of %d. The switches map DSCP to a priority, so these "+
 				"packets miss the lossless RoCE queue: they can be dropped (go-back-N retransmissions) or paused on a class that "+
 				"does not expect PFC, and they are not ECN-marked like the rest.", wrong, total, strings.Join(vs, ", "), want)
 			f.Next = "Check the traffic class the application sets (NCCL_IB_TC, RDMA CM tos, `cma_roce_tos`) and the HCA's trust mode and " +
 				"DSCP-to-priority map (mlnx_qos -i <if>: trust dscp, dscp2prio), and the switch's QoS map on these ports."
 		} else {
-			f.Title = fmt.Sprintf("%s not on DSCP %d", plural(wrong, "CNP"), want)
+			f.Title = dscpTitle(class, wrong, want)
 			f.Detail = fmt.Sprintf("%d of %d CNPs carry DSCP %s instead of %d. CNPs belong on their own strict-priority class; queued behind data "+
 				"they reach the sender late and DCQCN reacts after the queue has already built.", wrong, total, strings.Join(vs, ", "), want)
 			f.Next = "Check the CNP DSCP and priority on the receiving HCAs (/sys/class/net/<if>/ecn/roce_np/cnp_dscp and cnp_802p_prio) and the switch's CNP queue."
@@ -359,7 +360,8 @@ func pfcFinding(in *Input) (Finding, bool) {
 	prio, pause := in.Collect.PFC()
 	var xoff, storms uint64
 	var span frameSpan
-	var lines, stormPrios []string
+	var lines []string
+	var stormPrios []int
 	var worstShare float64
 	capSpan := in.Capture.Last.Sub(in.Capture.First)
 	if capSpan <= 0 && in.Collect.c.started {
@@ -396,7 +398,7 @@ func pfcFinding(in *Input) (Finding, bool) {
 		line += ", longest pause " + flowtable.HumanDuration(st.longest)
 		if p.Storms > 0 {
 			line += fmt.Sprintf(", %s, longest %s", plural(p.Storms, "storm"), flowtable.HumanDuration(p.LongestStorm))
-			stormPrios = append(stormPrios, fmt.Sprint(i))
+			stormPrios = append(stormPrios, i)
 		}
 		lines = append(lines, line)
 	}
@@ -419,7 +421,7 @@ func pfcFinding(in *Input) (Finding, bool) {
 	switch {
 	case storms > 0:
 		f.Severity = Critical
-		f.Title = fmt.Sprintf("PFC pause storm on priority %s", strings.Join(stormPrios, ", "))
+		f.Title = pfcTitle(stormPrios, frames+pause)
 		f.Detail = fmt.Sprintf("A priority stayed paused without a break for longer than %s (every XOFF arrived before the previous pause ran out, "+
 			"at an assumed %d Gb/s). A storm stops every QP on that priority behind the paused port and spreads upstream hop by hop: "+
 			"the AllReduce stalls and NCCL may time out.", flowtable.HumanDuration(PFCStormDuration), PFCLinkGbps)
@@ -427,7 +429,7 @@ func pfcFinding(in *Input) (Finding, bool) {
 		if worstShare >= 0.01 || pause > 0 {
 			f.Severity = Warning
 		}
-		f.Title = fmt.Sprintf("%s paused traffic", plural(frames+pause, "PFC frame"))
+		f.Title = pfcTitle(nil, frames+pause)
 		f.Detail = fmt.Sprintf("Switches or HCAs sent %d XOFF pauses; the paused time assumes %d Gb/s links. PFC keeps RoCE lossless, "+
 			"but every pause stalls all QPs on that priority of the link, so pauses on a large share of the capture slow the AllReduce "+
 			"and show that DCQCN is not keeping queues short.", xoff, PFCLinkGbps)
@@ -436,6 +438,39 @@ func pfcFinding(in *Input) (Finding, bool) {
 		f.Detail += fmt.Sprintf(" %d 802.3x link-level PAUSE frames stop every priority of the link, not just RoCE: global pause should be off where PFC is used.", pause)
 	}
 	return f, true
+}
+
+// The titles of the ecn_not_acted, dscp_mismatch and pfc findings, from
+// what their counts say: the module makes them here, and so does merge for
+// the findings it combines (titleFromCounts).
+
+func ecnNotActedTitle(notActed uint64) string {
+	return fmt.Sprintf("%s got no CNP back (ECN not acted on)", plural(notActed, "CE-marked packet"))
+}
+
+func notECTTitle(flows uint64) string {
+	return fmt.Sprintf("RoCE data is not ECN-capable on %s: congestion control is off", plural(flows, "flow"))
+}
+
+// dscpTitle is the title for wrong packets of class ("data" or "CNP") not
+// on DSCP want.
+func dscpTitle(class string, wrong uint64, want uint8) string {
+	if class == "CNP" {
+		return fmt.Sprintf("%s not on DSCP %d", plural(wrong, "CNP"), want)
+	}
+	return fmt.Sprintf("%s of RoCE data not on DSCP %d", plural(wrong, "packet"), want)
+}
+
+// pfcTitle names the priorities that had a pause storm, else the frames.
+func pfcTitle(stormPrios []int, frames uint64) string {
+	if len(stormPrios) == 0 {
+		return fmt.Sprintf("%s paused traffic", plural(frames, "PFC frame"))
+	}
+	var ps []string
+	for _, p := range stormPrios {
+		ps = append(ps, strconv.Itoa(p))
+	}
+	return fmt.Sprintf("PFC pause storm on priority %s", strings.Join(ps, ", "))
 }
 
 // peakPerWindow is the most events of s in any window of width w (at

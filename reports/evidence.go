@@ -139,6 +139,19 @@ func plural[N int | uint64](n N, noun string) string {
 	return fmt.Sprint(n) + " " + noun + "s"
 }
 
+// Plural writes "1 finding", "3 findings", as the report's own messages
+// do: for the lines around a report (the CLI's summary, the renderers).
+func Plural[N int | uint64](n N, noun string) string { return plural(n, noun) }
+
+// verb picks the form of a verb that agrees with n things: one for 1,
+// many otherwise ("1 address talks", "2 addresses talk").
+func verb[N int | uint64](n N, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // qpn formats a QP number as rocedump prints it.
 func qpn(n uint32) string { return fmt.Sprintf("0x%06x", n) }
 

@@ -30,7 +30,11 @@ const (
 // FanOut reports the active QPs per HCA (IP address) and per node, and the
 // busiest HCAs. A QP of an HCA is a destination QPN of a flow to it, or the
 // source QPN of a flow from it when known; QP0 and QP1 (management) do not
-// count.
+// count. With a topology the HCAs are the addresses it gives the compute
+// role, and the nodes its named nodes (a storage server, a management port
+// or an unknown address is not an HCA, and an address known only by a
+// subnet is in no node); without one every RoCE address counts as an HCA,
+// and nodes are not counted.
 //
 // Severity rules: info, saying what is normal (NCCL opens about one QP per
 // peer per channel: an AllReduce over 256 GPUs puts ~255 QPs on each HCA);
@@ -41,6 +45,12 @@ const (
 func FanOut(in *Input) []Finding {
 	defer in.scanning()()
 	list := fanOutHCAs(in.scan)
+	others := 0 // addresses with QPs that are not compute HCAs
+	if in.Topology != nil {
+		n := len(list)
+		list = slices.DeleteFunc(list, func(h *fanOutHCA) bool { return !isCompute(in, h.ip) })
+		others = n - len(list)
+	}
 	if len(list) == 0 {
 		return nil
 	}
@@ -49,7 +59,9 @@ func FanOut(in *Input) []Finding {
 	byNode := map[string]int{}
 	for _, h := range list {
 		totalQPs += h.qps
-		byNode[nodeOf(in, h.ip)] += h.qps
+		if node := identity(in, h.ip).Node; node != "" {
+			byNode[node] += h.qps
+		}
 		if h.peers >= 2 {
 			compared = append(compared, h.qps)
 		}
@@ -91,23 +103,39 @@ func FanOut(in *Input) []Finding {
 	})
 	f.Evidence = Evidence{Counts: map[string]float64{
 		"hcas": float64(len(list)), "qps": float64(totalQPs), "max_qps_per_hca": float64(top.qps),
-		"nodes": float64(len(byNode)), "max_qps_per_node": float64(byNode[nodes[0]]),
 	}, Details: lines}
+	if len(nodes) > 0 {
+		f.Evidence.Counts["nodes"] = float64(len(nodes))
+		f.Evidence.Counts["max_qps_per_node"] = float64(byNode[nodes[0]])
+	}
 	if len(compared) > 0 {
 		f.Evidence.Counts["median_qps_per_hca"] = float64(median)
 	}
-	if in.Topology != nil {
-		for i, n := range nodes {
-			if i == 5 {
-				break
-			}
-			f.Evidence.Details = append(f.Evidence.Details, fmt.Sprintf("node %s: %s", n, plural(byNode[n], "QP")))
+	if others > 0 {
+		f.Evidence.Counts["non_compute_addresses"] = float64(others)
+	}
+	for i, n := range nodes {
+		if i == 5 {
+			break
 		}
+		f.Evidence.Details = append(f.Evidence.Details, fmt.Sprintf("node %s: %s", n, plural(byNode[n], "QP")))
 	}
 	f.Title = fmt.Sprintf("Up to %s per HCA (busiest %s) across %s", plural(top.qps, "QP"), top.ip, plural(len(list), "HCA"))
-	f.Detail = fmt.Sprintf("%s active on %s. ", plural(totalQPs, "QP"), plural(len(list), "HCA"))
+	f.Detail = fmt.Sprintf("%s active on %s", plural(totalQPs, "QP"), plural(len(list), "HCA"))
+	if len(nodes) > 0 {
+		f.Detail += fmt.Sprintf(" of %s", plural(len(nodes), "node"))
+	}
+	f.Detail += ". "
+	switch {
+	case others > 0:
+		f.Detail += fmt.Sprintf("The QPs of %s that the topology does not give the compute role (storage, management, BMC or unknown) "+
+			"are not counted. ", plural(others, "other RoCE address"))
+	case in.Topology == nil:
+		f.Detail += "Without a topology every RoCE address counts as an HCA. "
+	}
 	if len(compared) > 0 {
-		f.Detail += fmt.Sprintf("The median is %d per HCA among the %s that talk to two or more peers. ", median, plural(len(compared), "HCA"))
+		f.Detail += fmt.Sprintf("The median is %d per HCA among the %s that %s to two or more peers. ", median,
+			plural(len(compared), "HCA"), verb(len(compared), "talks", "talk"))
 	}
 	f.Detail += "NCCL opens about one QP per peer and channel (times NCCL_IB_QPS_PER_CONNECTION): an AllReduce over 256 GPUs puts ~255 QPs on each HCA, " +
 		"so hundreds per HCA are normal for a large job. Thousands on one HCA overflow the NIC's QP context cache and slow every QP on it."

@@ -57,6 +57,7 @@ const (
 	KindDSCPMismatch     Kind = "dscp_mismatch"
 	KindPFC              Kind = "pfc"
 	KindCrossRail        Kind = "cross_rail"
+	KindRDMAOnManagement Kind = "rdma_on_management"
 	KindStorageOnCompute Kind = "storage_on_compute"
 	KindNonRDMAOnCompute Kind = "non_rdma_on_compute"
 	KindFanOut           Kind = "fan_out"

@@ -33,27 +33,34 @@ type Drops struct {
 	Interface uint64 `json:"interface"`
 }
 
-// Config holds the expectations findings are judged against.
+// Config holds the expectations findings are judged against. Config{} is
+// the defaults.
 type Config struct {
 	// DataDSCP is the DSCP RoCE data should carry (default 26, the
 	// NVIDIA/Mellanox RoCE default); CNPDSCP the DSCP of CNPs (default 48).
+	// A zero means the default unless ExplicitDSCP is set.
 	DataDSCP uint8
 	CNPDSCP  uint8
+	// ExplicitDSCP says DataDSCP and CNPDSCP are the DSCPs to expect even
+	// when zero (DSCP 0, best effort, is a value a fabric may use): the
+	// CLI's --data-dscp and --cnp-dscp always give both.
+	ExplicitDSCP bool
 	// ECNWindow is how long after a CE-marked packet a CNP back to the
 	// sender counts as the CE being acted on (default 1 ms; ConnectX
-	// rate-limits CNPs per QP to one per ~4 µs to 50 µs).
+	// rate-limits CNPs per QP to one per ~4 µs to 50 µs). Zero or less
+	// means the default: no window is empty (the CLI refuses such values).
 	ECNWindow time.Duration
 }
 
 // WithDefaults fills unset fields.
 func (c Config) WithDefaults() Config {
-	if c.DataDSCP == 0 {
+	if c.DataDSCP == 0 && !c.ExplicitDSCP {
 		c.DataDSCP = 26
 	}
-	if c.CNPDSCP == 0 {
+	if c.CNPDSCP == 0 && !c.ExplicitDSCP {
 		c.CNPDSCP = 48
 	}
-	if c.ECNWindow == 0 {
+	if c.ECNWindow <= 0 {
 		c.ECNWindow = time.Millisecond
 	}
 	return c

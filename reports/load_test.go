@@ -140,7 +140,7 @@ func ofKind(fs []Finding, k Kind) []Finding {
 // the modules of others), normalised.
 func runAll(in *Input) []Finding {
 	var out []Finding
-	for _, m := range []func(*Input) []Finding{CaptureHealth, Congestion, CrossRail, StorageOnCompute, NonRDMAOnCompute, FanOut} {
+	for _, m := range []func(*Input) []Finding{CaptureHealth, Congestion, CrossRail, RDMAOnManagement, StorageOnCompute, NonRDMAOnCompute, FanOut} {
 		for _, f := range m(in) {
 			f.normalize()
 			out = append(out, f)

@@ -26,14 +26,18 @@ type MergeSource struct {
 // MergeOptions say how to merge.
 type MergeOptions struct {
 	Tool     string             // the tool field of the merged report
-	Topology *topology.Topology // for the recomputed cross_rail and fan_out; nil: none
+	Topology *topology.Topology // for the recomputed cross_rail, rdma_on_management and fan_out; nil: none
 }
 
 // RecomputedKinds are the finding kinds Merge computes again from the
 // merged flow records and capture counts, by running their module: they
 // depend only on those and the topology, so the result is the one a single
 // run over all the captures gives (see Merge for the two patched counts).
-var RecomputedKinds = []Kind{KindCaptureHealth, KindCongestion, KindCrossRail, KindFanOut}
+var RecomputedKinds = []Kind{KindCaptureHealth, KindCongestion, KindCrossRail, KindRDMAOnManagement, KindFanOut}
+
+// recordKinds are the recomputed kinds that read nothing but the flow
+// records and the topology: the reports' own findings add nothing to them.
+var recordKinds = []Kind{KindCrossRail, KindRDMAOnManagement, KindFanOut}
 
 // Merge combines the reports of captures taken in different places (one
 // mirror per rail, say) into one report, as close as JSON allows to the
@@ -62,22 +66,33 @@ var RecomputedKinds = []Kind{KindCaptureHealth, KindCongestion, KindCrossRail, K
 //   - other findings (retransmission, mirror_loss, ecn_not_acted,
 //     dscp_mismatch, pfc, storage_on_compute, non_rdma_on_compute, and any
 //     kind added later) come from per-packet state that is not in the JSON.
-//     They are combined: findings of one kind with the same count names are
-//     one finding, with counts summed (maxima for peak_, max_, median_ and
-//     expected_ counts), flows and nodes joined, the earliest first and
-//     latest last frame, the details of each, and the highest severity. A
-//     finding from a single report is kept as it is. The totals the flow
-//     records carry are put back: the data and CNP packets of
-//     dscp_mismatch (and its severity), the data packets and CE marks of
-//     ecn_not_acted. Other totals (ecn_not_acted's undecided CE marks, PFC
-//     paused time, which runs to the end of each report's capture) count
-//     only the reports that made the finding, and a severity that depends
-//     on a share of the capture's span (PFC) is the worst report's; the
-//     title and text are those of the largest report, and the detail says
-//     the finding was merged.
+//     They are combined: findings of one kind and variant (variantOf: the
+//     go-back-N finding with the go-back-N finding, SSH with SSH) are one
+//     finding, with counts combined by name (countRuleOf: summed; maxima
+//     for peak_, max_, median_ and expected_ counts and those ending in
+//     _max; minima for _min; the highest for _mean), flows and nodes
+//     joined, the earliest first and latest last frame, and the details
+//     of each. What the module derives from its counts is made again with
+//     the module's own functions: derived counts (local_ack_timeout), the
+//     severity where the module's rule reads only counts and the capture's
+//     RoCE packets (retransmission, mirror_loss, non_rdma_on_compute; the
+//     highest of the reports' otherwise), and the title (all but other
+//     TCP/UDP, which names its services). This holds for a finding of a
+//     single report too, whose detail says so when its severity changed.
+//     The totals the flow records carry are put back: the data and CNP
+//     packets of dscp_mismatch (and its severity), the data packets and
+//     CE marks of ecn_not_acted. The text is that of the largest report,
+//     and the detail says the finding was merged.
 //
-// What cannot be recombined from JSON at all is said in the merged
-// report's capture problems: flows that appear in several reports (two
+// What merge combines but cannot make exact is said in the merged report's
+// capture problems, prefixed "merge:", for each such finding present
+// (merger.approximations): congestion's peak CNP rate (the highest of the
+// reports' own peaks: time bins cannot be added up from JSON), go-back-N's
+// mean recovery time, ecn_not_acted's undecided CE marks when some
+// reports made no such finding, PFC's paused time, storms and severity,
+// storage addresses seen by several reports, the services in the title of
+// other TCP/UDP, and any kind this version does not make. So is what
+// cannot be recombined at all: flows that appear in several reports (two
 // mirrors saw the same QP: their counts are not added and their PSN state
 // is not recomputed, since the merge cannot tell the same packets seen
 // twice from different ones), files given to more than one report, and
@@ -121,8 +136,10 @@ type merger struct {
 	newID   []map[int]int // per report: its flow id -> merged id
 	flows   []*flows.Flow // rebuilt from records, for the recomputed modules
 
-	out   []Finding
-	notes []string // what the merge could not recombine
+	out      []Finding
+	combined []combined // the findings combined, not recomputed
+	roce     uint64     // RoCE packets of the merged flows, as a run's flowScan counts them
+	notes    []string   // what the merge could not recombine
 }
 
 // capture sums the capture sections.
@@ -243,6 +260,9 @@ func (m *merger) flowRecords() error {
 	}
 	for i := range all {
 		m.newID[all[i].src][all[i].rec.ID] = i + 1
+	}
+	for i := range all {
+		m.roce += all[i].rec.Packets
 	}
 	m.records = make([]flowtable.Record, len(all))
 	m.flows = make([]*flows.Flow, len(all))
@@ -371,7 +391,7 @@ func (m *merger) findings() {
 		}
 	}
 	if hadTopology && m.opts.Topology == nil {
-		m.notef("the reports were made with a topology but the merge was given none: cross_rail and fan_out are recomputed " +
+		m.notef("the reports were made with a topology but the merge was given none: cross_rail, rdma_on_management and fan_out are recomputed " +
 			"without one (give merge the same --topology or --rail-subnet)")
 	}
 	recomputed := map[Kind]bool{}
@@ -403,6 +423,7 @@ func (m *merger) findings() {
 		f.order = len(Modules)
 		m.out = append(m.out, f)
 	}
+	m.approximations(given)
 	slices.SortStableFunc(m.out, func(a, b Finding) int {
 		if c := cmp.Compare(b.Severity, a.Severity); c != 0 {
 			return c
@@ -414,23 +435,14 @@ func (m *merger) findings() {
 // moduleOf is the index in Modules of the module that makes findings of
 // kind k, or -1.
 func moduleOf(k Kind) int {
-	switch k {
-	case KindCaptureHealth:
-		return 0
-	case KindRetransmission, KindMirrorLoss:
-		return 1
-	case KindCongestion, KindECNNotActed, KindDSCPMismatch, KindPFC:
-		return 2
-	case KindCrossRail:
-		return 3
-	case KindStorageOnCompute:
-		return 4
-	case KindNonRDMAOnCompute:
-		return 5
-	case KindFanOut:
-		return 6
+	name := string(k) // a module makes the kind it is named after...
+	switch k {        // ...and these
+	case KindMirrorLoss:
+		name = "retransmission"
+	case KindECNNotActed, KindDSCPMismatch, KindPFC:
+		name = "congestion"
 	}
-	return -1
+	return slices.IndexFunc(Modules, func(m Module) bool { return m.Name == name })
 }
 
 // kindOrder orders the kinds of one module as it emits them.
@@ -449,23 +461,32 @@ func countKeys(f *Finding) string {
 
 var digitsRE = regexp.MustCompile(`[0-9]+`)
 
+// combined is a finding merge combined from the reports' own: its kind
+// and variant, and the reports it came from.
+type combined struct {
+	kind    Kind
+	variant string
+	srcs    []int  // report indices, each once
+	lead    string // the report whose text it has
+}
+
 // combine merges the given findings that are not recomputed and belong to
-// module mod (-1: to no module), grouped by kind and count names.
+// module mod (-1: to no module), grouped by kind and variant (variantOf).
 func (m *merger) combine(given []sourced, recomputed map[Kind]bool, mod int) []Finding {
 	type group struct {
-		kind Kind
-		sig  string
-		fs   []sourced
+		kind    Kind
+		variant string
+		fs      []sourced
 	}
 	var groups []*group
 	for _, g := range given {
 		if recomputed[g.f.Kind] || moduleOf(g.f.Kind) != mod {
 			continue
 		}
-		sig := countKeys(&g.f)
-		i := slices.IndexFunc(groups, func(x *group) bool { return x.kind == g.f.Kind && x.sig == sig })
+		v := variantOf(&g.f)
+		i := slices.IndexFunc(groups, func(x *group) bool { return x.kind == g.f.Kind && x.variant == v })
 		if i < 0 {
-			groups = append(groups, &group{kind: g.f.Kind, sig: sig})
+			groups = append(groups, &group{kind: g.f.Kind, variant: v})
 			i = len(groups) - 1
 		}
 		groups[i].fs = append(groups[i].fs, g)
@@ -473,15 +494,32 @@ func (m *merger) combine(given []sourced, recomputed map[Kind]bool, mod int) []F
 	slices.SortStableFunc(groups, func(a, b *group) int { return cmp.Compare(kindOrder[a.kind], kindOrder[b.kind]) })
 	var out []Finding
 	for _, g := range groups {
-		out = append(out, m.combineGroup(g.fs))
+		f, lead := m.combineGroup(g.fs)
+		c := combined{kind: g.kind, variant: g.variant, lead: m.srcs[lead].Name}
+		for _, s := range g.fs {
+			if !slices.Contains(c.srcs, s.src) {
+				c.srcs = append(c.srcs, s.src)
+			}
+		}
+		m.combined = append(m.combined, c)
+		out = append(out, f)
 	}
 	return out
 }
 
-// combineGroup merges findings of one kind and variant from several reports.
-func (m *merger) combineGroup(fs []sourced) Finding {
+// combineGroup merges findings of one kind and variant from one report or
+// more, and returns the index of the report whose text it keeps. The
+// counts combine by countRuleOf; then what the module derives from counts
+// is made again (derivedCounts), and so are the severity, where its rule
+// reads only counts and the capture's RoCE packets, and the title.
+func (m *merger) combineGroup(fs []sourced) (Finding, int) {
 	if len(fs) == 1 {
-		return fs[0].f
+		f := fs[0].f
+		f.Evidence.Counts = cloneCounts(f.Evidence.Counts)
+		if m.refresh(&f) {
+			f.Detail = fmt.Sprintf("From %s: the severity is that of the merged capture, the text that of the report. ", m.srcs[fs[0].src].Name) + f.Detail
+		}
+		return f, fs[0].src
 	}
 	// The largest contributes the text: highest severity, then the largest
 	// first count, then the earliest report.
@@ -508,9 +546,26 @@ func (m *merger) combineGroup(fs []sourced) Finding {
 		out.Nodes = append(out.Nodes, s.f.Nodes...)
 		out.Severity = max(out.Severity, s.f.Severity)
 	}
-	out.Detail = fmt.Sprintf("Merged from %s (%s): the counts are their sums and the flows and details those of each; "+
+	m.refresh(&out)
+	out.Detail = fmt.Sprintf("Merged from %s (%s): the counts and the title are those of all of them, the flows and details those of each; "+
 		"this text is that of %s. ", plural(len(names), "report"), strings.Join(names, ", "), m.srcs[lead.src].Name) + out.Detail
-	return out
+	return out, lead.src
+}
+
+// refresh makes again, from f's combined counts, what its module derives
+// from them: derived counts, the severity where the module's rule reads
+// only counts and the capture's RoCE packets, and the title. It says
+// whether the severity changed.
+func (m *merger) refresh(f *Finding) bool {
+	derivedCounts(f)
+	changed := false
+	if sev, ok := severityFromCounts(f, m.roce); ok && sev != f.Severity {
+		f.Severity, changed = sev, true
+	}
+	if t, ok := titleFromCounts(f); ok {
+		f.Title = t
+	}
+	return changed
 }
 
 // weight is the largest count of a finding, to pick the largest report.
@@ -522,18 +577,8 @@ func weight(f *Finding) float64 {
 	return w
 }
 
-// maxCount says whether a count is a maximum (or a setting), not a sum.
-func maxCount(name string) bool {
-	for _, p := range []string{"peak_", "max_", "median_", "expected_"} {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// mergeEvidence combines the evidence of fs: counts summed (maxima for
-// maxCount names), earliest first and latest last frame, details joined
+// mergeEvidence combines the evidence of fs: counts by countRuleOf
+// (summed, or maxima, minima), earliest first and latest last frame, details joined
 // ("name: N" lines summed by name when every line is one). base, if not
 // nil, is evidence recomputed from the merged data that wins over fs for
 // the counts and details it has.
@@ -555,12 +600,8 @@ func mergeEvidence(fs []sourced, base *Evidence) Evidence {
 	for _, s := range fs {
 		ev := &s.f.Evidence
 		for k, v := range ev.Counts {
-			switch {
-			case fromBase[k]:
-			case maxCount(k):
-				e.Counts[k] = max(e.Counts[k], v)
-			default:
-				e.Counts[k] += v
+			if !fromBase[k] {
+				combineCount(e.Counts, k, v)
 			}
 		}
 		if ev.First != nil && (e.First == nil || ev.First.Time.Before(e.First.Time)) {
@@ -647,7 +688,7 @@ func sumNamedLines(lines []string) ([]string, bool) {
 func (m *merger) patch(f Finding, given []sourced) Finding {
 	var match []sourced
 	for _, g := range given {
-		if g.f.Kind != f.Kind || f.Kind == KindCrossRail || f.Kind == KindFanOut {
+		if g.f.Kind != f.Kind || slices.Contains(recordKinds, f.Kind) {
 			continue
 		}
 		ok := true

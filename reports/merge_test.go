@@ -1,12 +1,14 @@
 package reports
 
 import (
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/rocedump/rocedump/reports/flowtable"
+	"github.com/rocedump/rocedump/topology"
 )
 
 func TestMergeRejects(t *testing.T) {
@@ -97,5 +99,287 @@ func TestCountKeys(t *testing.T) {
 	}
 	if _, ok := andMore("and 12 more HCAs"); ok {
 		t.Error(`"and 12 more HCAs" is a detail line, not capped's`)
+	}
+}
+
+// TestModuleOf: every kind has the module that makes it.
+func TestModuleOf(t *testing.T) {
+	for _, k := range []Kind{KindRetransmission, KindMirrorLoss, KindCongestion, KindECNNotActed, KindDSCPMismatch, KindPFC,
+		KindCrossRail, KindRDMAOnManagement, KindStorageOnCompute, KindNonRDMAOnCompute, KindFanOut, KindCaptureHealth} {
+		if moduleOf(k) < 0 {
+			t.Errorf("%s: no module", k)
+		}
+	}
+	if i := moduleOf(KindRDMAOnManagement); i < 0 || Modules[i].Name != "rdma_on_management" {
+		t.Errorf("rdma_on_management: module %d", i)
+	}
+	if moduleOf("from_a_newer_rocedump") != -1 {
+		t.Error("an unknown kind has a module")
+	}
+}
+
+// TestMergeRecomputesManagement: rdma_on_management reads only flow records
+// and the topology, so merge computes it again, with the same counts.
+func TestMergeRecomputesManagement(t *testing.T) {
+	topo, err := topology.Load(filepath.Join(topoDir, pod))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Run(loadGen(t, "report_rdma_management", pod), "t")
+	m, err := Merge([]MergeSource{{"a.json", r}}, MergeOptions{Tool: "t", Topology: topo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	find := func(r *Report) *Finding {
+		for i := range r.Findings {
+			if r.Findings[i].Kind == KindRDMAOnManagement {
+				return &r.Findings[i]
+			}
+		}
+		return nil
+	}
+	a, b := find(r), find(m)
+	if a == nil || b == nil || !reflect.DeepEqual(a.Evidence.Counts, b.Evidence.Counts) || a.Title != b.Title || !reflect.DeepEqual(a.Flows, b.Flows) {
+		t.Errorf("report %+v\nmerged %+v", a, b)
+	}
+}
+
+// mergeFixture is a report of one flow of n packets (cnps of them CNPs to
+// it) from src, first seen at second sec, with the findings given.
+func mergeFixture(file, src string, sec, n, cnps int, fs ...Finding) *Report {
+	at := "2026-01-01T00:00:0" + strconv.Itoa(sec) + "Z"
+	return &Report{SchemaVersion: SchemaVersion, Capture: CaptureInfo{Files: []string{file}, Packets: uint64(n), RoCE: uint64(n)},
+		Flows:    []flowtable.Record{{ID: 1, Src: src, Dst: "10.0.9.9", DestQPN: 0x100, Packets: uint64(n), CNPs: uint64(cnps), First: at, Last: at}},
+		Findings: fs}
+}
+
+func counted(kind Kind, sev Severity, title string, counts map[string]float64) Finding {
+	return Finding{Kind: kind, Severity: sev, Title: title, Evidence: Evidence{Counts: counts}}
+}
+
+// congestionCounts are the counts of a congestion finding over cnps CNPs
+// among n packets, with the peak rate its report saw.
+func congestionCounts(n, cnps, peak float64) map[string]float64 {
+	return map[string]float64{"cnps": cnps, "ce_marked": 0, "fecn": 0, "becn": cnps, "data_packets": n - cnps,
+		"notified_qps": 1, "cnp_sources": 1, "peak_cnps_per_ms": peak}
+}
+
+// TestMergeCombined: findings of one kind and variant combine into one,
+// whose counts combine by their names (sums, maxima, minima), whose
+// derived counts, severity and title are made again from them by the
+// module's own rules; different variants of a kind stay apart, and one
+// kind's variants with different count names (NFS here, iSCSI there)
+// come together.
+func TestMergeCombined(t *testing.T) {
+	gbn := func(resent, mean float64) Finding {
+		return counted(KindRetransmission, Warning, goBackNTitle(uint64(resent), 1, 1), map[string]float64{
+			"gbn_episodes": 1, "retransmitted_packets": resent, "psn_seq_err_naks": 1, "fabric_lost_psns": 0, "fabric_gaps": 0, "qps": 1,
+			"recovery_ms_max": mean, "recovery_ms_mean": mean, "catch_up_ms_max": 0.051})
+	}
+	timeouts := func(lo, hi, n float64) Finding {
+		return counted(KindRetransmission, Warning, timeoutTitle(4, 1, 1), map[string]float64{
+			"timeouts": 1, "retransmitted_packets": 4, "qps": 1, "timeout_ms_min": lo, "timeout_ms_max": hi, "local_ack_timeout": n, "fabric_lost_psns": 0})
+	}
+	a := mergeFixture("a.pcap", "10.0.0.1", 1, 10000, 4,
+		gbn(13, 0.01), timeouts(0.3, 0.3, 6),
+		counted(KindCongestion, Info, "4 CNPs", congestionCounts(10000, 4, 4)),
+		counted(KindNonRDMAOnCompute, Warning, nonRDMATitle(nonRDMASSH, 1), map[string]float64{"conversations": 1, "packets": 10, "bytes": 1608}),
+		counted(KindStorageOnCompute, Critical, storageIPTitle([]string{svcNFS}, true), map[string]float64{
+			"conversations": 1, "bytes": 100, "nfs_conversations": 1, "nfs_bytes": 100}))
+	b := mergeFixture("b.pcap", "10.0.1.1", 2, 10000, 5,
+		gbn(15, 0.02), timeouts(20, 70, 14),
+		counted(KindCongestion, Info, "5 CNPs", congestionCounts(10000, 5, 5)),
+		counted(KindNonRDMAOnCompute, Critical, nonRDMATitle(nonRDMABootstrap, 2), map[string]float64{"conversations": 2, "packets": 1e5, "bytes": 2e8}),
+		counted(KindStorageOnCompute, Critical, storageIPTitle([]string{svcISCSI}, true), map[string]float64{
+			"conversations": 1, "bytes": 50, "iscsi_conversations": 1, "iscsi_bytes": 50}))
+	r, err := Merge([]MergeSource{{"a.json", a}, {"b.json", b}}, MergeOptions{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byTitle := map[string]*Finding{}
+	for i := range r.Findings {
+		byTitle[r.Findings[i].Title] = &r.Findings[i]
+	}
+	want := []struct {
+		title  string
+		sev    Severity
+		counts map[string]float64
+	}{
+		{"Go-back-N: 28 packets resent in 2 episodes after packet loss on 2 QPs", Warning, map[string]float64{
+			"retransmitted_packets": 28, "gbn_episodes": 2, "qps": 2, "catch_up_ms_max": 0.051, "recovery_ms_max": 0.02, "recovery_ms_mean": 0.02}},
+		{"ACK timeouts: 8 packets resent after 2 timeouts on 2 QPs", Warning, map[string]float64{
+			"timeout_ms_min": 0.3, "timeout_ms_max": 70, "local_ack_timeout": 14}},
+		{"SSH on compute links: 1 conversation", Warning, map[string]float64{"conversations": 1}},
+		{"NCCL bootstrap TCP on compute links: 2 conversations", Critical, map[string]float64{"conversations": 2}},
+		{"NFS, iSCSI on compute HCA addresses", Critical, map[string]float64{"conversations": 2, "nfs_bytes": 100, "iscsi_bytes": 50, "bytes": 150}},
+	}
+	for _, w := range want {
+		f := byTitle[w.title]
+		if f == nil {
+			t.Errorf("no finding %q in%s", w.title, summary(r.Findings))
+			continue
+		}
+		if f.Severity != w.sev {
+			t.Errorf("%q: %v, want %v", w.title, f.Severity, w.sev)
+		}
+		wantCounts(t, *f, w.counts)
+	}
+	n := 0
+	for _, f := range r.Findings {
+		if f.Kind == KindRetransmission || f.Kind == KindNonRDMAOnCompute || f.Kind == KindStorageOnCompute {
+			n++
+		}
+	}
+	if n != len(want) {
+		t.Errorf("want %d combined findings, got %s", len(want), summary(r.Findings))
+	}
+	probs := strings.Join(r.Capture.Problems, "\n")
+	for _, w := range []string{
+		"merge: congestion: peak_cnps_per_ms 5 is the highest of the reports' own peaks (a.json: 4, b.json: 5)", "up to their sum (9)",
+		"merge: retransmission: go-back-N recovery_ms_mean is the highest of the 2 reports' means",
+	} {
+		if !strings.Contains(probs, w) {
+			t.Errorf("capture problems lack %q:\n%s", w, probs)
+		}
+	}
+	for _, absent := range []string{"ecn_not_acted", "pfc", "storage_on_compute", "non_rdma_on_compute"} {
+		if strings.Contains(probs, "merge: "+absent) {
+			t.Errorf("a note on %s, which is exact or absent here:\n%s", absent, probs)
+		}
+	}
+}
+
+// TestMergeNotesOnlyWhenApproximate: each approximation is said when its
+// finding is in the merged report, and only then.
+func TestMergeNotesOnlyWhenApproximate(t *testing.T) {
+	pfc := counted(KindPFC, Warning, pfcTitle(nil, 5), map[string]float64{"pfc_frames": 5, "xoff_frames": 5, "storms": 0,
+		"pause_frames_802_3x": 0, "priority_3_frames": 5, "priority_3_paused_us": 300, "priority_3_storms": 0})
+	ecn := counted(KindECNNotActed, Warning, ecnNotActedTitle(3), map[string]float64{"ce_marked": 7, "not_acted": 3, "undecided": 0, "directions": 1})
+	role := func(n float64) Finding {
+		return counted(KindStorageOnCompute, Critical, storageRoleTitle(uint64(n), true), map[string]float64{
+			"storage_endpoints": n, "roce_flows": 2, "conversations": 0, "bytes": 10})
+	}
+	other := func(port string) Finding {
+		return counted(KindNonRDMAOnCompute, Info, nonRDMAOther+": tcp/"+port+" (1)", map[string]float64{"conversations": 1, "packets": 2, "bytes": 3})
+	}
+	tests := []struct {
+		name string
+		a, b []Finding
+		want []string
+	}{
+		{"nothing approximate", []Finding{role(1)}, nil, nil},
+		{"pfc in one report", []Finding{pfc}, nil, []string{"merge: pfc:", "judged on the capture of a.json"}},
+		{"pfc in both", []Finding{pfc}, []Finding{pfc}, []string{"each report's own capture (the worst of them)"}},
+		{"ecn in one of two", []Finding{ecn}, nil, []string{"merge: ecn_not_acted: undecided", "only the 1 of 2 reports"}},
+		{"ecn in both", []Finding{ecn}, []Finding{ecn}, nil},
+		{"storage addresses of two", []Finding{role(1)}, []Finding{role(2)}, []string{"merge: storage_on_compute: storage_endpoints adds up"}},
+		{"other TCP of two", []Finding{other("873")}, []Finding{other("8080")}, []string{"merge: non_rdma_on_compute: the title of other TCP/UDP names the services of"}},
+		{"a kind from a newer rocedump", []Finding{counted("quantum_flux", Info, "x", map[string]float64{"n": 1})},
+			[]Finding{counted("quantum_flux", Info, "y", map[string]float64{"n": 2})}, []string{"merge: quantum_flux (a kind this rocedump does not make)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := Merge([]MergeSource{{"a.json", mergeFixture("a.pcap", "10.0.0.1", 1, 100, 0, tt.a...)},
+				{"b.json", mergeFixture("b.pcap", "10.0.1.1", 2, 100, 0, tt.b...)}}, MergeOptions{Tool: "t"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			probs := strings.Join(r.Capture.Problems, "\n")
+			for _, w := range tt.want {
+				if !strings.Contains(probs, w) {
+					t.Errorf("capture problems lack %q:\n%s", w, probs)
+				}
+			}
+			if tt.want == nil && probs != "" {
+				t.Errorf("want no notes, got:\n%s", probs)
+			}
+		})
+	}
+}
+
+// TestMergeSeverityOfMergedCapture: a severity that is a share of the
+// capture is judged on the merged capture, even for a finding of one
+// report, whose text then says so.
+func TestMergeSeverityOfMergedCapture(t *testing.T) {
+	gbn := counted(KindRetransmission, Critical, goBackNTitle(150, 3, 1), map[string]float64{
+		"gbn_episodes": 3, "retransmitted_packets": 150, "psn_seq_err_naks": 3, "fabric_lost_psns": 0, "fabric_gaps": 0, "qps": 1,
+		"recovery_ms_max": 0, "recovery_ms_mean": 0, "catch_up_ms_max": 0})
+	a := mergeFixture("a.pcap", "10.0.0.1", 1, 10000, 0, gbn) // 1.5% of its capture: critical
+	b := mergeFixture("b.pcap", "10.0.1.1", 2, 10000, 0)      // 0.75% of both
+	r, err := Merge([]MergeSource{{"a.json", a}, {"b.json", b}}, MergeOptions{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range r.Findings {
+		if f.Kind == KindRetransmission {
+			if f.Severity != Warning || f.Title != gbn.Title || !strings.HasPrefix(f.Detail, "From a.json: the severity is that of the merged capture") {
+				t.Errorf("got %v %q %q", f.Severity, f.Title, f.Detail)
+			}
+			return
+		}
+	}
+	t.Errorf("no retransmission finding:%s", summary(r.Findings))
+}
+
+// TestTitlesFromCounts: what merge makes again from a finding's counts
+// (titleFromCounts, severityFromCounts, derivedCounts) is what the module
+// made, on every finding of the generated captures, and no two findings
+// of one kind in a report share a variant (merge would fold them into one).
+func TestTitlesFromCounts(t *testing.T) {
+	for _, name := range []string{"retransmissions", "retx_mixed", "retx_mirror_widespread", "snaplen64", "congestion", "report_ecn",
+		"report_storage", "report_storage_once", "report_nvme_discovery", "report_ssh_bootstrap", "storage", "incident_demo", "report_rdma_management"} {
+		t.Run(name, func(t *testing.T) {
+			in := loadGen(t, name, pod)
+			roce := newFlowScan(in.Flows).packets
+			r := Run(in, "t")
+			seen := map[string]bool{}
+			for _, f := range r.Findings {
+				v := string(f.Kind) + "/" + variantOf(&f)
+				if seen[v] {
+					t.Errorf("two findings of variant %s", v)
+				}
+				seen[v] = true
+				if title, ok := titleFromCounts(&f); ok && title != f.Title {
+					t.Errorf("%s: title from counts %q, the module's %q", v, title, f.Title)
+				}
+				if sev, ok := severityFromCounts(&f, roce); ok && sev != f.Severity {
+					t.Errorf("%s %q: severity from counts %v, the module's %v", v, f.Title, sev, f.Severity)
+				}
+				g := f
+				g.Evidence.Counts = cloneCounts(f.Evidence.Counts)
+				derivedCounts(&g)
+				if !reflect.DeepEqual(g.Evidence.Counts, f.Evidence.Counts) {
+					t.Errorf("%s: derived counts %v, the module's %v", v, g.Evidence.Counts, f.Evidence.Counts)
+				}
+			}
+		})
+	}
+}
+
+// TestMergeUnnamedFrames: frame evidence made from the flow records of a
+// report over several files cannot name its file, and the merge says so.
+func TestMergeUnnamedFrames(t *testing.T) {
+	topo := topology.New()
+	for _, s := range []string{"10.0.0.0/24=0", "10.0.3.0/24=3"} {
+		if err := topo.AddRailSubnet(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := flowtable.Record{ID: 1, Src: "10.0.0.1", Dst: "10.0.3.2", DestQPN: 0x100, Packets: 10, Bytes: 1000,
+		First: "2026-01-01T00:00:01Z", Last: "2026-01-01T00:00:01Z"}
+	for _, tt := range []struct {
+		files []string
+		note  bool
+	}{{[]string{"a1.pcap", "a2.pcap"}, true}, {[]string{"a.pcap"}, false}} {
+		a := &Report{SchemaVersion: SchemaVersion, Capture: CaptureInfo{Files: tt.files, Packets: 10, RoCE: 10}, Flows: []flowtable.Record{rec}}
+		b := mergeFixture("b.pcap", "10.0.0.5", 2, 10, 0)
+		r, err := Merge([]MergeSource{{"a.json", a}, {"b.json", b}}, MergeOptions{Tool: "t", Topology: topo})
+		if err != nil {
+			t.Fatal(err)
+		}
+		probs := strings.Join(r.Capture.Problems, "\n")
+		if got := strings.Contains(probs, "merge: the first and last frames of cross_rail name no file"); got != tt.note {
+			t.Errorf("files %v: note %v, want %v:\n%s", tt.files, got, tt.note, probs)
+		}
 	}
 }

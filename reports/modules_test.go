@@ -77,6 +77,72 @@ func TestCrossRail(t *testing.T) {
 	}
 }
 
+// TestRDMAOnManagement: RoCE to a management port and from a BMC address
+// is a warning naming both addresses, their roles, flows and bytes; the
+// compute and storage flows are not in it, and without a topology nothing
+// can be said.
+func TestRDMAOnManagement(t *testing.T) {
+	tr := genTruth(t, "report_rdma_management")
+	fs := ofKind(runAll(loadGen(t, "report_rdma_management", pod)), KindRDMAOnManagement)
+	if len(fs) != 1 {
+		t.Fatalf("want one finding, got %s", summary(fs))
+	}
+	f := fs[0]
+	if f.Severity != Warning || !strings.HasPrefix(f.Title, "RDMA on 1 management address and 1 BMC address (") {
+		t.Errorf("got %s", summary(fs))
+	}
+	var packets int64
+	for _, fl := range tr.Flows {
+		if fl.Flow == "to-mgmt" || fl.Flow == "from-bmc" {
+			packets += fl.Packets
+		}
+	}
+	wantCounts(t, f, map[string]float64{
+		"addresses": 2, "management_addresses": 1, "bmc_addresses": 1, "flows": 4,
+		"packets": float64(packets), "bytes": truthBytes(tr, "to-mgmt", "from-bmc"),
+	})
+	if want := []string{"dgx-01", "dgx-02", "dgx-03"}; !slices.Equal(f.Nodes, want) {
+		t.Errorf("nodes %v, want %v", f.Nodes, want)
+	}
+	if len(f.Flows) != 4 || len(f.Evidence.Details) < 2 ||
+		!strings.HasPrefix(f.Evidence.Details[0], "192.168.10.2 (dgx-02 eno1, management): 2 RoCE flows") ||
+		!strings.HasPrefix(f.Evidence.Details[1], "192.168.20.1 (dgx-01 bmc, bmc): 2 RoCE flows") {
+		t.Errorf("flows %v, details %q", f.Flows, f.Evidence.Details)
+	}
+	if fs := RDMAOnManagement(loadGen(t, "report_rdma_management", "")); len(fs) != 0 {
+		t.Errorf("without a topology: %s", summary(fs))
+	}
+}
+
+// TestFanOutComputeOnly: with a topology only compute HCAs count as HCAs
+// and only its nodes as nodes; without one every RoCE address is an HCA
+// and nodes are not counted.
+func TestFanOutComputeOnly(t *testing.T) {
+	fs := FanOut(loadGen(t, "report_rdma_management", pod))
+	if len(fs) != 1 {
+		t.Fatalf("got %s", summary(fs))
+	}
+	// 10.0.0.1 (allreduce, to-mgmt) and 10.0.1.1 (to-storage) on dgx-01,
+	// 10.0.0.2 on dgx-02, 10.1.0.3 on dgx-03; not the management port, the
+	// BMC or the storage server.
+	wantCounts(t, fs[0], map[string]float64{"hcas": 4, "qps": 5, "max_qps_per_hca": 2, "nodes": 3, "max_qps_per_node": 3, "non_compute_addresses": 3})
+	for _, d := range fs[0].Evidence.Details {
+		if strings.Contains(d, "192.168.") || strings.Contains(d, "10.100.255.30") {
+			t.Errorf("detail about a non-compute address: %q", d)
+		}
+	}
+	fs = FanOut(loadGen(t, "report_rdma_management", ""))
+	if len(fs) != 1 {
+		t.Fatalf("no topology: got %s", summary(fs))
+	}
+	wantCounts(t, fs[0], map[string]float64{"hcas": 7, "qps": 8})
+	for _, k := range []string{"nodes", "max_qps_per_node", "non_compute_addresses"} {
+		if _, ok := fs[0].Evidence.Counts[k]; ok {
+			t.Errorf("no topology: count %s = %v, want none", k, fs[0].Evidence.Counts[k])
+		}
+	}
+}
+
 // TestCrossRailCritical: cross-rail is critical when it is most of the
 // compute traffic, and a compute address without a rail is unknown.
 func TestCrossRailCritical(t *testing.T) {
@@ -152,7 +218,7 @@ func TestStorage(t *testing.T) {
 		t.Fatalf("want RDMA CM, TCP and storage-role findings, got %s", summary(fs))
 	}
 	cm, ip, role := fs[0], fs[1], fs[2]
-	for _, f := range fs {
+	for _, f := range fs[:2] {
 		if f.Severity != Critical {
 			t.Errorf("%q: %v, want critical (compute HCA addresses)", f.Title, f.Severity)
 		}
@@ -177,14 +243,113 @@ func TestStorage(t *testing.T) {
 		"conversations": 3, "nvme_tcp_conversations": 1, "iscsi_conversations": 1, "nfs_conversations": 1,
 		"nvme_tcp_bytes": ipBytes("nvme-tcp"), "iscsi_bytes": ipBytes("iscsi"), "nfs_bytes": ipBytes("nfs"),
 	})
-	// storage endpoints: the three CM targets, the GDS pair; their flows:
-	// the CM MADs both ways on QP1 and the RDMA both ways
+	// The CM targets' traffic is all named by service (the first finding):
+	// what is left is the GDS pair, a storage NIC and a storage server, both
+	// ways, on no compute HCA address.
 	wantCounts(t, role, map[string]float64{
-		"storage_endpoints": 5, "roce_flows": float64(2*len(tr.CM) + 6), "conversations": 0,
+		"storage_endpoints": 2, "roce_flows": 2, "conversations": 0, "bytes": truthBytes(tr, "gds-read"),
 	})
+	if role.Severity != Warning || role.Title != "2 storage addresses seen on the captured links" {
+		t.Errorf("role finding: %s", summary([]Finding{role}))
+	}
 	if !slices.Contains(role.Nodes, "dgx-01") || !slices.Contains(role.Nodes, "10.100.255.30") {
 		t.Errorf("role finding nodes %v", role.Nodes)
 	}
+}
+
+// TestStorageReportedOnce: a connection an RDMA CM exchange set up to a
+// storage port is reported by the finding that names its service, with the
+// CM datagrams of the address pair when every request on it was to a
+// storage port; the finding about storage-role addresses reports only the
+// rest, so no flow and no byte is counted twice.
+func TestStorageReportedOnce(t *testing.T) {
+	tr := genTruth(t, "report_storage_once")
+	fs := ofKind(runAll(loadGen(t, "report_storage_once", pod)), KindStorageOnCompute)
+	if len(fs) != 2 {
+		t.Fatalf("want the RDMA CM and the storage-role findings, got %s", summary(fs))
+	}
+	cm, role := fs[0], fs[1]
+	wantCounts(t, cm, map[string]float64{
+		"cm_requests": 3, "flows_4420": 4, "flows_20049": 2, "flows": 6,
+		"bytes": truthBytes(tr, "nvmeof-io", "nfsrdma-io", "nvmeof-2-io"),
+	})
+	// An RDMA CM MAD on QP1 is IPv4 20 + UDP 8 + BTH 12 + DETH 8 + MAD 256 +
+	// ICRC 4 = 308 bytes long. The QP1 flows of 10.0.3.1 and 10.100.255.13
+	// carry a request to port 5000 too, so they are the rest.
+	const madBytes = 308
+	var mads int
+	for _, c := range tr.CM {
+		if c.Name == "nvmeof-2" || c.Name == "other-5000" {
+			for _, n := range c.Messages {
+				mads += n
+			}
+		}
+	}
+	wantCounts(t, role, map[string]float64{
+		"storage_endpoints": 2, "roce_flows": 6, "conversations": 0,
+		"bytes": truthBytes(tr, "no-cm", "other-5000-io") + float64(madBytes*mads),
+	})
+	if role.Severity != Critical || role.Title != "2 storage addresses talk to compute HCA addresses" {
+		t.Errorf("role finding: %s", summary([]Finding{role}))
+	}
+	for _, id := range role.Flows {
+		if slices.Contains(cm.Flows, id) {
+			t.Errorf("flow %d is in both findings: CM %v, role %v", id, cm.Flows, role.Flows)
+		}
+	}
+	if want := int(role.Evidence.Counts["roce_flows"]); len(role.Flows) != want {
+		t.Errorf("role finding lists %d flows, counts %d", len(role.Flows), want)
+	}
+}
+
+// TestStorageRoleTitle: the title agrees with the number of addresses.
+func TestStorageRoleTitle(t *testing.T) {
+	tests := []struct {
+		n       uint64
+		compute bool
+		want    string
+	}{
+		{1, true, "1 storage address talks to compute HCA addresses"},
+		{3, true, "3 storage addresses talk to compute HCA addresses"},
+		{1, false, "1 storage address seen on the captured links"},
+	}
+	for _, tc := range tests {
+		if got := storageRoleTitle(tc.n, tc.compute); got != tc.want {
+			t.Errorf("storageRoleTitle(%d, %v) = %q, want %q", tc.n, tc.compute, got, tc.want)
+		}
+	}
+}
+
+// TestNVMeDiscovery: NVMe/TCP discovery (tcp/8009) is storage over TCP,
+// next to NVMe/TCP I/O, and not NCCL bootstrap though it runs between
+// compute HCAs on high ports; the real bootstrap still is.
+func TestNVMeDiscovery(t *testing.T) {
+	tr := genTruth(t, "report_nvme_discovery")
+	ipBytes := func(names ...string) float64 {
+		var n int
+		for _, s := range tr.TCP {
+			if slices.Contains(names, s.Name) {
+				// payload, 40 header bytes a segment, a 4-byte MSS option on
+				// the SYN and the SYN-ACK
+				n += s.ClientBytes + s.ServerBytes + 40*s.Packets + 8
+			}
+		}
+		return float64(n)
+	}
+	fs := runAll(loadGen(t, "report_nvme_discovery", pod))
+	st := ofKind(fs, KindStorageOnCompute)
+	if len(st) != 1 || st[0].Severity != Critical || st[0].Title != "NVMe/TCP, NVMe/TCP discovery on compute HCA addresses" {
+		t.Fatalf("want one critical NVMe/TCP finding, got %s", summary(st))
+	}
+	wantCounts(t, st[0], map[string]float64{
+		"conversations": 3, "nvme_tcp_conversations": 1, "nvme_tcp_discovery_conversations": 2,
+		"nvme_tcp_bytes": ipBytes("io-storage"), "nvme_tcp_discovery_bytes": ipBytes("disc-compute", "disc-storage"),
+	})
+	nr := ofKind(fs, KindNonRDMAOnCompute)
+	if len(nr) != 1 || !strings.HasPrefix(nr[0].Title, "NCCL bootstrap") {
+		t.Fatalf("want only the NCCL bootstrap finding, got %s", summary(nr))
+	}
+	wantCounts(t, nr[0], map[string]float64{"conversations": 1, "bytes": ipBytes("nccl-boot")})
 }
 
 // TestStorageNoTopology: the older storage scenario without a topology
@@ -430,4 +595,23 @@ func TestFanOut(t *testing.T) {
 // flowOf builds a flow by hand, for module tests without a capture.
 func flowOf(id int, src, dst netip.Addr, qp uint32, bytes uint64) *flows.Flow {
 	return &flows.Flow{ID: id, Key: flows.Key{Src: src, Dst: dst, DestQP: qp}, Packets: 1, WireBytes: bytes}
+}
+
+// TestVerdictPlurals: one of a thing is said in the singular.
+func TestVerdictPlurals(t *testing.T) {
+	f := []Finding{{Title: "X"}}
+	tests := []struct {
+		s    Summary
+		want string
+	}{
+		{Summary{Flows: 1, Warning: 1}, "No critical findings; 1 warning across 1 QP flow. Start with: X"},
+		{Summary{Flows: 3, Warning: 2}, "No critical findings; 2 warnings across 3 QP flows. Start with: X"},
+		{Summary{Flows: 1, Critical: 1}, "1 critical and 0 warning findings across 1 QP flow. Start with: X"},
+		{Summary{Flows: 1, Hosts: 1}, "No problems found in 1 QP flow between 1 host."},
+	}
+	for _, tc := range tests {
+		if got := verdict(tc.s, f); got != tc.want {
+			t.Errorf("verdict(%+v) = %q, want %q", tc.s, got, tc.want)
+		}
+	}
 }

@@ -77,7 +77,7 @@ func NonRDMAOnCompute(in *Input) []Finding {
 	}
 	if len(ssh) > 0 {
 		f := convFinding(in, ssh, Warning)
-		f.Title = fmt.Sprintf("SSH on compute links: %s", plural(len(ssh), "conversation"))
+		f.Title = nonRDMATitle(nonRDMASSH, uint64(len(ssh)))
 		f.Detail = fmt.Sprintf("SSH sessions run over %s. Interactive and scp traffic on a compute rail is not in the lossless class "+
 			"and competes with the AllReduce; it usually means a host resolves node names to compute addresses.", where)
 		f.Next = "Check /etc/hosts and DNS for the node names (they should resolve to the management addresses) and the ssh configuration of the job launcher (mpirun, Slurm)."
@@ -86,12 +86,12 @@ func NonRDMAOnCompute(in *Input) []Finding {
 	if len(boot) > 0 {
 		f := convFinding(in, boot, Warning)
 		bytes := f.Evidence.Counts["bytes"]
-		f.Title = fmt.Sprintf("NCCL bootstrap TCP on compute links: %s", plural(len(boot), "conversation"))
+		f.Severity = bootstrapSeverity(bytes)
+		f.Title = nonRDMATitle(nonRDMABootstrap, uint64(len(boot)))
 		f.Detail = fmt.Sprintf("TCP between two %s on high ports on both sides: NCCL's bootstrap (rank exchange, ring set-up) and its socket "+
 			"transport use TCP on the interface NCCL_SOCKET_IFNAME names, or the first suitable one when it is unset. The bootstrap belongs on "+
 			"the management network; on a compute rail it shares the HCA with the RDMA traffic outside the lossless class.", where)
-		if bytes >= socketTransportBytes {
-			f.Severity = Critical
+		if f.Severity == Critical {
 			f.Detail += fmt.Sprintf(" %s is far more than a bootstrap: NCCL is likely moving the collective itself over TCP sockets "+
 				"(NCCL_IB_DISABLE=1, NCCL_NET=Socket, or the IB plugin failed to initialise).", flowtable.HumanBytes(uint64(bytes)))
 		}
@@ -101,16 +101,46 @@ func NonRDMAOnCompute(in *Input) []Finding {
 	}
 	if len(other) > 0 {
 		f := convFinding(in, other, Info)
-		if f.Evidence.Counts["bytes"] >= otherWarnBytes {
-			f.Severity = Warning
-		}
-		f.Title = fmt.Sprintf("Other TCP/UDP on compute links: %s", servicesSummary(other))
+		f.Severity = otherTCPSeverity(f.Evidence.Counts["bytes"])
+		f.Title = nonRDMAOther + ": " + servicesSummary(other)
 		f.Detail = fmt.Sprintf("Non-RDMA traffic runs over %s. It is not in the lossless class and takes bandwidth and buffer from the RoCE traffic; "+
 			"compute rails should carry RDMA only.", where)
 		f.Next = "Find the services on those ports on the nodes listed (ss -tunap) and move them to the management or storage network."
 		out = append(out, f)
 	}
 	return out
+}
+
+// The three non_rdma_on_compute findings' titles start with these: the
+// module makes them here, and merge tells them apart by them and rebuilds
+// the first two's from their counts (the third names its services, which
+// its counts do not).
+const (
+	nonRDMASSH       = "SSH on compute links"
+	nonRDMABootstrap = "NCCL bootstrap TCP on compute links"
+	nonRDMAOther     = "Other TCP/UDP on compute links"
+)
+
+// nonRDMATitle is "SSH on compute links: 2 conversations".
+func nonRDMATitle(what string, conversations uint64) string {
+	return fmt.Sprintf("%s: %s", what, plural(conversations, "conversation"))
+}
+
+// bootstrapSeverity: warning; critical from socketTransportBytes, the
+// collective itself over TCP sockets.
+func bootstrapSeverity(bytes float64) Severity {
+	if bytes >= socketTransportBytes {
+		return Critical
+	}
+	return Warning
+}
+
+// otherTCPSeverity: info; warning from otherWarnBytes.
+func otherTCPSeverity(bytes float64) Severity {
+	if bytes >= otherWarnBytes {
+		return Warning
+	}
+	return Info
 }
 
 // convFinding builds the common part of a finding about conversations:

@@ -26,6 +26,7 @@ var Modules = []Module{
 	{"retransmission", Retransmissions},
 	{"congestion", Congestion},
 	{"cross_rail", CrossRail},
+	{"rdma_on_management", RDMAOnManagement},
 	{"storage_on_compute", StorageOnCompute},
 	{"non_rdma_on_compute", NonRDMAOnCompute},
 	{"fan_out", FanOut},
@@ -151,11 +152,11 @@ func verdict(s Summary, fs []Finding) string {
 	case s.Flows == 0:
 		return "No RoCE traffic in the capture: nothing to judge. Check that the mirror sees the compute links (UDP 4791)."
 	case s.Critical > 0:
-		return fmt.Sprintf("%d critical and %d warning findings across %d QP flows. Start with: %s", s.Critical, s.Warning, s.Flows, fs[0].Title)
+		return fmt.Sprintf("%d critical and %d warning findings across %s. Start with: %s", s.Critical, s.Warning, plural(s.Flows, "QP flow"), fs[0].Title)
 	case s.Warning > 0:
-		return fmt.Sprintf("No critical findings; %d warnings across %d QP flows. Start with: %s", s.Warning, s.Flows, fs[0].Title)
+		return fmt.Sprintf("No critical findings; %s across %s. Start with: %s", plural(s.Warning, "warning"), plural(s.Flows, "QP flow"), fs[0].Title)
 	}
-	return fmt.Sprintf("No problems found in %d QP flows between %d hosts.", s.Flows, s.Hosts)
+	return fmt.Sprintf("No problems found in %s between %s.", plural(s.Flows, "QP flow"), plural(s.Hosts, "host"))
 }
 
 // AtOrAbove counts the findings of severity s or higher (for --fail-on).

@@ -297,7 +297,7 @@ func fatalNAKFindings(in *Input) []Finding {
 		fd := Finding{
 			Kind:     KindRetransmission,
 			Severity: Critical,
-			Title:    fmt.Sprintf("Fatal NAK %s (%s): %s went to the error state", code, m.name, retxPlural(qps, "QP", "QPs")),
+			Title:    fatalNAKTitle(code, qps),
 			Detail: fmt.Sprintf("The responder sent %s %s (%s) on %s. %s A fatal NAK is not retried: the QP moves to the error state and every "+
 				"outstanding work request on it is flushed, so the job sees a failed transfer (NCCL aborts the communicator).",
 				retxPlural(naks, "NAK", "NAKs"), code, m.name, retxPlural(qps, "QP", "QPs"), m.what),
@@ -325,7 +325,7 @@ func fatalNAKFindings(in *Input) []Finding {
 		fd := Finding{
 			Kind:     KindRetransmission,
 			Severity: Critical,
-			Title:    fmt.Sprintf("%s with a reserved NAK code", retxPlural(other, "NAK", "NAKs")),
+			Title:    reservedNAKTitle(other),
 			Detail: "NAK codes 5 to 31 are reserved (IBTA Table 43). A requester treats a NAK it does not know as fatal, so the QP went to the error state; " +
 				"a reserved code comes from a non-conforming or corrupted responder.",
 			Evidence: Evidence{Counts: map[string]float64{"fatal_naks": float64(other), "naks_reserved": float64(other)}},
@@ -387,8 +387,7 @@ func goBackNFinding(in *Input, roce uint64) (Finding, bool) {
 	fd := Finding{
 		Kind:     KindRetransmission,
 		Severity: retxSeverity(resent, roce),
-		Title: fmt.Sprintf("Go-back-N: %s resent in %s after packet loss on %s", retxPlural(resent, "packet", "packets"),
-			retxPlural(episodes, "episode", "episodes"), retxPlural(qps, "QP", "QPs")),
+		Title:    goBackNTitle(resent, episodes, qps),
 		Evidence: Evidence{Counts: map[string]float64{
 			"gbn_episodes": float64(episodes), "retransmitted_packets": float64(resent), "psn_seq_err_naks": float64(naks),
 			"fabric_lost_psns": float64(fabric), "fabric_gaps": float64(fabricGaps), "qps": float64(qps),
@@ -495,8 +494,7 @@ func timeoutFinding(in *Input, roce uint64) (Finding, bool) {
 	fd := Finding{
 		Kind:     KindRetransmission,
 		Severity: retxSeverity(resent, roce),
-		Title: fmt.Sprintf("ACK timeouts: %s resent after %s on %s", retxPlural(resent, "packet", "packets"),
-			retxPlural(timeouts, "timeout", "timeouts"), retxPlural(qps, "QP", "QPs")),
+		Title:    timeoutTitle(resent, timeouts, qps),
 		Detail: fmt.Sprintf("These resends had no NAK before them: a packet was lost with nothing behind it to reveal the gap (the tail of a message, "+
 			"or the NAK or ACK itself), so the requester waited for its ACK timeout, 4.096 µs × 2^local_ack_timeout, and resent from the oldest "+
 			"unacknowledged PSN. The QP moved no data while it waited: %s here. %s"+
@@ -564,7 +562,7 @@ func rnrFinding(in *Input, roce uint64) (Finding, bool) {
 	fd := Finding{
 		Kind:     KindRetransmission,
 		Severity: retxSeverity(resent, roce),
-		Title:    fmt.Sprintf("%s on %s: the receiver was not ready", retxPlural(naks, "RNR NAK", "RNR NAKs"), retxPlural(qps, "QP", "QPs")),
+		Title:    rnrTitle(naks, qps),
 		Evidence: Evidence{Counts: map[string]float64{
 			"rnr_naks": float64(naks), "rnr_retries": float64(retries), "retransmitted_packets": float64(resent), "qps": float64(qps),
 			"rnr_timer_ms_min": ms(timerMin), "rnr_timer_ms_max": ms(timerMax), "rnr_wait_ms_max": ms(wait.Max),
@@ -613,7 +611,7 @@ func reissuedReadFinding(in *Input, roce uint64) (Finding, bool) {
 	fd := Finding{
 		Kind:     KindRetransmission,
 		Severity: retxSeverity(resent, roce),
-		Title:    fmt.Sprintf("%s re-issued after lost READ responses on %s", retxPlural(reads, "RDMA READ", "RDMA READs"), retxPlural(qps, "QP", "QPs")),
+		Title:    reissuedReadTitle(reads, qps),
 		Detail: fmt.Sprintf("A READ response packet went missing on its way back (responder to requester), so the requester re-issued the READ "+
 			"for the rest of the data (a duplicate READ request from the PSN of the missing response) and the responder sent those responses again: "+
 			"%s and %s, %s of the RoCE packets.", retxPlural(reads, "re-issued READ", "re-issued READs"), retxPlural(responses, "resent response", "resent responses"), retxShare(resent, roce)),
@@ -650,12 +648,11 @@ func mirrorLossFinding(in *Input, roce uint64) (Finding, bool) {
 	if psns == 0 {
 		return Finding{}, false
 	}
-	widespread := psns >= mirrorUntrustedPSNs && float64(psns) >= mirrorUntrustedShare*float64(roce) || qps >= mirrorUntrustedFlows
+	widespread := mirrorWidespread(psns, qps, roce)
 	fd := Finding{
 		Kind:     KindMirrorLoss,
 		Severity: Warning,
-		Title: fmt.Sprintf("The mirror missed %s that were delivered (%s on %s)", retxPlural(psns, "packet", "packets"),
-			retxPlural(gaps, "gap", "gaps"), retxPlural(qps, "QP", "QPs")),
+		Title:    mirrorLossTitle(psns, gaps, qps, false),
 		Evidence: Evidence{Counts: map[string]float64{
 			"mirror_lost_psns": float64(psns), "mirror_gaps": float64(gaps), "qps": float64(qps), "fabric_lost_psns": float64(fabric),
 		}},
@@ -668,7 +665,7 @@ func mirrorLossFinding(in *Input, roce uint64) (Finding, bool) {
 		retxPlural(psns, "request packet", "request packets"), retxShare(psns, roce))
 	if widespread {
 		fd.Severity = Critical
-		fd.Title = "This capture cannot be trusted for loss analysis: " + strings.ToLower(fd.Title[:1]) + fd.Title[1:]
+		fd.Title = mirrorLossTitle(psns, gaps, qps, true)
 		detail += "The mirror loss is widespread, so this capture cannot be trusted for loss analysis: a PSN gap in it says nothing about the fabric."
 	} else {
 		detail += "PSN gaps in this capture are therefore not all fabric loss, so its loss analysis cannot be fully trusted: " +
@@ -677,4 +674,50 @@ func mirrorLossFinding(in *Input, roce uint64) (Finding, bool) {
 	fd.Detail = detail
 	g.fill(&fd)
 	return fd, true
+}
+
+// The titles of the retransmission and mirror_loss findings, from their
+// counts: the module makes them here, and so does merge for the findings
+// it combines (titleFromCounts), so that a headline says what the summed
+// counts do.
+
+func fatalNAKTitle(code bth.NAKCode, qps uint64) string {
+	return fmt.Sprintf("Fatal NAK %s (%s): %s went to the error state", code, fatalNAK[code].name, retxPlural(qps, "QP", "QPs"))
+}
+
+func reservedNAKTitle(naks uint64) string {
+	return fmt.Sprintf("%s with a reserved NAK code", retxPlural(naks, "NAK", "NAKs"))
+}
+
+func goBackNTitle(resent, episodes, qps uint64) string {
+	return fmt.Sprintf("Go-back-N: %s resent in %s after packet loss on %s", retxPlural(resent, "packet", "packets"),
+		retxPlural(episodes, "episode", "episodes"), retxPlural(qps, "QP", "QPs"))
+}
+
+func timeoutTitle(resent, timeouts, qps uint64) string {
+	return fmt.Sprintf("ACK timeouts: %s resent after %s on %s", retxPlural(resent, "packet", "packets"),
+		retxPlural(timeouts, "timeout", "timeouts"), retxPlural(qps, "QP", "QPs"))
+}
+
+func rnrTitle(naks, qps uint64) string {
+	return fmt.Sprintf("%s on %s: the receiver was not ready", retxPlural(naks, "RNR NAK", "RNR NAKs"), retxPlural(qps, "QP", "QPs"))
+}
+
+func reissuedReadTitle(reads, qps uint64) string {
+	return fmt.Sprintf("%s re-issued after lost READ responses on %s", retxPlural(reads, "RDMA READ", "RDMA READs"), retxPlural(qps, "QP", "QPs"))
+}
+
+func mirrorLossTitle(psns, gaps, qps uint64, widespread bool) string {
+	t := fmt.Sprintf("The mirror missed %s that were delivered (%s on %s)", retxPlural(psns, "packet", "packets"),
+		retxPlural(gaps, "gap", "gaps"), retxPlural(qps, "QP", "QPs"))
+	if widespread {
+		t = "This capture cannot be trusted for loss analysis: " + strings.ToLower(t[:1]) + t[1:]
+	}
+	return t
+}
+
+// mirrorWidespread says whether mirror loss of psns PSNs on qps QPs, in a
+// capture of roce RoCE packets, makes it untrustworthy for loss analysis.
+func mirrorWidespread(psns, qps, roce uint64) bool {
+	return psns >= mirrorUntrustedPSNs && float64(psns) >= mirrorUntrustedShare*float64(roce) || qps >= mirrorUntrustedFlows
 }

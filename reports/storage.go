@@ -20,7 +20,12 @@ const (
 	portISCSI   = 3260  // iSCSI over TCP, iSER over RDMA CM
 	portNFS     = 2049  // NFS over TCP or UDP
 	portNFSRDMA = 20049 // NFS over RDMA (RDMA CM service)
-	storageWhy  = "Storage on the compute fabric takes QPs, switch buffer and link bandwidth from the AllReduce: " +
+	// portNVMeDisc is the NVMe/TCP discovery controller's port (IANA
+	// "nvme-disc", tcp/8009; NVMe/TCP Transport Specification 1.0): hosts
+	// connect to it first (nvme discover) to learn the subsystems, then to
+	// 4420 for I/O.
+	portNVMeDisc = 8009
+	storageWhy   = "Storage on the compute fabric takes QPs, switch buffer and link bandwidth from the AllReduce: " +
 		"a checkpoint write or a dataset read bursts into the same lossless queues as the collective, and the incast " +
 		"at a storage target is a classic start of PFC storms."
 )
@@ -42,20 +47,42 @@ func storageCMService(port uint16) string {
 func storageIPService(proto uint8, port uint16) string {
 	switch {
 	case proto == protoTCP && port == portNVMeOF:
-		return "NVMe/TCP"
+		return svcNVMeTCP
+	case proto == protoTCP && port == portNVMeDisc:
+		return svcNVMeDisc
 	case proto == protoTCP && port == portISCSI:
-		return "iSCSI"
+		return svcISCSI
 	case (proto == protoTCP || proto == protoUDP) && port == portNFS:
-		return "NFS"
+		return svcNFS
 	}
 	return ""
+}
+
+// The TCP/UDP storage services storageIPService names.
+const (
+	svcNVMeTCP  = "NVMe/TCP"
+	svcNVMeDisc = "NVMe/TCP discovery"
+	svcISCSI    = "iSCSI"
+	svcNFS      = "NFS"
+)
+
+var storageIPNames = []string{svcNVMeTCP, svcNVMeDisc, svcISCSI, svcNFS}
+
+// storageIPKey is the prefix of a TCP/UDP storage service's counts:
+// "nvme_tcp" for NVMe/TCP, "nvme_tcp_discovery" for NVMe/TCP discovery.
+func storageIPKey(name string) string {
+	f := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return (r < 'a' || r > 'z') && (r < '0' || r > '9') })
+	return strings.Join(f, "_")
 }
 
 // StorageOnCompute reports storage traffic seen on a compute capture, one
 // finding per kind of evidence: RDMA CM connections to storage services
 // (NVMe-oF 4420, iSER 3260, NFS/RDMA 20049), storage protocols over TCP or
-// UDP (NVMe/TCP 4420, iSCSI 3260, NFS 2049), and RoCE flows or other
-// conversations with an address the topology gives the storage role.
+// UDP (NVMe/TCP 4420 and its discovery 8009, iSCSI 3260, NFS 2049), and
+// the other RoCE flows and conversations of addresses the topology gives
+// the storage role. Each flow and conversation is in one finding only: the
+// one that names its service if any, so that bytes and flows are never
+// counted twice.
 //
 // Severity rules: critical when the storage traffic rides compute-role
 // addresses (either end is a compute HCA in the topology); warning
@@ -126,10 +153,11 @@ func storageCM(in *Input) (Finding, bool) {
 	// tied to them; this also finds connections whose REQ the collector
 	// did not see as such.
 	for _, fl := range in.flowScan().cm { // the flows with an RDMA CM exchange
-		if fl.CM == nil || !fl.CM.IPService || fl.CM.PortSpace != bth.PortSpaceTCP || storageCMService(fl.CM.Port) == "" {
+		port, ok := storageCMPort(fl)
+		if !ok {
 			continue
 		}
-		s := get(fl.CM.Port)
+		s := get(port)
 		s.flows[fl.ID] = fl
 		compute = compute || isCompute(in, fl.Key.Src) || isCompute(in, fl.Key.Dst)
 		f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
@@ -138,10 +166,11 @@ func storageCM(in *Input) (Finding, bool) {
 		return f, false
 	}
 	counts := map[string]float64{}
-	var lines, names []string
+	var lines []string
 	var reqs int
 	var bytes uint64
-	for _, port := range slices.Sorted(maps.Keys(svcs)) {
+	ports := slices.Sorted(maps.Keys(svcs))
+	for _, port := range ports {
 		s := svcs[port]
 		var b uint64
 		for _, fl := range s.flows {
@@ -149,7 +178,6 @@ func storageCM(in *Input) (Finding, bool) {
 		}
 		bytes += b
 		reqs += s.reqs
-		names = append(names, fmt.Sprintf("%s (%d)", s.name, port))
 		counts[fmt.Sprintf("cm_requests_%d", port)] = float64(s.reqs)
 		counts[fmt.Sprintf("flows_%d", port)] = float64(len(s.flows))
 		pairs := slices.SortedFunc(maps.Keys(s.pairs), comparePair)
@@ -171,7 +199,7 @@ func storageCM(in *Input) (Finding, bool) {
 		f.Severity = Critical
 		where = "on compute HCA addresses"
 	}
-	f.Title = fmt.Sprintf("Storage over RDMA %s: %s", where, strings.Join(names, ", "))
+	f.Title = storageCMTitle(ports, compute)
 	f.Detail = fmt.Sprintf("%s to storage service ports set up RDMA connections %s, and their QPs carried %s. %s",
 		plural(reqs, "RDMA CM connection request"), where, flowtable.HumanBytes(bytes), storageWhy)
 	f.Evidence = Evidence{Counts: counts, Details: capped(lines)}
@@ -181,6 +209,59 @@ func storageCM(in *Input) (Finding, bool) {
 	return f, true
 }
 
+// storageCMPort is the storage service port the RDMA CM exchange that set
+// up fl's connection asked for (an IP CM service in the TCP port space,
+// RDMA CM Annex A11), if any.
+func storageCMPort(fl *flows.Flow) (uint16, bool) {
+	if fl.CM == nil || !fl.CM.IPService || fl.CM.PortSpace != bth.PortSpaceTCP || storageCMService(fl.CM.Port) == "" {
+		return 0, false
+	}
+	return fl.CM.Port, true
+}
+
+// addrPair is two addresses in order, whichever way a packet went.
+type addrPair struct{ lo, hi netip.Addr }
+
+func pairOf(a, b netip.Addr) addrPair {
+	if b.Less(a) {
+		a, b = b, a
+	}
+	return addrPair{a, b}
+}
+
+// storageCMNamed is the set of flows (by ID) that storageCM accounts for:
+// those of connections an RDMA CM exchange set up to a storage service port
+// (its flows), and the CM datagrams on QP1 between two addresses whose
+// every connection request was to one (its cm_requests: the exchanges that
+// set those connections up).
+// storageRole leaves them out, so that a connection is reported once, by
+// the finding that names its service.
+func storageCMNamed(in *Input) map[int]bool {
+	named := map[int]bool{}
+	for _, fl := range in.flowScan().cm {
+		if _, ok := storageCMPort(fl); ok {
+			named[fl.ID] = true
+		}
+	}
+	if in.Collect == nil {
+		return named
+	}
+	storage := map[addrPair]bool{} // false: a request to another service too
+	for _, c := range in.Collect.CMConnects() {
+		p := pairOf(c.Src, c.Dst)
+		is := c.PortSpace == bth.PortSpaceTCP && storageCMService(c.Port) != ""
+		if was, seen := storage[p]; !seen || was {
+			storage[p] = is
+		}
+	}
+	for _, fl := range in.Flows {
+		if fl.Key.DestQP == gsiQPN && storage[pairOf(fl.Key.Src, fl.Key.Dst)] {
+			named[fl.ID] = true
+		}
+	}
+	return named
+}
+
 func comparePair(a, b [2]netip.Addr) int {
 	if c := a[0].Compare(b[0]); c != 0 {
 		return c
@@ -188,7 +269,8 @@ func comparePair(a, b [2]netip.Addr) int {
 	return a[1].Compare(b[1])
 }
 
-// storageIP reports NVMe/TCP, iSCSI and NFS conversations.
+// storageIP reports NVMe/TCP (I/O and discovery), iSCSI and NFS
+// conversations.
 func storageIP(in *Input) (Finding, bool) {
 	if in.Collect == nil {
 		return Finding{}, false
@@ -226,7 +308,7 @@ func storageIP(in *Input) (Finding, bool) {
 	var convs, bytes uint64
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
 		s := byName[name]
-		key := strings.ToLower(strings.ReplaceAll(name, "/", "_"))
+		key := storageIPKey(name)
 		counts[key+"_conversations"] = float64(s.convs)
 		counts[key+"_bytes"] = float64(s.bytes)
 		convs += s.convs
@@ -240,7 +322,7 @@ func storageIP(in *Input) (Finding, bool) {
 		f.Severity = Critical
 		where = "on compute HCA addresses"
 	}
-	f.Title = fmt.Sprintf("%s %s", strings.Join(names, ", "), where)
+	f.Title = storageIPTitle(names, compute)
 	f.Detail = fmt.Sprintf("%s of storage protocols over TCP/UDP (%s, %s) run %s. %s", plural(convs, "conversation"),
 		strings.Join(names, ", "), flowtable.HumanBytes(bytes), where, storageWhy)
 	if compute {
@@ -254,7 +336,9 @@ func storageIP(in *Input) (Finding, bool) {
 }
 
 // storageRole reports RoCE flows and conversations with an endpoint the
-// topology gives the storage role (those not already named by port).
+// topology gives the storage role, except those already named by their
+// service: TCP/UDP conversations on a storage port (storageIP) and RoCE
+// flows of an RDMA CM connection to a storage service (storageCM).
 func storageRole(in *Input) (Finding, bool) {
 	if in.Topology == nil {
 		return Finding{}, false
@@ -276,7 +360,19 @@ func storageRole(in *Input) (Finding, bool) {
 		}
 		return e
 	}
+	named := storageCMNamed(in)
+	var nflows int
+	var bytes uint64
 	for _, fl := range in.Flows {
+		if named[fl.ID] || !isStorage(in, fl.Key.Src) && !isStorage(in, fl.Key.Dst) {
+			continue
+		}
+		nflows++
+		bytes += fl.WireBytes
+		f.Flows = append(f.Flows, fl.ID)
+		f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
+		span.add(fl.First)
+		span.add(fl.Last)
 		for _, pr := range [][2]netip.Addr{{fl.Key.Src, fl.Key.Dst}, {fl.Key.Dst, fl.Key.Src}} {
 			if !isStorage(in, pr[0]) {
 				continue
@@ -286,10 +382,6 @@ func storageRole(in *Input) (Finding, bool) {
 			e.bytes += fl.WireBytes
 			e.peers[pr[1]] = true
 			compute = compute || isCompute(in, pr[1])
-			f.Flows = append(f.Flows, fl.ID)
-			f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
-			span.add(fl.First)
-			span.add(fl.Last)
 		}
 	}
 	var convs []*Conversation // distinct conversations with a storage end
@@ -320,7 +412,6 @@ func storageRole(in *Input) (Finding, bool) {
 		return f, false
 	}
 	var lines []string
-	var bytes uint64
 	addrs := slices.SortedFunc(maps.Keys(eps), func(a, b netip.Addr) int {
 		if c := cmp.Compare(eps[b].bytes, eps[a].bytes); c != 0 {
 			return c
@@ -336,26 +427,17 @@ func storageRole(in *Input) (Finding, bool) {
 		lines = append(lines, fmt.Sprintf("%s: %s, %s, %s with %s", endpoint(in, a), plural(e.flows, "RoCE flow"),
 			plural(e.convs, "other conversation"), flowtable.HumanBytes(e.bytes), strings.Join(peers, ", ")))
 	}
-	slices.Sort(f.Flows)
-	f.Flows = slices.Compact(f.Flows)
-	nflows := len(f.Flows)
-	for _, fl := range in.Flows {
-		if isStorage(in, fl.Key.Src) || isStorage(in, fl.Key.Dst) {
-			bytes += fl.WireBytes
-		}
-	}
 	for _, c := range convs {
 		bytes += c.Bytes
 	}
-	f.Title = fmt.Sprintf("%s seen on the captured links", plural(len(addrs), "storage address"))
-	where := "on the captured links"
+	where := "on this capture"
 	if compute {
 		f.Severity = Critical
-		where = "with compute HCA addresses"
-		f.Title = fmt.Sprintf("%s talk to compute HCA addresses", plural(len(addrs), "storage address"))
+		where = "with compute HCA addresses on this capture"
 	}
-	f.Detail = fmt.Sprintf("Addresses the topology gives the storage role exchange %s (%s, %s) %s on this capture. %s",
-		flowtable.HumanBytes(bytes), plural(nflows, "RoCE flow"), plural(len(convs), "other conversation"), where, storageWhy)
+	f.Title = storageRoleTitle(uint64(len(addrs)), compute)
+	f.Detail = fmt.Sprintf("Addresses the topology gives the storage role exchange %s (%s, %s) %s, besides the connections named by "+
+		"their storage service. %s", flowtable.HumanBytes(bytes), plural(nflows, "RoCE flow"), plural(len(convs), "other conversation"), where, storageWhy)
 	f.Evidence = Evidence{Counts: map[string]float64{
 		"storage_endpoints": float64(len(addrs)), "roce_flows": float64(nflows), "conversations": float64(len(convs)), "bytes": float64(bytes),
 	}, Details: capped(lines)}
@@ -363,4 +445,39 @@ func storageRole(in *Input) (Finding, bool) {
 	f.Next = "Check the routes of the storage traffic (ip route get <storage ip> on the nodes listed, GPUDirect Storage / cufile.json NIC selection): " +
 		"storage should leave through the storage NICs."
 	return f, true
+}
+
+// The titles of the storage_on_compute findings, from what their counts
+// say (compute: the traffic rides compute HCA addresses, which makes the
+// finding critical): the module makes them here, and so does merge for
+// the findings it combines (titleFromCounts).
+
+// storageCMTitle names the RDMA CM storage services by port, in port order.
+func storageCMTitle(ports []uint16, compute bool) string {
+	var names []string
+	for _, p := range slices.Sorted(slices.Values(ports)) {
+		names = append(names, fmt.Sprintf("%s (%d)", storageCMService(p), p))
+	}
+	return fmt.Sprintf("Storage over RDMA %s: %s", storageWhere(compute), strings.Join(names, ", "))
+}
+
+// storageIPTitle names the TCP/UDP storage services, in name order.
+func storageIPTitle(names []string, compute bool) string {
+	return fmt.Sprintf("%s %s", strings.Join(slices.Sorted(slices.Values(names)), ", "), storageWhere(compute))
+}
+
+func storageWhere(compute bool) string {
+	if compute {
+		return "on compute HCA addresses"
+	}
+	return "on the captured links"
+}
+
+// storageRoleTitle is the title of storageRole's finding: n storage
+// addresses, talking to compute HCA addresses or not.
+func storageRoleTitle(n uint64, compute bool) string {
+	if compute {
+		return fmt.Sprintf("%s %s to compute HCA addresses", plural(n, "storage address"), verb(n, "talks", "talk"))
+	}
+	return fmt.Sprintf("%s seen on the captured links", plural(n, "storage address"))
 }

@@ -32,7 +32,7 @@ func captureFacts(r *reports.Report) []fact {
 	fs = append(fs, fact{"Drops", drops(c.Drops)})
 	s := r.Summary
 	fs = append(fs,
-		fact{"Flows", strconv.Itoa(s.Flows) + " QP flows, " + strconv.Itoa(s.QPs) + " QPs, " + strconv.Itoa(s.Hosts) + " hosts, " + flowtable.HumanBytes(s.Bytes)},
+		fact{"Flows", reports.Plural(s.Flows, "QP flow") + ", " + reports.Plural(s.QPs, "QP") + ", " + reports.Plural(s.Hosts, "host") + ", " + flowtable.HumanBytes(s.Bytes)},
 		fact{"Topology", topology(s.Topology)},
 	)
 	for _, p := range c.Problems {

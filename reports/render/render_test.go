@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/rocedump/rocedump/reports"
 )
 
 // TestWritersLeaveReportUnchanged renders every fixture in every format
@@ -122,6 +124,19 @@ func TestCountValue(t *testing.T) {
 	for _, tc := range tests {
 		if got := countValue(count{tc.name, tc.v}); got != tc.want {
 			t.Errorf("countValue(%s, %v) = %q, want %q", tc.name, tc.v, got, tc.want)
+		}
+	}
+}
+
+// TestSummaryPlurals: one of a thing is said in the singular.
+func TestSummaryPlurals(t *testing.T) {
+	s := reports.Summary{Flows: 1, QPs: 1, Hosts: 1, Critical: 1}
+	if got, want := summaryLine(s), "1 QP flow, 1 QP, 1 host; findings: 1 critical, 0 warning, 0 info; no topology"; got != want {
+		t.Errorf("summaryLine = %q, want %q", got, want)
+	}
+	for _, f := range captureFacts(&reports.Report{Summary: s}) {
+		if f.Label == "Flows" && !strings.HasPrefix(f.Value, "1 QP flow, 1 QP, 1 host, ") {
+			t.Errorf("Flows fact %q", f.Value)
 		}
 	}
 }

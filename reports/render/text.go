@@ -55,7 +55,7 @@ func summaryLine(s reports.Summary) string {
 	if s.Topology {
 		top = "topology given"
 	}
-	return strconv.Itoa(s.Flows) + " QP flows, " + strconv.Itoa(s.QPs) + " QPs, " + strconv.Itoa(s.Hosts) + " hosts; findings: " +
+	return reports.Plural(s.Flows, "QP flow") + ", " + reports.Plural(s.QPs, "QP") + ", " + reports.Plural(s.Hosts, "host") + "; findings: " +
 		strconv.Itoa(s.Critical) + " critical, " + strconv.Itoa(s.Warning) + " warning, " + strconv.Itoa(s.Info) + " info; " + top
 }
 

@@ -1,0 +1,312 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// What merge needs to know about the findings it combines rather than
+// recomputes: which of its module's findings one is (variantOf), how a
+// count adds up across reports (countRuleOf), and what the module derives
+// from the counts (derivedCounts, severityFromCounts, titleFromCounts),
+// made by the module's own functions so that the two cannot disagree.
+
+// variantOf names which of its kind's findings f is, so that merge
+// combines like with like: the go-back-N finding with the go-back-N
+// finding, not with the ACK-timeout one. Kinds this version does not make
+// fall back to their count names (countKeys).
+func variantOf(f *Finding) string {
+	has := func(k string) bool { _, ok := f.Evidence.Counts[k]; return ok }
+	switch f.Kind {
+	case KindRetransmission:
+		switch {
+		case has("gbn_episodes"):
+			return "go-back-N"
+		case has("timeouts"):
+			return "timeouts"
+		case has("rnr_naks"):
+			return "rnr"
+		case has("reissued_reads"):
+			return "reissued_reads"
+		}
+		for k := range f.Evidence.Counts {
+			if strings.HasPrefix(k, "naks_") { // one fatal NAK code each
+				return "fatal " + k
+			}
+		}
+	case KindMirrorLoss, KindPFC:
+		return ""
+	case KindECNNotActed:
+		if has("not_ect_packets") {
+			return "not_ect"
+		}
+		return "not_acted"
+	case KindDSCPMismatch:
+		if has("cnp_packets") {
+			return "cnp"
+		}
+		return "data"
+	case KindStorageOnCompute:
+		switch {
+		case has("cm_requests"):
+			return "cm"
+		case has("storage_endpoints"):
+			return "role"
+		}
+		return "ip"
+	case KindNonRDMAOnCompute:
+		for _, v := range []string{nonRDMASSH, nonRDMABootstrap, nonRDMAOther} {
+			if strings.HasPrefix(f.Title, v+":") {
+				return v
+			}
+		}
+	}
+	return countKeys(f)
+}
+
+// countRule is how one count of several reports' findings combines.
+type countRule int
+
+const (
+	countSum  countRule = iota
+	countMax            // a peak, maximum or setting
+	countMin            // a minimum
+	countMean           // a mean: the highest of the reports' means (approximate: see mergeNotes)
+)
+
+// countRuleOf says how a count combines, from its name: peak_, max_,
+// median_ and expected_ counts and those ending in _max are maxima, _min
+// minima, _mean means; every other count is summed.
+func countRuleOf(name string) countRule {
+	switch {
+	case strings.HasSuffix(name, "_min"):
+		return countMin
+	case strings.HasSuffix(name, "_mean"):
+		return countMean
+	case strings.HasSuffix(name, "_max"):
+		return countMax
+	}
+	for _, p := range []string{"peak_", "max_", "median_", "expected_"} {
+		if strings.HasPrefix(name, p) {
+			return countMax
+		}
+	}
+	return countSum
+}
+
+// combineCount adds v of one report into c[name].
+func combineCount(c map[string]float64, name string, v float64) {
+	old, ok := c[name]
+	switch rule := countRuleOf(name); {
+	case !ok:
+		c[name] = v
+	case rule == countMax || rule == countMean:
+		c[name] = max(old, v)
+	case rule == countMin:
+		c[name] = min(old, v)
+	default:
+		c[name] = old + v
+	}
+}
+
+// derivedCounts recomputes the counts a module derives from others: the
+// local_ack_timeout that the longest ACK-timeout wait matches.
+func derivedCounts(f *Finding) {
+	c := f.Evidence.Counts
+	if v, ok := c["timeout_ms_max"]; ok && f.Kind == KindRetransmission && hasCount(f, "local_ack_timeout") {
+		c["local_ack_timeout"] = float64(impliedAckTimeout(time.Duration(math.Round(v * float64(time.Millisecond)))))
+	}
+}
+
+// severityFromCounts is the severity f's module gives it, when its rule
+// reads only the finding's counts and the RoCE packets of the capture
+// (roce): for the retransmission, mirror_loss and non_rdma_on_compute
+// findings. ok is false for the others.
+func severityFromCounts(f *Finding, roce uint64) (sev Severity, ok bool) {
+	n := countOf(f)
+	switch f.Kind {
+	case KindRetransmission:
+		if strings.HasPrefix(variantOf(f), "fatal ") {
+			return Critical, true
+		}
+		return retxSeverity(n("retransmitted_packets"), roce), true
+	case KindMirrorLoss:
+		if mirrorWidespread(n("mirror_lost_psns"), n("qps"), roce) {
+			return Critical, true
+		}
+		return Warning, true
+	case KindNonRDMAOnCompute:
+		switch variantOf(f) {
+		case nonRDMASSH:
+			return Warning, true
+		case nonRDMABootstrap:
+			return bootstrapSeverity(f.Evidence.Counts["bytes"]), true
+		case nonRDMAOther:
+			return otherTCPSeverity(f.Evidence.Counts["bytes"]), true
+		}
+	}
+	return f.Severity, false
+}
+
+// titleFromCounts is the title f's module gives it, from its counts (and
+// its severity where the title says it: widespread mirror loss, storage on
+// compute HCA addresses). ok is false when the title says more than the
+// counts (other TCP/UDP names its services) or the kind is not one this
+// version makes.
+func titleFromCounts(f *Finding) (string, bool) {
+	c, n := f.Evidence.Counts, countOf(f)
+	critical := f.Severity == Critical
+	v := variantOf(f)
+	switch f.Kind {
+	case KindRetransmission:
+		switch v {
+		case "go-back-N":
+			return goBackNTitle(n("retransmitted_packets"), n("gbn_episodes"), n("qps")), true
+		case "timeouts":
+			return timeoutTitle(n("retransmitted_packets"), n("timeouts"), n("qps")), true
+		case "rnr":
+			return rnrTitle(n("rnr_naks"), n("qps")), true
+		case "reissued_reads":
+			return reissuedReadTitle(n("reissued_reads"), n("qps")), true
+		case "fatal naks_reserved":
+			return reservedNAKTitle(n("fatal_naks")), true
+		}
+		for code := range fatalNAK {
+			if v == "fatal naks_"+code.String() {
+				return fatalNAKTitle(code, n("qps")), true
+			}
+		}
+	case KindMirrorLoss:
+		return mirrorLossTitle(n("mirror_lost_psns"), n("mirror_gaps"), n("qps"), critical), true
+	case KindECNNotActed:
+		if v == "not_ect" {
+			return notECTTitle(n("flows")), true
+		}
+		return ecnNotActedTitle(n("not_acted")), true
+	case KindDSCPMismatch:
+		class := "data"
+		if v == "cnp" {
+			class = "CNP"
+		}
+		return dscpTitle(class, n("wrong_packets"), uint8(n("expected_dscp"))), true
+	case KindPFC:
+		var storms []int
+		for k, x := range c {
+			mid, ok := strings.CutPrefix(k, "priority_")
+			mid, ok2 := strings.CutSuffix(mid, "_storms")
+			if p, err := strconv.Atoi(mid); ok && ok2 && err == nil && x > 0 {
+				storms = append(storms, p)
+			}
+		}
+		slices.Sort(storms)
+		return pfcTitle(storms, n("pfc_frames")+n("pause_frames_802_3x")), true
+	case KindStorageOnCompute:
+		switch v {
+		case "cm":
+			var ports []uint16
+			for k := range c {
+				num, ok := strings.CutPrefix(k, "flows_")
+				if p, err := strconv.ParseUint(num, 10, 16); ok && err == nil {
+					ports = append(ports, uint16(p))
+				}
+			}
+			return storageCMTitle(ports, critical), true
+		case "role":
+			return storageRoleTitle(n("storage_endpoints"), critical), true
+		}
+		var names []string
+		for _, name := range storageIPNames {
+			if _, ok := c[storageIPKey(name)+"_conversations"]; ok {
+				names = append(names, name)
+			}
+		}
+		return storageIPTitle(names, critical), true
+	case KindNonRDMAOnCompute:
+		if v == nonRDMASSH || v == nonRDMABootstrap {
+			return nonRDMATitle(v, n("conversations")), true
+		}
+	}
+	return "", false
+}
+
+// countOf reads f's counts as whole numbers.
+func countOf(f *Finding) func(string) uint64 {
+	return func(k string) uint64 { return uint64(math.Round(max(f.Evidence.Counts[k], 0))) }
+}
+
+// approximations writes a "merge:" capture problem for each finding in the
+// merged report that is not what one run over all the captures would give,
+// saying what is approximate; nothing for a finding that is exact (one
+// merged from reports of disjoint flows whose counts only add up, or that
+// only one report made where no other could add to it).
+func (m *merger) approximations(given []sourced) {
+	present := func(k Kind, variant string) *combined {
+		for i := range m.combined {
+			if c := &m.combined[i]; c.kind == k && c.variant == variant {
+				return c
+			}
+		}
+		return nil
+	}
+	// congestion is recomputed, but for its peak rate (merger.patch).
+	var peaks []string
+	var sum, peak float64
+	for _, g := range given {
+		if v, ok := g.f.Evidence.Counts["peak_cnps_per_ms"]; ok && g.f.Kind == KindCongestion {
+			peaks = append(peaks, fmt.Sprintf("%s: %.0f", m.srcs[g.src].Name, v))
+			sum += v
+			peak = max(peak, v)
+		}
+	}
+	if len(peaks) > 1 {
+		m.notef("congestion: peak_cnps_per_ms %.0f is the highest of the reports' own peaks (%s): their CNP time bins are not in the JSON, "+
+			"so over all the captures the peak may be higher, up to their sum (%.0f)", peak, strings.Join(peaks, ", "), sum)
+	}
+	if c := present(KindRetransmission, "go-back-N"); c != nil && len(c.srcs) > 1 {
+		m.notef("retransmission: go-back-N recovery_ms_mean is the highest of the %d reports' means, not the mean over every episode "+
+			"(the JSON does not say how many recoveries each mean is of)", len(c.srcs))
+	}
+	if c := present(KindECNNotActed, "not_acted"); c != nil && len(c.srcs) < len(m.srcs) {
+		m.notef("ecn_not_acted: undecided (CE marks too close to the end of a capture to tell) counts only the %d of %d reports "+
+			"that found CE marks not acted on, and each report judged its marks with the --ecn-window it was made with", len(c.srcs), len(m.srcs))
+	}
+	if c := present(KindPFC, ""); c != nil && len(m.srcs) > 1 {
+		judged := "the capture of " + c.lead
+		if len(c.srcs) > 1 {
+			judged = "each report's own capture (the worst of them)"
+		}
+		m.notef("pfc: paused time runs to the end of each report's own capture, the pause frames of different reports are not put on one "+
+			"timeline (a storm is found within one report only), and the severity, from the share of the capture paused, is judged on %s", judged)
+	}
+	if c := present(KindStorageOnCompute, "role"); c != nil && len(c.srcs) > 1 {
+		m.notef("storage_on_compute: storage_endpoints adds up the storage addresses of %d reports: an address seen by several mirrors "+
+			"counts once per report", len(c.srcs))
+	}
+	if c := present(KindNonRDMAOnCompute, nonRDMAOther); c != nil && len(c.srcs) > 1 {
+		m.notef("non_rdma_on_compute: the title of other TCP/UDP names the services of %s only; its counts are those of all %d reports",
+			c.lead, len(c.srcs))
+	}
+	// A flow record does not say which file its frames are in (merger.rebuild).
+	var unnamed []string
+	for _, f := range m.out {
+		e := &f.Evidence
+		if len(m.info.Files) > 1 && (e.First != nil && e.First.File == "" || e.Last != nil && e.Last.File == "") &&
+			!slices.Contains(unnamed, string(f.Kind)) {
+			unnamed = append(unnamed, string(f.Kind))
+		}
+	}
+	if len(unnamed) > 0 {
+		m.notef("the first and last frames of %s name no file: they come from flow records of a report over several files, "+
+			"which do not say which file a frame is in", strings.Join(unnamed, ", "))
+	}
+	for _, c := range m.combined {
+		if moduleOf(c.kind) < 0 && len(c.srcs) > 1 {
+			m.notef("%s (a kind this rocedump does not make) is combined, not recomputed: counts summed (maxima for peak_ and max_ "+
+				"counts), the worst severity, the title of %s", c.kind, c.lead)
+		}
+	}
+}
