@@ -22,3 +22,19 @@ func TestSkippedLinkTypesNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestSkippedLinkTypeNotCutOff: frames skipped for their link type are a
+// capture_health finding of their own, not "could not be read to its end":
+// every file was read to its end.
+func TestSkippedLinkTypeNotCutOff(t *testing.T) {
+	out, stderr, code := runCLI(t, "report", "--format", "json", "--fail-on", "never", writeERF(t), genCapture("congestion.pcap"))
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "of a link type rocedump does not read were skipped") {
+		t.Errorf("no finding on the skipped frames:\n%s", out)
+	}
+	if strings.Contains(out, "could not be read to its end") {
+		t.Errorf("a finding says the capture could not be read to its end:\n%s", out)
+	}
+}

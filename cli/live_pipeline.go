@@ -12,6 +12,7 @@ import (
 	"github.com/rocedump/rocedump/decode/bth"
 	"github.com/rocedump/rocedump/decode/packet"
 	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/reports"
 )
 
 // frameAnalyzer is the per-frame step of every analysis pass, over files
@@ -186,7 +187,7 @@ func (a *frameAnalyzer) finish() error {
 	}
 	// In order, so that the message is the same from run to run.
 	lts := slices.Sorted(maps.Keys(a.skipped))
-	msg := fmt.Sprintf("skipped %d frames: %v", st.Unsupported, &packet.LinkTypeError{LinkType: lts[0]})
+	msg := fmt.Sprintf("%s%s: %v", reports.SkippedFramesNote, reports.Plural(st.Unsupported, "frame"), &packet.LinkTypeError{LinkType: lts[0]})
 	if len(lts) > 1 {
 		others := make([]string, len(lts)-1)
 		for i, lt := range lts[1:] {

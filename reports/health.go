@@ -62,14 +62,14 @@ func CaptureHealth(in *Input) []Finding {
 	if c.ICRCBad > 0 {
 		out = append(out, icrcFinding(in))
 	}
-	if c.CutOff || len(c.Problems) > 0 {
+	if rp := c.ReadProblems(); c.CutOff || len(rp) > 0 {
 		f := Finding{
 			Kind:     KindCaptureHealth,
 			Severity: Warning,
 			Title:    "The capture could not be read to its end",
 			Detail: "Reading stopped early in at least one file; every whole record before that point was analysed, " +
 				"but traffic after it is missing from every finding.",
-			Evidence: Evidence{Counts: map[string]float64{"problems": float64(len(c.Problems))}, Details: capped(slices.Clone(c.Problems))},
+			Evidence: Evidence{Counts: map[string]float64{"problems": float64(len(rp))}, Details: capped(rp)},
 			Next:     "Copy the capture again (it may have been copied while still being written) or stop the capture cleanly before reading it.",
 		}
 		if c.CutOff {

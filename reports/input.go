@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"strings"
 	"time"
 
 	"github.com/rocedump/rocedump/flows"
@@ -25,6 +26,30 @@ type CaptureInfo struct {
 	// Drops are the packets the capture itself lost (live capture: kernel
 	// and interface drop counters); nil for files, which cannot tell.
 	Drops *Drops `json:"drops"`
+}
+
+// SkippedFramesNote starts the problem that says how many frames were
+// skipped for their link type ("skipped 3 frames: unsupported link type
+// ERF (197): ..."): unlike the others, it does not say a file could not
+// be read to its end (see ReadProblems).
+const SkippedFramesNote = "skipped "
+
+// MergeNote starts the problems rocedump merge adds (what it could only
+// combine, not recompute).
+const MergeNote = "merge: "
+
+// ReadProblems returns the problems that say reading stopped early: every
+// problem but the note on frames skipped for their link type and merge's
+// notes, which the capture_health findings on unsupported frames and the
+// merged report itself account for.
+func (c *CaptureInfo) ReadProblems() []string {
+	var out []string
+	for _, p := range c.Problems {
+		if !strings.HasPrefix(p, SkippedFramesNote) && !strings.HasPrefix(p, MergeNote) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Drops are a live capture's loss counters.
