@@ -188,48 +188,77 @@ func appendJSONBTH(b []byte, h *bth.BTH) []byte {
 	return b
 }
 
+// appendJSONCM writes the cm object: the message, and the fields of it
+// that were captured (bth.CMMAD.Captured); a MAD the snap length cut says
+// so with "truncated" rather than give the fields it lost as zeros.
 func appendJSONCM(b []byte, m *bth.CMMAD) []byte {
 	b = append(b, `,"cm":{"message":"`...)
 	b = append(b, m.AttributeID.String()...)
 	b = append(b, `","transaction_id":`...)
 	b = strconv.AppendUint(b, m.TransactionID, 10)
-	b = append(b, `,"local_comm_id":`...)
-	b = strconv.AppendUint(b, uint64(m.LocalCommID), 10)
-	b = append(b, `,"remote_comm_id":`...)
-	b = strconv.AppendUint(b, uint64(m.RemoteCommID), 10)
+	if m.Has(bth.CMFieldLocalCommID) {
+		b = append(b, `,"local_comm_id":`...)
+		b = strconv.AppendUint(b, uint64(m.LocalCommID), 10)
+	}
+	if m.Has(bth.CMFieldRemoteCommID) {
+		b = append(b, `,"remote_comm_id":`...)
+		b = strconv.AppendUint(b, uint64(m.RemoteCommID), 10)
+	}
 	switch m.AttributeID {
 	case bth.CMAttrREQ:
-		b = append(b, `,"service_id":`...)
-		b = strconv.AppendUint(b, m.ServiceID, 10)
-		if m.IsIPService() {
-			b = append(b, `,"port_space":"`...)
-			b = append(b, bth.PortSpaceName(m.PortSpace())...)
-			b = append(b, `","port":`...)
-			b = strconv.AppendUint(b, uint64(m.Port()), 10)
-		}
-		if m.IP.Valid {
-			b = append(b, `,"ip_src":"`...)
-			b = m.IP.SrcIP.AppendTo(b)
-			b = append(b, `","ip_src_port":`...)
-			b = strconv.AppendUint(b, uint64(m.IP.SrcPort), 10)
-			b = append(b, `,"ip_dst":"`...)
-			b = m.IP.DstIP.AppendTo(b)
-			b = append(b, '"')
-		}
+		b = appendJSONCMService(b, m)
 		fallthrough
 	case bth.CMAttrREP:
-		b = append(b, `,"local_qpn":`...)
-		b = strconv.AppendUint(b, uint64(m.LocalQPN), 10)
-		b = append(b, `,"starting_psn":`...)
-		b = strconv.AppendUint(b, uint64(m.StartingPSN), 10)
+		if m.Has(bth.CMFieldLocalQPN) {
+			b = append(b, `,"local_qpn":`...)
+			b = strconv.AppendUint(b, uint64(m.LocalQPN), 10)
+		}
+		if m.Has(bth.CMFieldStartingPSN) {
+			b = append(b, `,"starting_psn":`...)
+			b = strconv.AppendUint(b, uint64(m.StartingPSN), 10)
+		}
 	case bth.CMAttrDREQ:
-		b = append(b, `,"remote_qpn":`...)
-		b = strconv.AppendUint(b, uint64(m.RemoteQPN), 10)
+		if m.Has(bth.CMFieldRemoteQPN) {
+			b = append(b, `,"remote_qpn":`...)
+			b = strconv.AppendUint(b, uint64(m.RemoteQPN), 10)
+		}
 	case bth.CMAttrREJ:
-		b = append(b, `,"reject_reason":`...)
-		b = strconv.AppendUint(b, uint64(m.RejectReason), 10)
+		if m.Has(bth.CMFieldRejectReason) {
+			b = append(b, `,"reject_reason":`...)
+			b = strconv.AppendUint(b, uint64(m.RejectReason), 10)
+		}
+	}
+	if m.Truncated {
+		b = append(b, `,"truncated":true`...)
 	}
 	b = append(b, '}')
+	return b
+}
+
+// appendJSONCMService writes a REQ's service ID and, for the IP CM service
+// (Annex A11), its port and the connection's addresses, as far as they were
+// captured.
+func appendJSONCMService(b []byte, m *bth.CMMAD) []byte {
+	if !m.Has(bth.CMFieldServiceID) {
+		return b
+	}
+	b = append(b, `,"service_id":`...)
+	b = strconv.AppendUint(b, m.ServiceID, 10)
+	if m.IsIPService() {
+		b = append(b, `,"port_space":"`...)
+		b = append(b, bth.PortSpaceName(m.PortSpace())...)
+		b = append(b, `","port":`...)
+		b = strconv.AppendUint(b, uint64(m.Port()), 10)
+	}
+	if m.IP.Valid {
+		b = append(b, `,"ip_src":"`...)
+		b = m.IP.SrcIP.AppendTo(b)
+		b = append(b, `","ip_src_port":`...)
+		b = strconv.AppendUint(b, uint64(m.IP.SrcPort), 10)
+		b = append(b, `,"ip_dst":"`...)
+		b = m.IP.DstIP.AppendTo(b)
+		b = append(b, '"')
+	}
 	return b
 }
 

@@ -262,24 +262,34 @@ func appendExtSummary(b []byte, h *bth.BTH) []byte {
 }
 
 // appendCMSummary writes the connection-manager fields later reports use to
-// pair QPs and to spot storage services.
+// pair QPs and to spot storage services, those that were captured; "[|cm]"
+// (tcpdump's mark for a cut header) ends a MAD the snap length cut.
 func appendCMSummary(b []byte, m *bth.CMMAD) []byte {
 	b = append(b, " CM "...)
 	b = append(b, m.AttributeID.String()...)
-	b = append(b, " comm "...)
-	b = appendHex(b, uint64(m.LocalCommID), 8)
+	if m.Has(bth.CMFieldLocalCommID) {
+		b = append(b, " comm "...)
+		b = appendHex(b, uint64(m.LocalCommID), 8)
+	}
 	switch m.AttributeID {
 	case bth.CMAttrREQ, bth.CMAttrREP:
-		b = append(b, " qpn "...)
-		b = appendHex(b, uint64(m.LocalQPN), 6)
-		b = append(b, " start-psn "...)
-		b = strconv.AppendUint(b, uint64(m.StartingPSN), 10)
+		if m.Has(bth.CMFieldLocalQPN) {
+			b = append(b, " qpn "...)
+			b = appendHex(b, uint64(m.LocalQPN), 6)
+		}
+		if m.Has(bth.CMFieldStartingPSN) {
+			b = append(b, " start-psn "...)
+			b = strconv.AppendUint(b, uint64(m.StartingPSN), 10)
+		}
 	}
-	if m.AttributeID == bth.CMAttrREQ && m.IsIPService() {
+	if m.AttributeID == bth.CMAttrREQ && m.Has(bth.CMFieldServiceID) && m.IsIPService() {
 		b = append(b, " service "...)
 		b = append(b, bth.PortSpaceName(m.PortSpace())...)
 		b = append(b, ':')
 		b = strconv.AppendUint(b, uint64(m.Port()), 10)
+	}
+	if m.Truncated {
+		b = append(b, " [|cm]"...)
 	}
 	return b
 }
