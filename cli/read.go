@@ -55,7 +55,9 @@ is right on truncated frames too.
 
 A capture filter in pcap-filter(7) syntax (the language of tcpdump) can be
 given with --filter or after "--"; it is applied to the frame as captured,
-so on an ERSPAN capture "host" matches the outer (collector) addresses.
+so on an ERSPAN capture "host" matches the outer (collector) addresses. As
+in tcpdump it must apply to the link type of each file: inbound, outbound
+and ifindex (SLL2) to Linux cooked captures, ether to Ethernet.
 --qpn and --opcode select packets after decoding.
 
 A summary goes to stderr at the end: packets read, RoCE packets, malformed,
@@ -138,6 +140,10 @@ func readRun(opts *ReadOptions) error {
 	if err != nil {
 		return err
 	}
+	filters := newFilterCache(opts.Filter)
+	if err := filters.check(); err != nil {
+		return err
+	}
 	files, err := expandCaptures(opts.Files, opts.IO.ErrOut)
 	if err != nil {
 		return err
@@ -151,10 +157,6 @@ func readRun(opts *ReadOptions) error {
 	}
 	if opts.Workers < 0 {
 		return usageErrorf("--workers must be 0 (one per CPU) or more, not %d", opts.Workers)
-	}
-	filters := newFilterCache(opts.Filter)
-	if err := filters.check(); err != nil {
-		return err
 	}
 
 	out := bufio.NewWriterSize(opts.IO.Out, 256<<10)
@@ -250,8 +252,8 @@ type packetHandler struct {
 }
 
 // handle processes one record. It returns errStop once -c packets were
-// printed, or a usage error for a filter that does not compile for the
-// record's link type.
+// printed, or a usage error for a filter that does not apply to the
+// record's link type (filterCache.get).
 func (h *packetHandler) handle(rec *capture.Record) error {
 	f, err := h.filters.get(rec.LinkType)
 	if err != nil {
@@ -328,6 +330,17 @@ func readFile(path string, h *packetHandler) (problems []fileProblem, err error)
 		return nil, &exitError{code: ExitUsage, err: err}
 	}
 	defer r.Close()
+	// The filter must apply to every link type the file declares, as
+	// tcpdump checks it for the file it opens; an interface declared later
+	// in a pcapng file is checked at its first frame (handle).
+	for _, lt := range r.LinkTypes() {
+		if !packet.Supported(lt) {
+			continue // skipped and reported below
+		}
+		if _, err := h.filters.get(lt); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
 
 	var (
 		rec       capture.Record
@@ -360,7 +373,10 @@ func readFile(path string, h *packetHandler) (problems []fileProblem, err error)
 		}
 		supported++
 		if err := h.handle(&rec); err != nil {
-			return problems, err
+			if errors.Is(err, errStop) {
+				return problems, err
+			}
+			return problems, fmt.Errorf("%s: %w", path, err) // the filter and this file's link type
 		}
 	}
 	if len(skipped) > 0 {
@@ -385,8 +401,12 @@ func skippedFrames(path string, skipped map[capture.LinkType]int) error {
 	return fmt.Errorf("%s: skipped %d frames: %w", path, n, &packet.LinkTypeError{LinkType: lts[0]})
 }
 
-// filterCache compiles the capture filter once per link type: a pcapng file
-// may mix interfaces of different link types.
+// filterCache compiles the capture filter once per link type, when a file
+// declares it (readFile; a pcapng interface declared after the first frame,
+// at its first frame): some primitives apply to some link types only
+// ("inbound" and "ifindex" to Linux cooked captures, "ether" to Ethernet),
+// and tcpdump too compiles for the link type of the file it opens. A pcapng
+// file may mix interfaces of different link types.
 type filterCache struct {
 	expr     string
 	compiled map[capture.LinkType]*filter.Filter
@@ -396,13 +416,58 @@ func newFilterCache(expr string) *filterCache {
 	return &filterCache{expr: strings.TrimSpace(expr), compiled: map[capture.LinkType]*filter.Filter{}}
 }
 
-// check compiles the expression for Ethernet so syntax errors surface before
-// any file is opened.
-func (c *filterCache) check() error {
-	_, err := c.get(capture.LinkTypeEthernet)
-	return err
+// filterLinkTypes are the link types packet.Decode reads, one of each kind
+// of link header: check tries the expression on these.
+var filterLinkTypes = []capture.LinkType{
+	capture.LinkTypeEthernet, capture.LinkTypeLinuxSLL, capture.LinkTypeLinuxSLL2,
+	capture.LinkTypeRaw, capture.LinkTypeIPv4, capture.LinkTypeIPv6,
+	capture.LinkTypeNull, capture.LinkTypeLoop,
 }
 
+// check compiles the expression for every link type rocedump reads, before
+// any file is opened: an expression that is wrong whatever the frames
+// (bad syntax, a bad value) or that applies to no link type is a usage
+// error at once. One that applies to some link types only is checked
+// again on the frames of each link type the input holds (get).
+func (c *filterCache) check() error {
+	if c.expr == "" {
+		return nil
+	}
+	var errs []error
+	for _, lt := range filterLinkTypes {
+		_, err := c.get(lt)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, filter.ErrLinkType) {
+			return err // the same for every link type
+		}
+		errs = append(errs, err)
+	}
+	return usageErrorf("filter %q applies to no link type rocedump reads: %v", c.expr, linkTypeErrors(errs))
+}
+
+// linkTypeErrors says what stops each token the link type errors are
+// about, once per token: the first link type's message.
+func linkTypeErrors(errs []error) string {
+	var msgs []string
+	seen := map[int]bool{}
+	for _, err := range errs {
+		var fe *filter.Error
+		if !errors.As(err, &fe) {
+			msgs = append(msgs, err.Error())
+			continue
+		}
+		if !seen[fe.Pos] {
+			seen[fe.Pos] = true
+			msgs = append(msgs, fmt.Sprintf("%q (position %d): %s", fe.Token, fe.Pos, fe.Msg))
+		}
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// get returns the filter for frames of link type lt (nil: no filter), or a
+// usage error if the expression does not apply to that link type.
 func (c *filterCache) get(lt capture.LinkType) (*filter.Filter, error) {
 	if c.expr == "" {
 		return nil, nil
@@ -410,10 +475,21 @@ func (c *filterCache) get(lt capture.LinkType) (*filter.Filter, error) {
 	if f, ok := c.compiled[lt]; ok {
 		return f, nil
 	}
-	f, err := filter.Compile(c.expr, uint32(lt))
+	f, err := filter.Compile(c.expr, uint32(filterLinkType(lt)))
 	if err != nil {
-		return nil, usageErrorf("%v", err)
+		return nil, usageErrorf("%w", err)
 	}
 	c.compiled[lt] = f
 	return f, nil
+}
+
+// filterLinkType is the link type the filter is compiled for: the frame's,
+// except that the BSD values of raw IP (DLT_RAW is 12, 14 on OpenBSD),
+// which packet.Decode reads as raw IP, are LINKTYPE_RAW, as libpcap reads
+// them too.
+func filterLinkType(lt capture.LinkType) capture.LinkType {
+	if lt == 12 || lt == 14 {
+		return capture.LinkTypeRaw
+	}
+	return lt
 }
