@@ -2,8 +2,10 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -234,4 +236,74 @@ func deref(p *uint64) any {
 		return nil
 	}
 	return *p
+}
+
+// lengthRE finds the frame length in a text line of read.
+var lengthRE = regexp.MustCompile(`, length (\d+)`)
+
+// TestReadCutInsideBTH cuts a real capture to every length from the end
+// of its UDP header to past its BTH and RETH. While the BTH is cut the
+// packet says headers_truncated and has no payload_len (unknown without
+// the opcode; the text line has no payload either); once the BTH is whole
+// its payload_len is the whole capture's, from the UDP length.
+func TestReadCutInsideBTH(t *testing.T) {
+	whole := filepath.Join(repoRoot, "testdata", "pcaps", "real", "linlinw5_rdma_write_bw.pcap")
+	type pkt struct {
+		Frame            int  `json:"frame"`
+		Opcode           *int `json:"opcode"`
+		HeadersTruncated bool `json:"headers_truncated"`
+		PayloadLen       *int `json:"payload_len"`
+		Truncated        bool `json:"truncated"`
+		CapLen           int  `json:"cap_len"`
+	}
+	parse := func(out string) map[int]pkt {
+		m := map[int]pkt{}
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var p pkt
+			if err := json.Unmarshal([]byte(line), &p); err != nil {
+				t.Fatalf("%v: %s", err, line)
+			}
+			m[p.Frame] = p
+		}
+		return m
+	}
+	out, _, _ := runCLI(t, "read", "--format", "json", whole)
+	want := parse(out)
+	const bthEnd = 14 + 20 + 8 + 12 // Ethernet, IPv4, UDP, BTH
+	for snap := bthEnd - 12; snap <= bthEnd+16; snap++ {
+		file := cutCapture(t, whole, snap)
+		out, errOut, code := runCLI(t, "read", "--format", "json", file)
+		if code != ExitOK {
+			t.Fatalf("cut to %d: exit %d: %s", snap, code, errOut)
+		}
+		got := parse(out)
+		if len(got) != len(want) {
+			t.Fatalf("cut to %d: %d RoCE packets, the whole capture %d", snap, len(got), len(want))
+		}
+		for n, g := range got {
+			w := want[n]
+			if snap < bthEnd {
+				if g.Opcode != nil || !g.HeadersTruncated || g.PayloadLen != nil || !g.Truncated {
+					t.Errorf("cut to %d frame %d: opcode %v headers_truncated %v payload_len %v truncated %v; want no opcode nor payload_len, headers_truncated and truncated",
+						snap, n, g.Opcode, g.HeadersTruncated, g.PayloadLen, g.Truncated)
+				}
+				continue
+			}
+			if g.PayloadLen == nil || *g.PayloadLen != *w.PayloadLen {
+				t.Errorf("cut to %d frame %d: payload_len %v, whole capture %d", snap, n, g.PayloadLen, *w.PayloadLen)
+			}
+		}
+		text, _, _ := runCLI(t, "read", file)
+		for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+			var wire int
+			if m := lengthRE.FindStringSubmatch(line); m != nil {
+				wire, _ = strconv.Atoi(m[1])
+			}
+			cut := snap < bthEnd
+			if strings.Contains(line, "[|bth]") != cut || strings.Contains(line, ", payload ") == cut ||
+				strings.Contains(line, fmt.Sprintf("[truncated to %d]", snap)) != (wire > snap) {
+				t.Errorf("cut to %d: %q: want [|bth] %v, a payload %v, [truncated to %d] %v", snap, line, cut, !cut, snap, wire > snap)
+			}
+		}
+	}
 }

@@ -50,8 +50,13 @@ func (p *packetPrinter) appendJSON(b []byte, rec *capture.Record, pkt *packet.Pa
 		b = append(b, pkt.Malformed.String()...)
 		b = append(b, '"')
 	}
-	if pkt.HasBTH {
+	switch {
+	case pkt.HasBTH:
 		b = appendJSONBTH(b, &pkt.BTH)
+	case pkt.Kind == packet.KindRoCE:
+		// Cut inside the BTH by the snap length (a BTH that is not all
+		// there and was not cut makes the packet malformed).
+		b = append(b, `,"headers_truncated":true`...)
 	}
 	if pkt.HasCM {
 		b = appendJSONCM(b, &pkt.CM)
@@ -60,8 +65,10 @@ func (p *packetPrinter) appendJSON(b []byte, rec *capture.Record, pkt *packet.Pa
 	b = append(b, pkt.ICRC.String()...)
 	b = append(b, `","truncated":`...)
 	b = strconv.AppendBool(b, pkt.Truncated)
-	b = append(b, `,"payload_len":`...)
-	b = strconv.AppendInt(b, int64(pkt.PayloadLen), 10)
+	if payloadKnown(pkt) {
+		b = append(b, `,"payload_len":`...)
+		b = strconv.AppendInt(b, int64(pkt.PayloadLen), 10)
+	}
 	b = append(b, `,"cap_len":`...)
 	b = strconv.AppendInt(b, int64(pkt.CapLen), 10)
 	b = append(b, `,"wire_len":`...)
@@ -77,6 +84,13 @@ func (p *packetPrinter) appendJSON(b []byte, rec *capture.Record, pkt *packet.Pa
 	}
 	b = append(b, "]}"...)
 	return b
+}
+
+// payloadKnown says whether pkt.PayloadLen is the packet's RDMA payload
+// length: the UDP (or GRH) length less the headers its opcode has, so the
+// BTH must have been captured, and the packet must not be malformed.
+func payloadKnown(pkt *packet.Packet) bool {
+	return pkt.HasBTH && pkt.Kind == packet.KindRoCE
 }
 
 func appendJSONBTH(b []byte, h *bth.BTH) []byte {

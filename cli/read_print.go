@@ -149,9 +149,10 @@ func (p *packetPrinter) appendText(b []byte, rec *capture.Record, pkt *packet.Pa
 		return b
 	}
 	if !pkt.HasBTH {
+		// Cut inside the BTH: no opcode, so no payload length.
 		b = append(b, "RoCE [|bth], length "...)
 		b = strconv.AppendInt(b, int64(pkt.OrigLen), 10)
-		return b
+		return appendTruncated(b, pkt)
 	}
 	h := &pkt.BTH
 	b = append(b, h.Opcode.String()...)
@@ -179,15 +180,21 @@ func (p *packetPrinter) appendText(b []byte, rec *capture.Record, pkt *packet.Pa
 	b = strconv.AppendInt(b, int64(pkt.PayloadLen), 10)
 	b = append(b, ", length "...)
 	b = strconv.AppendInt(b, int64(pkt.OrigLen), 10)
-	if pkt.Truncated {
-		b = append(b, " [truncated to "...)
-		b = strconv.AppendInt(b, int64(pkt.CapLen), 10)
-		b = append(b, ']')
-	}
+	b = appendTruncated(b, pkt)
 	if pkt.ICRC == bth.ICRCBad {
 		b = append(b, " [ICRC bad]"...)
 	}
 	return b
+}
+
+// appendTruncated writes the mark of a frame the snap length cut.
+func appendTruncated(b []byte, pkt *packet.Packet) []byte {
+	if !pkt.Truncated {
+		return b
+	}
+	b = append(b, " [truncated to "...)
+	b = strconv.AppendInt(b, int64(pkt.CapLen), 10)
+	return append(b, ']')
 }
 
 // appendExtSummary writes the key fields of each extended header present.

@@ -67,6 +67,9 @@ func appendVerbose(b []byte, rec *capture.Record, pkt *packet.Packet) []byte {
 		b = strconv.AppendInt(b, int64(pkt.UDPLen), 10)
 	}
 	if !pkt.HasBTH {
+		if pkt.Kind == packet.KindRoCE {
+			b = append(b, "\n    BTH cut off by the snap length"...)
+		}
 		return b
 	}
 	h := &pkt.BTH
