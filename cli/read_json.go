@@ -137,6 +137,13 @@ func appendJSONBTH(b []byte, h *bth.BTH) []byte {
 		b = strconv.AppendUint(b, uint64(h.XRCETH.XRCSRQ), 10)
 		b = append(b, '}')
 	}
+	if h.Ext&bth.HasFETH != 0 {
+		b = append(b, `,"feth":{"placement_type":`...)
+		b = strconv.AppendUint(b, uint64(h.FETH.PlacementType()), 10)
+		b = append(b, `,"selectivity_level":`...)
+		b = strconv.AppendUint(b, uint64(h.FETH.SelectivityLevel()), 10)
+		b = append(b, '}')
+	}
 	if h.Ext&bth.HasRETH != 0 {
 		b = append(b, `,"reth":{"va":`...)
 		b = strconv.AppendUint(b, h.RETH.VA, 10)

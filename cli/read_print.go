@@ -213,6 +213,12 @@ func appendExtSummary(b []byte, h *bth.BTH) []byte {
 		b = append(b, " xrcsrq "...)
 		b = appendHex(b, uint64(h.XRCETH.XRCSRQ), 6)
 	}
+	if h.Ext&bth.HasFETH != 0 {
+		b = append(b, " feth plt "...)
+		b = strconv.AppendUint(b, uint64(h.FETH.PlacementType()), 10)
+		b = append(b, " sel "...)
+		b = strconv.AppendUint(b, uint64(h.FETH.SelectivityLevel()), 10)
+	}
 	if h.Ext&bth.HasRETH != 0 {
 		b = append(b, " reth va "...)
 		b = appendHex(b, h.RETH.VA, 16)

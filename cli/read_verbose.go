@@ -112,8 +112,13 @@ func appendVerbose(b []byte, rec *capture.Record, pkt *packet.Packet) []byte {
 		b = appendHex(b, uint64(h.XRCETH.XRCSRQ), 6)
 	}
 	if h.Ext&bth.HasFETH != 0 {
-		b = append(b, "\n    FETH "...)
+		b = append(b, "\n    FETH placement_type "...)
+		b = strconv.AppendUint(b, uint64(h.FETH.PlacementType()), 10)
+		b = append(b, " selectivity_level "...)
+		b = strconv.AppendUint(b, uint64(h.FETH.SelectivityLevel()), 10)
+		b = append(b, " ("...)
 		b = appendHex(b, uint64(h.FETH.Raw), 8)
+		b = append(b, ')')
 	}
 	if h.Ext&bth.HasRETH != 0 {
 		b = append(b, "\n    RETH va "...)
