@@ -18,8 +18,11 @@ type packetPrinter struct {
 	timeStyle string
 	withFile  bool
 
-	file  string
-	first time.Time
+	file string
+	// zero is the time --time rel counts from: the first frame read of the
+	// whole input, printed or not (setZero).
+	zero    time.Time
+	zeroSet bool
 
 	// The timestamps: stamp in the text style of --time ("time" or
 	// "date"), jsonStamp in RFC 3339 for --format json.
@@ -48,12 +51,18 @@ func newPacketPrinter(format, timeStyle string, verbose, withFile bool) (*packet
 
 func (p *packetPrinter) startFile(name string) { p.file = name }
 
-// appendLine appends the line of a packet (with -v, its block of lines)
-// to b. The first packet it prints is the zero of --time rel.
-func (p *packetPrinter) appendLine(b []byte, rec *capture.Record, pkt *packet.Packet) []byte {
-	if p.first.IsZero() {
-		p.first = rec.Timestamp
+// setZero makes ts, the time of a frame read, the zero of --time rel if it
+// is the first: tshark's frame.time_relative and tcpdump -ttttt count from
+// the first frame of the input too, whether or not it is printed.
+func (p *packetPrinter) setZero(ts time.Time) {
+	if !p.zeroSet {
+		p.zero, p.zeroSet = ts, true
 	}
+}
+
+// appendLine appends the line of a packet (with -v, its block of lines)
+// to b.
+func (p *packetPrinter) appendLine(b []byte, rec *capture.Record, pkt *packet.Packet) []byte {
 	if p.json {
 		b = p.appendJSON(b, rec, pkt)
 	} else {
@@ -69,7 +78,7 @@ func (p *packetPrinter) appendLine(b []byte, rec *capture.Record, pkt *packet.Pa
 func (p *packetPrinter) appendTime(b []byte, ts time.Time) []byte {
 	switch p.timeStyle {
 	case "rel":
-		d := ts.Sub(p.first)
+		d := ts.Sub(p.zero)
 		return appendSeconds(b, d)
 	case "epoch":
 		return appendSeconds(b, time.Duration(ts.UnixNano()))
