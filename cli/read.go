@@ -48,10 +48,10 @@ detected from the magic bytes, not the name), a directory of them, or - for
 standard input. Several captures are printed one after the other, each line
 prefixed with its file. In a directory, files that are not captures (notes,
 reports) are skipped with a warning.
-Switch-mirror wrappers (ERSPAN I/II/III, GRE, 802.1Q/QinQ) are stripped;
-frames cut by the mirror's snap length are decoded as far as they go and
-marked truncated. The RDMA payload length is taken from the UDP length, so it
-is right on truncated frames too.
+Switch-mirror wrappers (ERSPAN I/II/III, GRE, VXLAN, 802.1Q/QinQ) are
+stripped; frames cut by the mirror's snap length are decoded as far as they
+go and marked truncated. The RDMA payload length is taken from the UDP
+length, so it is right on truncated frames too.
 
 A capture filter in pcap-filter(7) syntax (the language of tcpdump) can be
 given with --filter or after "--"; it is applied to the frame as captured,
@@ -191,8 +191,13 @@ func readRun(opts *ReadOptions) error {
 	if err := reportProblems(opts.IO.ErrOut, problems, &stats); err != nil && runErr == nil {
 		runErr = err
 	}
+	if runErr != nil {
+		// As flows and report: a fatal error is the last line, with no
+		// summary of a run it cut short.
+		return runErr
+	}
 	fmt.Fprintf(opts.IO.ErrOut, "rocedump: %s\n", stats.summary())
-	return runErr
+	return nil
 }
 
 // reportProblems prints the problems of the files read as warnings. As
