@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -128,9 +129,20 @@ func (s *readStats) add(o *readStats) {
 	s.unsupported += o.unsupported
 }
 
+// summary is the summary line: "120 packets read, 104 RoCE, 0 malformed,
+// 0 truncated, 0 ICRC bad" ("1 packet read").
 func (s *readStats) summary() string {
-	return fmt.Sprintf("%d packets read, %d RoCE, %d malformed, %d truncated, %d ICRC bad",
-		s.packets, s.roce, s.malformed, s.truncated, s.icrcBad)
+	return fmt.Sprintf("%s read, %d RoCE, %d malformed, %d truncated, %d ICRC bad",
+		countNoun(s.packets, "packet"), s.roce, s.malformed, s.truncated, s.icrcBad)
+}
+
+// countNoun writes n and the noun, plural unless n is 1: "1 frame",
+// "2 frames".
+func countNoun(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 // errStop ends the read loop early once -c packets were printed.
@@ -405,7 +417,7 @@ func skippedFrames(path string, skipped map[capture.LinkType]int) error {
 		n += c
 	}
 	slices.Sort(lts)
-	return fmt.Errorf("%s: skipped %d frames: %w", path, n, &packet.LinkTypeError{LinkType: lts[0]})
+	return fmt.Errorf("%s: skipped %s: %w", path, countNoun(n, "frame"), &packet.LinkTypeError{LinkType: lts[0]})
 }
 
 // filterCache compiles the capture filter once per link type, when a file

@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/rocedump/rocedump/capture"
 	"github.com/rocedump/rocedump/decode/packet"
 )
 
@@ -83,5 +85,40 @@ func TestReadFatalErrorLast(t *testing.T) {
 		if (out != "") != (len(files) > 1) {
 			t.Errorf("read %v: %d bytes printed", files, len(out))
 		}
+	}
+}
+
+// TestReadCountsSingular: read's summary and warnings say "1 packet", "1
+// frame", never "1 packets".
+func TestReadCountsSingular(t *testing.T) {
+	src := filepath.Join(repoRoot, "testdata", "pcaps", "real", "linlinw5_rdma_cm.pcap")
+	r, err := capture.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var rec capture.Record
+	if err := r.Next(&rec); err != nil {
+		t.Fatal(err)
+	}
+	var one, mixed bytes.Buffer
+	w1, _ := capture.NewPcapWriter(&one, capture.LinkTypeEthernet, 0)
+	w1.WritePacket(rec.Timestamp, rec.Data, rec.OrigLen)
+	wm, _ := capture.NewPcapngWriter(&mixed)
+	wm.WritePacket(rec.Timestamp, capture.LinkTypeEthernet, rec.Data, rec.OrigLen)
+	wm.WritePacket(rec.Timestamp, capture.LinkTypeERF, rec.Data, rec.OrigLen)
+	dir := t.TempDir()
+	for name, b := range map[string][]byte{"one.pcap": one.Bytes(), "mixed.pcapng": mixed.Bytes()} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, errOut, _ := runCLI(t, "read", filepath.Join(dir, "one.pcap"))
+	if !strings.Contains(errOut, "rocedump: 1 packet read, 1 RoCE,") {
+		t.Errorf("one packet: %q", errOut)
+	}
+	_, errOut, _ = runCLI(t, "read", filepath.Join(dir, "mixed.pcapng"))
+	if !strings.Contains(errOut, "skipped 1 frame: unsupported link type ERF") || !strings.Contains(errOut, "rocedump: 2 packets read, 1 RoCE,") {
+		t.Errorf("one of two frames skipped: %q", errOut)
 	}
 }
