@@ -32,7 +32,7 @@ func TestNotACapture(t *testing.T) {
 		{"start of gzip magic", []byte{0x1f}, ErrCutOff, "x: file cut off in file header (have 1 of 4 bytes)"},
 		{"pcap header cut", []byte{0xd4, 0xc3, 0xb2, 0xa1, 2, 0}, ErrCutOff, "x: file cut off in file header (have 6 of 24 bytes)"},
 		{"pcap version 3", pcapV3, ErrUnsupported, "x: unsupported pcap version 3.4"},
-		{"modified pcap", []byte{0x34, 0xcd, 0xb2, 0xa1, 0, 0}, ErrUnsupported, "x: a modified (Kuznetzov) pcap file"},
+		{"modified pcap", []byte{0x34, 0xcd, 0xb2, 0xa1, 0, 0}, ErrUnsupported, "x: a modified (Kuznetzov) pcap file is not supported: convert it with editcap -F pcap"},
 		{"zstd", []byte{0x28, 0xb5, 0x2f, 0xfd, 0, 0}, ErrUnsupported, "x: zstd-compressed; decompress it first"},
 		{"xz", []byte{0xfd, '7', 'z', 'X', 'Z', 0}, ErrUnsupported, "x: xz-compressed; decompress it first"},
 		{"pcapng bad byte-order magic", ngBadBOM.b, ErrNotCapture,

@@ -9,7 +9,8 @@ import (
 const (
 	// ExitOK: the command did what it was asked.
 	ExitOK = 0
-	// ExitFindings: `report` found something at or above --fail-on.
+	// ExitFindings: `report`, `merge` or `live` found something at or
+	// above --fail-on.
 	ExitFindings = 1
 	// ExitUsage: bad flags or arguments, or input that could not be read at all.
 	ExitUsage = 2

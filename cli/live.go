@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -255,7 +256,7 @@ func liveRun(opts *LiveOptions) error {
 	fmt.Fprintf(e, "rocedump: captured %d packets on %s in %s; dropped %d in the kernel, %d at the interface\n",
 		s.st.Packets, opts.Interface, time.Since(s.start).Round(time.Millisecond), s.stats.KernelDrops, s.stats.InterfaceDrops)
 	if w != nil {
-		fmt.Fprintf(e, "rocedump: wrote %s\n", liveFilesLine(w.Files()))
+		printWritten(e, w.Files(), s.writeErr)
 	}
 	n := rep.AtOrAbove(failOn)
 	fmt.Fprintf(e, "rocedump: %s\n", findingsLine(rep))
@@ -301,6 +302,29 @@ func liveOpenError(err error) error {
 		return usageErrorf("--filter: %s", le.Reason)
 	}
 	return usageErrorf("%s: %s", le.Interface, le.Reason)
+}
+
+// printWritten says which -w files were written. After a write error
+// (reported with the exit code) the file being written is not among them:
+// only the files the rotation had closed before it, if any.
+func printWritten(e io.Writer, files []string, writeErr error) {
+	if writeErr == nil {
+		fmt.Fprintf(e, "rocedump: wrote %s\n", liveFilesLine(files))
+		return
+	}
+	if len(files) == 0 {
+		return
+	}
+	failed := files[len(files)-1]
+	var done []string
+	for _, f := range files {
+		if f != failed { // a ring (-W) may have reused its name
+			done = append(done, f)
+		}
+	}
+	if len(done) > 0 {
+		fmt.Fprintf(e, "rocedump: wrote %s before writing %s failed\n", liveFilesLine(done), failed)
+	}
 }
 
 // liveFilesLine names the files written: all of them, or the first and

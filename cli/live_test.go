@@ -644,4 +644,31 @@ func TestLiveWriteFails(t *testing.T) {
 	if len(problems) == 0 || !strings.Contains(problems[0].(string), "writing /dev/full") {
 		t.Errorf("report problems %v, want the write error", problems)
 	}
+	if strings.Contains(errOut.String(), "wrote /dev/full") {
+		t.Errorf("stderr claims the failed file was written:\n%s", errOut)
+	}
+}
+
+// TestPrintWritten: after a write error the file that failed is not
+// among the files said to be written; those rotated out before it are.
+func TestPrintWritten(t *testing.T) {
+	fail := errors.New("no space left on device")
+	tests := []struct {
+		name  string
+		files []string
+		err   error
+		want  string
+	}{
+		{"written", []string{"a.pcap"}, nil, "rocedump: wrote a.pcap\n"},
+		{"the only file failed", []string{"/dev/full"}, fail, ""},
+		{"rotated, the last failed", []string{"a0", "a1", "a2"}, fail, "rocedump: wrote a0, a1 before writing a2 failed\n"},
+		{"a ring reused the name that failed", []string{"a0", "a1", "a0"}, fail, "rocedump: wrote a1 before writing a0 failed\n"},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		printWritten(&b, tt.files, tt.err)
+		if b.String() != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, b.String(), tt.want)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -48,14 +49,16 @@ detected from the magic bytes, not the name), a directory of them, or - for
 standard input. Several captures are printed one after the other, each line
 prefixed with its file. In a directory, files that are not captures (notes,
 reports) are skipped with a warning.
-Switch-mirror wrappers (ERSPAN I/II/III, GRE, 802.1Q/QinQ) are stripped;
-frames cut by the mirror's snap length are decoded as far as they go and
-marked truncated. The RDMA payload length is taken from the UDP length, so it
-is right on truncated frames too.
+Switch-mirror wrappers (ERSPAN I/II/III, GRE, VXLAN, 802.1Q/QinQ) are
+stripped; frames cut by the mirror's snap length are decoded as far as they
+go and marked truncated. The RDMA payload length is taken from the UDP
+length, so it is right on truncated frames too.
 
 A capture filter in pcap-filter(7) syntax (the language of tcpdump) can be
 given with --filter or after "--"; it is applied to the frame as captured,
-so on an ERSPAN capture "host" matches the outer (collector) addresses.
+so on an ERSPAN capture "host" matches the outer (collector) addresses. As
+in tcpdump it must apply to the link type of each file: inbound, outbound
+and ifindex (SLL2) to Linux cooked captures, ether to Ethernet.
 --qpn and --opcode select packets after decoding.
 
 A summary goes to stderr at the end: packets read, RoCE packets, malformed,
@@ -104,7 +107,8 @@ when no frame at all could be decoded, the exit code is 2.`,
 	f.StringVar(&opts.Format, "format", "text", "output format: text or json (one JSON object per packet)")
 	f.IntVar(&opts.Workers, "workers", 0, "format the packets on `N` goroutines while one reads the input, and print them in order "+
 		"(0: one per CPU; at most 256; one with --count or --time rel; the output is the same for any N)")
-	f.StringVar(&opts.TimeFormat, "time", "time", "timestamp style: time (time of day, UTC), date (date and time, UTC), rel (seconds since the first packet), epoch")
+	f.StringVar(&opts.TimeFormat, "time", "time", "timestamp style: time (time of day, UTC), date (date and time, UTC), "+
+		"rel (seconds since the first frame read, printed or not, as tshark's frame.time_relative; with several captures, the first frame of the first), epoch")
 	return cmd
 }
 
@@ -125,9 +129,20 @@ func (s *readStats) add(o *readStats) {
 	s.unsupported += o.unsupported
 }
 
+// summary is the summary line: "120 packets read, 104 RoCE, 0 malformed,
+// 0 truncated, 0 ICRC bad" ("1 packet read").
 func (s *readStats) summary() string {
-	return fmt.Sprintf("%d packets read, %d RoCE, %d malformed, %d truncated, %d ICRC bad",
-		s.packets, s.roce, s.malformed, s.truncated, s.icrcBad)
+	return fmt.Sprintf("%s read, %d RoCE, %d malformed, %d truncated, %d ICRC bad",
+		countNoun(s.packets, "packet"), s.roce, s.malformed, s.truncated, s.icrcBad)
+}
+
+// countNoun writes n and the noun, plural unless n is 1: "1 frame",
+// "2 frames".
+func countNoun(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 // errStop ends the read loop early once -c packets were printed.
@@ -136,6 +151,10 @@ var errStop = errors.New("count reached")
 func readRun(opts *ReadOptions) error {
 	sel, err := newPacketSelector(opts.QPNs, opts.Opcodes)
 	if err != nil {
+		return err
+	}
+	filters := newFilterCache(opts.Filter)
+	if err := filters.check(); err != nil {
 		return err
 	}
 	files, err := expandCaptures(opts.Files, opts.IO.ErrOut)
@@ -150,10 +169,6 @@ func readRun(opts *ReadOptions) error {
 		checkFlag("--count", opts.Count, 0, noMaxInt, "0 (all) or more"),
 		checkFlag("--workers", opts.Workers, 0, noMaxInt, "0 (one per CPU) or more"),
 	); err != nil {
-		return err
-	}
-	filters := newFilterCache(opts.Filter)
-	if err := filters.check(); err != nil {
 		return err
 	}
 
@@ -188,8 +203,13 @@ func readRun(opts *ReadOptions) error {
 	if err := reportProblems(opts.IO.ErrOut, problems, &stats); err != nil && runErr == nil {
 		runErr = err
 	}
+	if runErr != nil {
+		// As flows and report: a fatal error is the last line, with no
+		// summary of a run it cut short.
+		return runErr
+	}
 	fmt.Fprintf(opts.IO.ErrOut, "rocedump: %s\n", stats.summary())
-	return runErr
+	return nil
 }
 
 // reportProblems prints the problems of the files read as warnings. As
@@ -250,8 +270,8 @@ type packetHandler struct {
 }
 
 // handle processes one record. It returns errStop once -c packets were
-// printed, or a usage error for a filter that does not compile for the
-// record's link type.
+// printed, or a usage error for a filter that does not apply to the
+// record's link type (filterCache.get).
 func (h *packetHandler) handle(rec *capture.Record) error {
 	f, err := h.filters.get(rec.LinkType)
 	if err != nil {
@@ -328,6 +348,17 @@ func readFile(path string, h *packetHandler) (problems []fileProblem, err error)
 		return nil, &exitError{code: ExitUsage, err: err}
 	}
 	defer r.Close()
+	// The filter must apply to every link type the file declares, as
+	// tcpdump checks it for the file it opens; an interface declared later
+	// in a pcapng file is checked at its first frame (handle).
+	for _, lt := range r.LinkTypes() {
+		if !packet.Supported(lt) {
+			continue // skipped and reported below
+		}
+		if _, err := h.filters.get(lt); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
 
 	var (
 		rec       capture.Record
@@ -352,6 +383,7 @@ func readFile(path string, h *packetHandler) (problems []fileProblem, err error)
 			end = err
 			break
 		}
+		h.frames.printer.setZero(rec.Timestamp)
 		if !packet.Supported(rec.LinkType) {
 			h.stats.packets++
 			h.stats.unsupported++
@@ -360,7 +392,10 @@ func readFile(path string, h *packetHandler) (problems []fileProblem, err error)
 		}
 		supported++
 		if err := h.handle(&rec); err != nil {
-			return problems, err
+			if errors.Is(err, errStop) {
+				return problems, err
+			}
+			return problems, fmt.Errorf("%s: %w", path, err) // the filter and this file's link type
 		}
 	}
 	if len(skipped) > 0 {
@@ -382,11 +417,15 @@ func skippedFrames(path string, skipped map[capture.LinkType]int) error {
 		n += c
 	}
 	slices.Sort(lts)
-	return fmt.Errorf("%s: skipped %d frames: %w", path, n, &packet.LinkTypeError{LinkType: lts[0]})
+	return fmt.Errorf("%s: skipped %s: %w", path, countNoun(n, "frame"), &packet.LinkTypeError{LinkType: lts[0]})
 }
 
-// filterCache compiles the capture filter once per link type: a pcapng file
-// may mix interfaces of different link types.
+// filterCache compiles the capture filter once per link type, when a file
+// declares it (readFile; a pcapng interface declared after the first frame,
+// at its first frame): some primitives apply to some link types only
+// ("inbound" and "ifindex" to Linux cooked captures, "ether" to Ethernet),
+// and tcpdump too compiles for the link type of the file it opens. A pcapng
+// file may mix interfaces of different link types.
 type filterCache struct {
 	expr     string
 	compiled map[capture.LinkType]*filter.Filter
@@ -396,13 +435,58 @@ func newFilterCache(expr string) *filterCache {
 	return &filterCache{expr: strings.TrimSpace(expr), compiled: map[capture.LinkType]*filter.Filter{}}
 }
 
-// check compiles the expression for Ethernet so syntax errors surface before
-// any file is opened.
-func (c *filterCache) check() error {
-	_, err := c.get(capture.LinkTypeEthernet)
-	return err
+// filterLinkTypes are the link types packet.Decode reads, one of each kind
+// of link header: check tries the expression on these.
+var filterLinkTypes = []capture.LinkType{
+	capture.LinkTypeEthernet, capture.LinkTypeLinuxSLL, capture.LinkTypeLinuxSLL2,
+	capture.LinkTypeRaw, capture.LinkTypeIPv4, capture.LinkTypeIPv6,
+	capture.LinkTypeNull, capture.LinkTypeLoop,
 }
 
+// check compiles the expression for every link type rocedump reads, before
+// any file is opened: an expression that is wrong whatever the frames
+// (bad syntax, a bad value) or that applies to no link type is a usage
+// error at once. One that applies to some link types only is checked
+// again on the frames of each link type the input holds (get).
+func (c *filterCache) check() error {
+	if c.expr == "" {
+		return nil
+	}
+	var errs []error
+	for _, lt := range filterLinkTypes {
+		_, err := c.get(lt)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, filter.ErrLinkType) {
+			return err // the same for every link type
+		}
+		errs = append(errs, err)
+	}
+	return usageErrorf("filter %q applies to no link type rocedump reads: %v", c.expr, linkTypeErrors(errs))
+}
+
+// linkTypeErrors says what stops each token the link type errors are
+// about, once per token: the first link type's message.
+func linkTypeErrors(errs []error) string {
+	var msgs []string
+	seen := map[int]bool{}
+	for _, err := range errs {
+		var fe *filter.Error
+		if !errors.As(err, &fe) {
+			msgs = append(msgs, err.Error())
+			continue
+		}
+		if !seen[fe.Pos] {
+			seen[fe.Pos] = true
+			msgs = append(msgs, fmt.Sprintf("%q (position %d): %s", fe.Token, fe.Pos, fe.Msg))
+		}
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// get returns the filter for frames of link type lt (nil: no filter), or a
+// usage error if the expression does not apply to that link type.
 func (c *filterCache) get(lt capture.LinkType) (*filter.Filter, error) {
 	if c.expr == "" {
 		return nil, nil
@@ -410,10 +494,21 @@ func (c *filterCache) get(lt capture.LinkType) (*filter.Filter, error) {
 	if f, ok := c.compiled[lt]; ok {
 		return f, nil
 	}
-	f, err := filter.Compile(c.expr, uint32(lt))
+	f, err := filter.Compile(c.expr, uint32(filterLinkType(lt)))
 	if err != nil {
-		return nil, usageErrorf("%v", err)
+		return nil, usageErrorf("%w", err)
 	}
 	c.compiled[lt] = f
 	return f, nil
+}
+
+// filterLinkType is the link type the filter is compiled for: the frame's,
+// except that the BSD values of raw IP (DLT_RAW is 12, 14 on OpenBSD),
+// which packet.Decode reads as raw IP, are LINKTYPE_RAW, as libpcap reads
+// them too.
+func filterLinkType(lt capture.LinkType) capture.LinkType {
+	if lt == 12 || lt == 14 {
+		return capture.LinkTypeRaw
+	}
+	return lt
 }

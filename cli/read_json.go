@@ -50,8 +50,13 @@ func (p *packetPrinter) appendJSON(b []byte, rec *capture.Record, pkt *packet.Pa
 		b = append(b, pkt.Malformed.String()...)
 		b = append(b, '"')
 	}
-	if pkt.HasBTH {
+	switch {
+	case pkt.HasBTH:
 		b = appendJSONBTH(b, &pkt.BTH)
+	case pkt.Kind == packet.KindRoCE:
+		// Cut inside the BTH by the snap length (a BTH that is not all
+		// there and was not cut makes the packet malformed).
+		b = append(b, `,"headers_truncated":true`...)
 	}
 	if pkt.HasCM {
 		b = appendJSONCM(b, &pkt.CM)
@@ -60,8 +65,10 @@ func (p *packetPrinter) appendJSON(b []byte, rec *capture.Record, pkt *packet.Pa
 	b = append(b, pkt.ICRC.String()...)
 	b = append(b, `","truncated":`...)
 	b = strconv.AppendBool(b, pkt.Truncated)
-	b = append(b, `,"payload_len":`...)
-	b = strconv.AppendInt(b, int64(pkt.PayloadLen), 10)
+	if payloadKnown(pkt) {
+		b = append(b, `,"payload_len":`...)
+		b = strconv.AppendInt(b, int64(pkt.PayloadLen), 10)
+	}
 	b = append(b, `,"cap_len":`...)
 	b = strconv.AppendInt(b, int64(pkt.CapLen), 10)
 	b = append(b, `,"wire_len":`...)
@@ -77,6 +84,13 @@ func (p *packetPrinter) appendJSON(b []byte, rec *capture.Record, pkt *packet.Pa
 	}
 	b = append(b, "]}"...)
 	return b
+}
+
+// payloadKnown says whether pkt.PayloadLen is the packet's RDMA payload
+// length: the UDP (or GRH) length less the headers its opcode has, so the
+// BTH must have been captured, and the packet must not be malformed.
+func payloadKnown(pkt *packet.Packet) bool {
+	return pkt.HasBTH && pkt.Kind == packet.KindRoCE
 }
 
 func appendJSONBTH(b []byte, h *bth.BTH) []byte {
@@ -121,6 +135,13 @@ func appendJSONBTH(b []byte, h *bth.BTH) []byte {
 	if h.Ext&bth.HasXRCETH != 0 {
 		b = append(b, `,"xrceth":{"xrc_srq":`...)
 		b = strconv.AppendUint(b, uint64(h.XRCETH.XRCSRQ), 10)
+		b = append(b, '}')
+	}
+	if h.Ext&bth.HasFETH != 0 {
+		b = append(b, `,"feth":{"placement_type":`...)
+		b = strconv.AppendUint(b, uint64(h.FETH.PlacementType()), 10)
+		b = append(b, `,"selectivity_level":`...)
+		b = strconv.AppendUint(b, uint64(h.FETH.SelectivityLevel()), 10)
 		b = append(b, '}')
 	}
 	if h.Ext&bth.HasRETH != 0 {
@@ -188,48 +209,77 @@ func appendJSONBTH(b []byte, h *bth.BTH) []byte {
 	return b
 }
 
+// appendJSONCM writes the cm object: the message, and the fields of it
+// that were captured (bth.CMMAD.Captured); a MAD the snap length cut says
+// so with "truncated" rather than give the fields it lost as zeros.
 func appendJSONCM(b []byte, m *bth.CMMAD) []byte {
 	b = append(b, `,"cm":{"message":"`...)
 	b = append(b, m.AttributeID.String()...)
 	b = append(b, `","transaction_id":`...)
 	b = strconv.AppendUint(b, m.TransactionID, 10)
-	b = append(b, `,"local_comm_id":`...)
-	b = strconv.AppendUint(b, uint64(m.LocalCommID), 10)
-	b = append(b, `,"remote_comm_id":`...)
-	b = strconv.AppendUint(b, uint64(m.RemoteCommID), 10)
+	if m.Has(bth.CMFieldLocalCommID) {
+		b = append(b, `,"local_comm_id":`...)
+		b = strconv.AppendUint(b, uint64(m.LocalCommID), 10)
+	}
+	if m.Has(bth.CMFieldRemoteCommID) {
+		b = append(b, `,"remote_comm_id":`...)
+		b = strconv.AppendUint(b, uint64(m.RemoteCommID), 10)
+	}
 	switch m.AttributeID {
 	case bth.CMAttrREQ:
-		b = append(b, `,"service_id":`...)
-		b = strconv.AppendUint(b, m.ServiceID, 10)
-		if m.IsIPService() {
-			b = append(b, `,"port_space":"`...)
-			b = append(b, bth.PortSpaceName(m.PortSpace())...)
-			b = append(b, `","port":`...)
-			b = strconv.AppendUint(b, uint64(m.Port()), 10)
-		}
-		if m.IP.Valid {
-			b = append(b, `,"ip_src":"`...)
-			b = m.IP.SrcIP.AppendTo(b)
-			b = append(b, `","ip_src_port":`...)
-			b = strconv.AppendUint(b, uint64(m.IP.SrcPort), 10)
-			b = append(b, `,"ip_dst":"`...)
-			b = m.IP.DstIP.AppendTo(b)
-			b = append(b, '"')
-		}
+		b = appendJSONCMService(b, m)
 		fallthrough
 	case bth.CMAttrREP:
-		b = append(b, `,"local_qpn":`...)
-		b = strconv.AppendUint(b, uint64(m.LocalQPN), 10)
-		b = append(b, `,"starting_psn":`...)
-		b = strconv.AppendUint(b, uint64(m.StartingPSN), 10)
+		if m.Has(bth.CMFieldLocalQPN) {
+			b = append(b, `,"local_qpn":`...)
+			b = strconv.AppendUint(b, uint64(m.LocalQPN), 10)
+		}
+		if m.Has(bth.CMFieldStartingPSN) {
+			b = append(b, `,"starting_psn":`...)
+			b = strconv.AppendUint(b, uint64(m.StartingPSN), 10)
+		}
 	case bth.CMAttrDREQ:
-		b = append(b, `,"remote_qpn":`...)
-		b = strconv.AppendUint(b, uint64(m.RemoteQPN), 10)
+		if m.Has(bth.CMFieldRemoteQPN) {
+			b = append(b, `,"remote_qpn":`...)
+			b = strconv.AppendUint(b, uint64(m.RemoteQPN), 10)
+		}
 	case bth.CMAttrREJ:
-		b = append(b, `,"reject_reason":`...)
-		b = strconv.AppendUint(b, uint64(m.RejectReason), 10)
+		if m.Has(bth.CMFieldRejectReason) {
+			b = append(b, `,"reject_reason":`...)
+			b = strconv.AppendUint(b, uint64(m.RejectReason), 10)
+		}
+	}
+	if m.Truncated {
+		b = append(b, `,"truncated":true`...)
 	}
 	b = append(b, '}')
+	return b
+}
+
+// appendJSONCMService writes a REQ's service ID and, for the IP CM service
+// (Annex A11), its port and the connection's addresses, as far as they were
+// captured.
+func appendJSONCMService(b []byte, m *bth.CMMAD) []byte {
+	if !m.Has(bth.CMFieldServiceID) {
+		return b
+	}
+	b = append(b, `,"service_id":`...)
+	b = strconv.AppendUint(b, m.ServiceID, 10)
+	if m.IsIPService() {
+		b = append(b, `,"port_space":"`...)
+		b = append(b, bth.PortSpaceName(m.PortSpace())...)
+		b = append(b, `","port":`...)
+		b = strconv.AppendUint(b, uint64(m.Port()), 10)
+	}
+	if m.IP.Valid {
+		b = append(b, `,"ip_src":"`...)
+		b = m.IP.SrcIP.AppendTo(b)
+		b = append(b, `","ip_src_port":`...)
+		b = strconv.AppendUint(b, uint64(m.IP.SrcPort), 10)
+		b = append(b, `,"ip_dst":"`...)
+		b = m.IP.DstIP.AppendTo(b)
+		b = append(b, '"')
+	}
 	return b
 }
 

@@ -16,8 +16,8 @@ import (
 // printer), and a writer prints the chunks' lines in input order: the
 // output and the summary are those of one goroutine, byte for byte
 // (TestReadWorkersSameOutput). With --count, which must stop right after
-// the N'th line printed, and --time rel, whose zero is the first packet
-// printed, read runs on one goroutine.
+// the N'th line printed, and --time rel, whose zero (the first frame read)
+// is kept by the one printer, read runs on one goroutine.
 
 // Chunk sizes: a chunk holds up to readChunkFrames frames and
 // readChunkBytes bytes of frame data (a larger frame gets a chunk of its

@@ -18,8 +18,11 @@ type packetPrinter struct {
 	timeStyle string
 	withFile  bool
 
-	file  string
-	first time.Time
+	file string
+	// zero is the time --time rel counts from: the first frame read of the
+	// whole input, printed or not (setZero).
+	zero    time.Time
+	zeroSet bool
 
 	// The timestamps: stamp in the text style of --time ("time" or
 	// "date"), jsonStamp in RFC 3339 for --format json.
@@ -48,12 +51,18 @@ func newPacketPrinter(format, timeStyle string, verbose, withFile bool) (*packet
 
 func (p *packetPrinter) startFile(name string) { p.file = name }
 
-// appendLine appends the line of a packet (with -v, its block of lines)
-// to b. The first packet it prints is the zero of --time rel.
-func (p *packetPrinter) appendLine(b []byte, rec *capture.Record, pkt *packet.Packet) []byte {
-	if p.first.IsZero() {
-		p.first = rec.Timestamp
+// setZero makes ts, the time of a frame read, the zero of --time rel if it
+// is the first: tshark's frame.time_relative and tcpdump -ttttt count from
+// the first frame of the input too, whether or not it is printed.
+func (p *packetPrinter) setZero(ts time.Time) {
+	if !p.zeroSet {
+		p.zero, p.zeroSet = ts, true
 	}
+}
+
+// appendLine appends the line of a packet (with -v, its block of lines)
+// to b.
+func (p *packetPrinter) appendLine(b []byte, rec *capture.Record, pkt *packet.Packet) []byte {
 	if p.json {
 		b = p.appendJSON(b, rec, pkt)
 	} else {
@@ -69,7 +78,7 @@ func (p *packetPrinter) appendLine(b []byte, rec *capture.Record, pkt *packet.Pa
 func (p *packetPrinter) appendTime(b []byte, ts time.Time) []byte {
 	switch p.timeStyle {
 	case "rel":
-		d := ts.Sub(p.first)
+		d := ts.Sub(p.zero)
 		return appendSeconds(b, d)
 	case "epoch":
 		return appendSeconds(b, time.Duration(ts.UnixNano()))
@@ -149,9 +158,10 @@ func (p *packetPrinter) appendText(b []byte, rec *capture.Record, pkt *packet.Pa
 		return b
 	}
 	if !pkt.HasBTH {
+		// Cut inside the BTH: no opcode, so no payload length.
 		b = append(b, "RoCE [|bth], length "...)
 		b = strconv.AppendInt(b, int64(pkt.OrigLen), 10)
-		return b
+		return appendTruncated(b, pkt)
 	}
 	h := &pkt.BTH
 	b = append(b, h.Opcode.String()...)
@@ -179,15 +189,21 @@ func (p *packetPrinter) appendText(b []byte, rec *capture.Record, pkt *packet.Pa
 	b = strconv.AppendInt(b, int64(pkt.PayloadLen), 10)
 	b = append(b, ", length "...)
 	b = strconv.AppendInt(b, int64(pkt.OrigLen), 10)
-	if pkt.Truncated {
-		b = append(b, " [truncated to "...)
-		b = strconv.AppendInt(b, int64(pkt.CapLen), 10)
-		b = append(b, ']')
-	}
+	b = appendTruncated(b, pkt)
 	if pkt.ICRC == bth.ICRCBad {
 		b = append(b, " [ICRC bad]"...)
 	}
 	return b
+}
+
+// appendTruncated writes the mark of a frame the snap length cut.
+func appendTruncated(b []byte, pkt *packet.Packet) []byte {
+	if !pkt.Truncated {
+		return b
+	}
+	b = append(b, " [truncated to "...)
+	b = strconv.AppendInt(b, int64(pkt.CapLen), 10)
+	return append(b, ']')
 }
 
 // appendExtSummary writes the key fields of each extended header present.
@@ -205,6 +221,12 @@ func appendExtSummary(b []byte, h *bth.BTH) []byte {
 	if h.Ext&bth.HasXRCETH != 0 {
 		b = append(b, " xrcsrq "...)
 		b = appendHex(b, uint64(h.XRCETH.XRCSRQ), 6)
+	}
+	if h.Ext&bth.HasFETH != 0 {
+		b = append(b, " feth plt "...)
+		b = strconv.AppendUint(b, uint64(h.FETH.PlacementType()), 10)
+		b = append(b, " sel "...)
+		b = strconv.AppendUint(b, uint64(h.FETH.SelectivityLevel()), 10)
 	}
 	if h.Ext&bth.HasRETH != 0 {
 		b = append(b, " reth va "...)
@@ -262,24 +284,34 @@ func appendExtSummary(b []byte, h *bth.BTH) []byte {
 }
 
 // appendCMSummary writes the connection-manager fields later reports use to
-// pair QPs and to spot storage services.
+// pair QPs and to spot storage services, those that were captured; "[|cm]"
+// (tcpdump's mark for a cut header) ends a MAD the snap length cut.
 func appendCMSummary(b []byte, m *bth.CMMAD) []byte {
 	b = append(b, " CM "...)
 	b = append(b, m.AttributeID.String()...)
-	b = append(b, " comm "...)
-	b = appendHex(b, uint64(m.LocalCommID), 8)
+	if m.Has(bth.CMFieldLocalCommID) {
+		b = append(b, " comm "...)
+		b = appendHex(b, uint64(m.LocalCommID), 8)
+	}
 	switch m.AttributeID {
 	case bth.CMAttrREQ, bth.CMAttrREP:
-		b = append(b, " qpn "...)
-		b = appendHex(b, uint64(m.LocalQPN), 6)
-		b = append(b, " start-psn "...)
-		b = strconv.AppendUint(b, uint64(m.StartingPSN), 10)
+		if m.Has(bth.CMFieldLocalQPN) {
+			b = append(b, " qpn "...)
+			b = appendHex(b, uint64(m.LocalQPN), 6)
+		}
+		if m.Has(bth.CMFieldStartingPSN) {
+			b = append(b, " start-psn "...)
+			b = strconv.AppendUint(b, uint64(m.StartingPSN), 10)
+		}
 	}
-	if m.AttributeID == bth.CMAttrREQ && m.IsIPService() {
+	if m.AttributeID == bth.CMAttrREQ && m.Has(bth.CMFieldServiceID) && m.IsIPService() {
 		b = append(b, " service "...)
 		b = append(b, bth.PortSpaceName(m.PortSpace())...)
 		b = append(b, ':')
 		b = strconv.AppendUint(b, uint64(m.Port()), 10)
+	}
+	if m.Truncated {
+		b = append(b, " [|cm]"...)
 	}
 	return b
 }

@@ -44,7 +44,7 @@ func loadTruth(t *testing.T, capture string) genTruth {
 	return tr
 }
 
-var summaryRE = regexp.MustCompile(`rocedump: (\d+) packets read, (\d+) RoCE, (\d+) malformed, (\d+) truncated, (\d+) ICRC bad`)
+var summaryRE = regexp.MustCompile(`rocedump: (\d+) packets? read, (\d+) RoCE, (\d+) malformed, (\d+) truncated, (\d+) ICRC bad`)
 
 // parseSummary returns the five counts of read's summary line.
 func parseSummary(t *testing.T, stderr string) [5]int {
@@ -248,7 +248,7 @@ func TestReadUnsupportedLinkType(t *testing.T) {
 			if code != tt.code {
 				t.Fatalf("want exit %d, got %d: %s", tt.code, code, stderr)
 			}
-			if !strings.Contains(stderr, "skipped 1 frames: unsupported link type ERF (197)") {
+			if !strings.Contains(stderr, "skipped 1 frame: unsupported link type ERF (197)") {
 				t.Errorf("stderr does not name the skipped frames:\n%s", stderr)
 			}
 			extracted := filepath.Join(t.TempDir(), "x.pcap")

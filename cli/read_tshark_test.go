@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -210,4 +211,109 @@ func comparePacket(t *testing.T, frame int, p readJSONPacket, tf []string) {
 	}
 	check("deth.qkey", tf[10], qkey, deth)
 	check("deth.src_qp", tf[11], srcqp, deth)
+}
+
+// tsharkEpochNanos returns the capture time of every frame of file, in
+// nanoseconds since the epoch, as tshark reads it (frame.time_epoch).
+func tsharkEpochNanos(t *testing.T, tshark, file string) map[int]int64 {
+	t.Helper()
+	out, err := exec.Command(tshark, "-n", "-r", file, "-T", "fields", "-e", "frame.number", "-e", "frame.time_epoch").Output()
+	if err != nil {
+		t.Fatalf("tshark -r %s: %v", file, err)
+	}
+	res := map[int]int64{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Split(line, "\t")
+		n, _ := strconv.Atoi(f[0])
+		res[n] = parseSeconds(t, f[1])
+	}
+	return res
+}
+
+// parseSeconds reads "S.NNNNNNNNN" (9 decimals, maybe negative) as
+// nanoseconds.
+func parseSeconds(t *testing.T, s string) int64 {
+	t.Helper()
+	neg := strings.HasPrefix(s, "-")
+	sec, frac, ok := strings.Cut(strings.TrimPrefix(s, "-"), ".")
+	si, err1 := strconv.ParseInt(sec, 10, 64)
+	fi, err2 := strconv.ParseInt(frac, 10, 64)
+	if !ok || len(frac) != 9 || err1 != nil || err2 != nil {
+		t.Fatalf("time %q: want seconds with 9 decimals", s)
+	}
+	ns := si*1e9 + fi
+	if neg {
+		ns = -ns
+	}
+	return ns
+}
+
+// TestReadTimeRelMatchesTshark: --time rel counts from the first frame
+// read, printed or not, as tshark's frame.time_relative does: with a
+// filter, with -c, and with several captures (whose first frame is that of
+// the first capture, so a later capture that starts earlier gives negative
+// times). Each printed packet's frame number comes from -v.
+func TestReadTimeRelMatchesTshark(t *testing.T) {
+	tshark := needTool(t, "tshark")
+	real := func(name string) string { return filepath.Join(repoRoot, "testdata", "pcaps", "real", name) }
+	bw, cm := real("linlinw5_rdma_write_bw.pcap"), real("linlinw5_rdma_cm.pcap")
+	tests := []struct {
+		name  string
+		files []string
+		args  []string
+	}{
+		{"whole", []string{bw}, nil},
+		{"count", []string{bw}, []string{"-c", "1"}},
+		{"filter", []string{bw}, []string{"-f", "src host 10.1.16.61"}},
+		{"opcode", []string{cm}, []string{"--opcode", "ack"}},
+		{"two captures", []string{bw, cm}, nil},
+		{"two captures, the first one later (negative times)", []string{cm, bw}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			epochs := make([]map[int]int64, len(tt.files))
+			for i, f := range tt.files {
+				epochs[i] = tsharkEpochNanos(t, tshark, f)
+			}
+			zero := epochs[0][1]
+			args := append(append([]string{"read", "-v", "--time", "rel"}, tt.args...), tt.files...)
+			out, errOut, code := runCLI(t, args...)
+			if code != ExitOK {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			file, checked := 0, 0
+			for i, line := range lines {
+				if !strings.HasPrefix(line, "    frame ") {
+					continue
+				}
+				var n int
+				fmt.Sscanf(line, "    frame %d:", &n)
+				summary := lines[i-1]
+				if summary[0] == ' ' {
+					t.Fatalf("no summary line before %q", line)
+				}
+				if len(tt.files) > 1 {
+					// Lines start with the file's name.
+					name, rest, _ := strings.Cut(summary, " ")
+					for file < len(tt.files) && tt.files[file] != name {
+						file++
+					}
+					if file == len(tt.files) {
+						t.Fatalf("line of an unknown file: %q", summary)
+					}
+					summary = rest
+				}
+				ts, _, _ := strings.Cut(summary, " ")
+				got := parseSeconds(t, ts)
+				if want := epochs[file][n] - zero; got != want {
+					t.Errorf("%s frame %d: --time rel %s, want %d ns since the first frame read", filepath.Base(tt.files[file]), n, ts, want)
+				}
+				checked++
+			}
+			if checked == 0 {
+				t.Fatal("no packet printed")
+			}
+		})
+	}
 }

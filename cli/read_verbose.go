@@ -67,6 +67,9 @@ func appendVerbose(b []byte, rec *capture.Record, pkt *packet.Packet) []byte {
 		b = strconv.AppendInt(b, int64(pkt.UDPLen), 10)
 	}
 	if !pkt.HasBTH {
+		if pkt.Kind == packet.KindRoCE {
+			b = append(b, "\n    BTH cut off by the snap length"...)
+		}
 		return b
 	}
 	h := &pkt.BTH
@@ -109,8 +112,13 @@ func appendVerbose(b []byte, rec *capture.Record, pkt *packet.Packet) []byte {
 		b = appendHex(b, uint64(h.XRCETH.XRCSRQ), 6)
 	}
 	if h.Ext&bth.HasFETH != 0 {
-		b = append(b, "\n    FETH "...)
+		b = append(b, "\n    FETH placement_type "...)
+		b = strconv.AppendUint(b, uint64(h.FETH.PlacementType()), 10)
+		b = append(b, " selectivity_level "...)
+		b = strconv.AppendUint(b, uint64(h.FETH.SelectivityLevel()), 10)
+		b = append(b, " ("...)
 		b = appendHex(b, uint64(h.FETH.Raw), 8)
+		b = append(b, ')')
 	}
 	if h.Ext&bth.HasRETH != 0 {
 		b = append(b, "\n    RETH va "...)
@@ -179,6 +187,8 @@ func appendVerbose(b []byte, rec *capture.Record, pkt *packet.Packet) []byte {
 	return b
 }
 
+// appendCMVerbose writes the CM MAD's header and the message fields that
+// were captured; "(cut off)" ends a MAD the snap length cut.
 func appendCMVerbose(b []byte, m *bth.CMMAD) []byte {
 	b = append(b, "\n    CM MAD "...)
 	b = append(b, m.AttributeID.String()...)
@@ -188,33 +198,50 @@ func appendCMVerbose(b []byte, m *bth.CMMAD) []byte {
 	b = appendHex(b, uint64(m.Method), 2)
 	b = append(b, " tid "...)
 	b = appendHex(b, m.TransactionID, 16)
-	b = append(b, " local_comm_id "...)
-	b = appendHex(b, uint64(m.LocalCommID), 8)
-	b = append(b, " remote_comm_id "...)
-	b = appendHex(b, uint64(m.RemoteCommID), 8)
+	if m.Has(bth.CMFieldLocalCommID) {
+		b = append(b, " local_comm_id "...)
+		b = appendHex(b, uint64(m.LocalCommID), 8)
+	}
+	if m.Has(bth.CMFieldRemoteCommID) {
+		b = append(b, " remote_comm_id "...)
+		b = appendHex(b, uint64(m.RemoteCommID), 8)
+	}
 	switch m.AttributeID {
 	case bth.CMAttrREQ:
-		b = append(b, " service_id "...)
-		b = appendHex(b, m.ServiceID, 16)
-		if m.IsIPService() {
-			b = append(b, " ("...)
-			b = append(b, bth.PortSpaceName(m.PortSpace())...)
-			b = append(b, " port "...)
-			b = strconv.AppendUint(b, uint64(m.Port()), 10)
-			b = append(b, ')')
+		if m.Has(bth.CMFieldServiceID) {
+			b = append(b, " service_id "...)
+			b = appendHex(b, m.ServiceID, 16)
+			if m.IsIPService() {
+				b = append(b, " ("...)
+				b = append(b, bth.PortSpaceName(m.PortSpace())...)
+				b = append(b, " port "...)
+				b = strconv.AppendUint(b, uint64(m.Port()), 10)
+				b = append(b, ')')
+			}
 		}
 		fallthrough
 	case bth.CMAttrREP:
-		b = append(b, " local_qpn "...)
-		b = appendHex(b, uint64(m.LocalQPN), 6)
-		b = append(b, " starting_psn "...)
-		b = strconv.AppendUint(b, uint64(m.StartingPSN), 10)
+		if m.Has(bth.CMFieldLocalQPN) {
+			b = append(b, " local_qpn "...)
+			b = appendHex(b, uint64(m.LocalQPN), 6)
+		}
+		if m.Has(bth.CMFieldStartingPSN) {
+			b = append(b, " starting_psn "...)
+			b = strconv.AppendUint(b, uint64(m.StartingPSN), 10)
+		}
 	case bth.CMAttrDREQ:
-		b = append(b, " remote_qpn "...)
-		b = appendHex(b, uint64(m.RemoteQPN), 6)
+		if m.Has(bth.CMFieldRemoteQPN) {
+			b = append(b, " remote_qpn "...)
+			b = appendHex(b, uint64(m.RemoteQPN), 6)
+		}
 	case bth.CMAttrREJ:
-		b = append(b, " reason "...)
-		b = strconv.AppendUint(b, uint64(m.RejectReason), 10)
+		if m.Has(bth.CMFieldRejectReason) {
+			b = append(b, " reason "...)
+			b = strconv.AppendUint(b, uint64(m.RejectReason), 10)
+		}
+	}
+	if m.Truncated {
+		b = append(b, " (cut off)"...)
 	}
 	if m.IP.Valid {
 		b = append(b, "\n    IP CM src "...)

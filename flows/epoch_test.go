@@ -26,6 +26,12 @@ func connection(c *clock, aQP, bQP, startPSN uint32, n int) {
 // playCM plays an RDMA CM REQ from A (QPN aQP, start PSN aPSN) and the
 // REP from B (QPN bQP, start PSN bPSN), as UD SEND_ONLY MADs on QP1.
 func playCM(c *clock, commID, aQP, aPSN, bQP, bPSN uint32) {
+	playCMCut(c, commID, aQP, aPSN, bQP, bPSN, ^bth.CMFields(0), ^bth.CMFields(0))
+}
+
+// playCMCut is playCM with the REQ and REP cut by a snap length: only
+// their fields in reqHas and repHas were captured.
+func playCMCut(c *clock, commID, aQP, aPSN, bQP, bPSN uint32, reqHas, repHas bth.CMFields) {
 	mad := func(src, dst string, psn uint32) *packet.Packet {
 		p := roce(src, dst, opUDSend, bth.CMQPN, psn, 256)
 		p.BTH.DETH = bth.DETH{QKey: 0x80010000, SrcQP: 1}
@@ -33,14 +39,36 @@ func playCM(c *clock, commID, aQP, aPSN, bQP, bPSN uint32) {
 		p.CM.MgmtClass = bth.MgmtClassCM
 		return p
 	}
+	// keep zeroes what was not captured, as bth.CMMAD does.
+	keep := func(m *bth.CMMAD, has, f bth.CMFields, v *uint32) {
+		if has&f == 0 {
+			*v = 0
+		} else {
+			m.Captured |= f
+		}
+	}
 	req := mad(hostA, hostB, 7)
-	req.CM.AttributeID = bth.CMAttrREQ
-	req.CM.LocalCommID, req.CM.LocalQPN, req.CM.StartingPSN = commID, aQP, aPSN
-	req.CM.ServiceID = 0x0000000001064e51 // IP CM, TCP port space, port 20049
+	m := &req.CM
+	m.AttributeID = bth.CMAttrREQ
+	m.LocalCommID, m.LocalQPN, m.StartingPSN = commID, aQP, aPSN
+	keep(m, reqHas, bth.CMFieldLocalCommID, &m.LocalCommID)
+	keep(m, reqHas, bth.CMFieldLocalQPN, &m.LocalQPN)
+	keep(m, reqHas, bth.CMFieldStartingPSN, &m.StartingPSN)
+	if reqHas&bth.CMFieldServiceID != 0 {
+		m.ServiceID = 0x0000000001064e51 // IP CM, TCP port space, port 20049
+		m.Captured |= bth.CMFieldServiceID
+	}
+	m.Truncated = reqHas != ^bth.CMFields(0)
 	c.add(10*time.Microsecond, req)
 	rep := mad(hostB, hostA, 9)
-	rep.CM.AttributeID = bth.CMAttrREP
-	rep.CM.LocalCommID, rep.CM.RemoteCommID, rep.CM.LocalQPN, rep.CM.StartingPSN = commID^0xffff, commID, bQP, bPSN
+	m = &rep.CM
+	m.AttributeID = bth.CMAttrREP
+	m.LocalCommID, m.RemoteCommID, m.LocalQPN, m.StartingPSN = commID^0xffff, commID, bQP, bPSN
+	keep(m, repHas, bth.CMFieldLocalCommID, &m.LocalCommID)
+	keep(m, repHas, bth.CMFieldRemoteCommID, &m.RemoteCommID)
+	keep(m, repHas, bth.CMFieldLocalQPN, &m.LocalQPN)
+	keep(m, repHas, bth.CMFieldStartingPSN, &m.StartingPSN)
+	m.Truncated = repHas != ^bth.CMFields(0)
 	c.add(20*time.Microsecond, rep)
 }
 
@@ -210,5 +238,69 @@ func TestEpochCMInfo(t *testing.T) {
 	}
 	if !reqs[1].HasSrcQP || reqs[1].SrcQP != 0x22 {
 		t.Errorf("epoch 1 SrcQP = %#x (%v), want 0x22", reqs[1].SrcQP, reqs[1].HasSrcQP)
+	}
+}
+
+// TestCMCut: a REQ or REP cut by the snap length gives the flows only what
+// was captured. The exchange pairs the flows as long as both QPNs and the
+// communication IDs were captured (a plain RoCEv2 REQ cut to 128 bytes
+// keeps them); a starting PSN or service ID that was not is unknown, never
+// zero. An exchange that lost a QPN or communication ID pairs nothing:
+// the PSNs do.
+func TestCMCut(t *testing.T) {
+	const aQP, bQP = 0x22, 0x11
+	all := ^bth.CMFields(0)
+	ids := bth.CMFieldLocalCommID | bth.CMFieldRemoteCommID
+	tests := []struct {
+		name           string
+		reqHas, repHas bth.CMFields
+		wantCM         bool
+		wantService    bool
+		wantReqPSN     bool // the requester's start PSN, on the flow to B
+	}{
+		{"whole", all, all, true, true, true},
+		{"REQ cut before its start PSN", all &^ bth.CMFieldStartingPSN, all, true, true, false},
+		{"REQ cut before its QPN", bth.CMFieldLocalCommID | bth.CMFieldServiceID, all, false, false, false},
+		{"REQ cut before its service ID", bth.CMFieldLocalCommID, all, false, false, false},
+		{"REP cut before its remote comm ID", all, bth.CMFieldLocalCommID, false, false, false},
+		{"REP cut before its QPN", all, ids, false, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newClock(Config{})
+			playCMCut(c, 0x77, aQP, 16227732, bQP, 4242, tt.reqHas, tt.repHas)
+			connection(c, aQP, bQP, 16227732, 3)
+			toB, toA := c.flows(key(hostA, hostB, bQP)), c.flows(key(hostB, hostA, aQP))
+			if len(toB) != 1 || len(toA) != 1 {
+				t.Fatalf("%d and %d flows, want one each way", len(toB), len(toA))
+			}
+			b, a := toB[0], toA[0]
+			if (b.CM != nil) != tt.wantCM || (a.CM != nil) != tt.wantCM {
+				t.Fatalf("CM info %+v and %+v, want it: %v", b.CM, a.CM, tt.wantCM)
+			}
+			wantPair := PairPSN
+			if tt.wantCM {
+				wantPair = PairCM
+			}
+			if b.PairedBy != wantPair || b.Partner != a {
+				t.Errorf("paired by %v with %v, want %v with the reverse flow", b.PairedBy, b.Partner, wantPair)
+			}
+			if !tt.wantCM {
+				return
+			}
+			if b.CM.HasServiceID != tt.wantService || a.CM.HasServiceID != tt.wantService ||
+				tt.wantService && (b.CM.Port != 20049 || !b.CM.IPService) || !tt.wantService && (b.CM.ServiceID != 0 || b.CM.IPService) {
+				t.Errorf("service %+v / %+v, want known: %v (port 20049)", *b.CM, *a.CM, tt.wantService)
+			}
+			if b.CM.HasStartPSN != tt.wantReqPSN || tt.wantReqPSN && b.CM.StartPSN != 16227732 || !tt.wantReqPSN && b.CM.StartPSN != 0 {
+				t.Errorf("flow to B: start PSN %d (known %v), want known: %v", b.CM.StartPSN, b.CM.HasStartPSN, tt.wantReqPSN)
+			}
+			if !a.CM.HasStartPSN || a.CM.StartPSN != 4242 {
+				t.Errorf("flow to A: start PSN %d (known %v), want 4242 from the REP", a.CM.StartPSN, a.CM.HasStartPSN)
+			}
+			if b.CM.SrcQP != aQP || a.CM.SrcQP != bQP {
+				t.Errorf("source QPs %#x, %#x; want %#x, %#x", b.CM.SrcQP, a.CM.SrcQP, aQP, bQP)
+			}
+		})
 	}
 }

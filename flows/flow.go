@@ -123,16 +123,22 @@ func (m PairMethod) String() string {
 	return "none"
 }
 
-// CMInfo is what an RDMA CM exchange said about a flow's connection.
+// CMInfo is what an RDMA CM exchange said about a flow's connection. A
+// snap length that cut the REQ or REP can leave the service ID or the
+// starting PSN out (HasServiceID, HasStartPSN false, the value zero); the
+// QPNs and communication IDs that tie the exchange to its flows are always
+// there.
 type CMInfo struct {
-	ServiceID uint64
-	IPService bool   // ServiceID is an IP CM service (Annex A11)
-	PortSpace uint8  // IP CM port space (0x06 TCP, ...)
-	Port      uint16 // IP CM service port (4420 NVMe-oF, 3260 iSER, 20049 NFS/RDMA)
-	StartPSN  uint32 // starting PSN of this flow's requests, from the REQ or REP
-	SrcQP     uint32 // QPN at this flow's source
-	CommID    uint32 // local communication ID of the side that sends this flow
-	Frame     FrameRef
+	ServiceID    uint64
+	HasServiceID bool   // the REQ's ServiceID was captured
+	IPService    bool   // ServiceID is an IP CM service (Annex A11)
+	PortSpace    uint8  // IP CM port space (0x06 TCP, ...)
+	Port         uint16 // IP CM service port (4420 NVMe-oF, 3260 iSER, 20049 NFS/RDMA)
+	StartPSN     uint32 // starting PSN of this flow's requests, from the REQ or REP
+	HasStartPSN  bool   // StartPSN was captured
+	SrcQP        uint32 // QPN at this flow's source
+	CommID       uint32 // local communication ID of the side that sends this flow
+	Frame        FrameRef
 }
 
 // Flow is one QP flow: see the package doc for the meaning of each counter.

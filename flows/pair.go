@@ -33,33 +33,42 @@ type cmExchange struct {
 // noteCM records an RDMA CM REQ or REP (IBTA vol 1 §12.6.5, §12.6.8): the
 // REQ names the requester's QPN and starting PSN, the REP the responder's.
 // Once both are seen the two flows of the connection are known before their
-// first packet.
+// first packet. A REQ or REP whose communication IDs or QPN the snap length
+// cut cannot be tied to its flows and is left out: its flows are then
+// paired by PSN. A cut service ID or starting PSN is only left unknown.
 func (t *Table) noteCM(p *packet.Packet, at *FrameRef) {
 	m := &p.CM
 	switch m.AttributeID {
 	case bth.CMAttrREQ:
+		if !m.Has(bth.CMFieldLocalCommID | bth.CMFieldLocalQPN) {
+			return
+		}
 		k := cmKey{requester: p.Src, responder: p.Dst, commID: m.LocalCommID}
 		if _, dup := t.cm[k]; dup {
 			return // a resent REQ
 		}
 		t.cm[k] = &cmExchange{req: *m, reqFrame: *at}
 	case bth.CMAttrREP:
+		if !m.Has(bth.CMFieldLocalCommID | bth.CMFieldRemoteCommID | bth.CMFieldLocalQPN) {
+			return
+		}
 		x := t.cm[cmKey{requester: p.Dst, responder: p.Src, commID: m.RemoteCommID}]
 		if x == nil || x.haveREP {
 			return // REQ not captured, or a resent REP
 		}
 		x.haveREP = true
-		base := CMInfo{
-			ServiceID: x.req.ServiceID,
-			IPService: x.req.IsIPService(),
-			PortSpace: x.req.PortSpace(),
-			Port:      x.req.Port(),
+		base := CMInfo{}
+		if x.req.Has(bth.CMFieldServiceID) {
+			base.ServiceID, base.HasServiceID = x.req.ServiceID, true
+			base.IPService, base.PortSpace, base.Port = x.req.IsIPService(), x.req.PortSpace(), x.req.Port()
 		}
 		// Requester → responder: the requester's requests, to the responder's QPN.
 		toResp := base
-		toResp.StartPSN, toResp.SrcQP, toResp.CommID, toResp.Frame = x.req.StartingPSN, x.req.LocalQPN, x.req.LocalCommID, x.reqFrame
+		toResp.SrcQP, toResp.CommID, toResp.Frame = x.req.LocalQPN, x.req.LocalCommID, x.reqFrame
+		toResp.StartPSN, toResp.HasStartPSN = x.req.StartingPSN, x.req.Has(bth.CMFieldStartingPSN)
 		toReq := base
-		toReq.StartPSN, toReq.SrcQP, toReq.CommID, toReq.Frame = m.StartingPSN, m.LocalQPN, m.LocalCommID, *at
+		toReq.SrcQP, toReq.CommID, toReq.Frame = m.LocalQPN, m.LocalCommID, *at
+		toReq.StartPSN, toReq.HasStartPSN = m.StartingPSN, m.Has(bth.CMFieldStartingPSN)
 		x.toResponder = &cmSide{info: toResp}
 		x.toRequester = &cmSide{info: toReq}
 		kResp := Key{Src: p.Dst, Dst: p.Src, DestQP: m.LocalQPN}

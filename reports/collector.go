@@ -42,7 +42,8 @@ type PFCPriority struct {
 	First, Last  *flows.FrameRef
 }
 
-// CMConnect is one RDMA CM connection request (REQ) seen on QP1.
+// CMConnect is one RDMA CM connection request (REQ) seen on QP1. The
+// fields a snap length cut from the REQ are zero.
 type CMConnect struct {
 	Src, Dst  netip.Addr
 	PortSpace uint8

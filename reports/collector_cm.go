@@ -3,6 +3,7 @@ package reports
 import (
 	"net/netip"
 
+	"github.com/rocedump/rocedump/decode/bth"
 	"github.com/rocedump/rocedump/decode/packet"
 	"github.com/rocedump/rocedump/flows"
 )
@@ -21,9 +22,15 @@ type cmState struct {
 
 func (s *cmState) init() { s.seen = map[cmKey]bool{} }
 
-// add records a CM REQ once per (sender, communication ID).
+// add records a CM REQ once per (sender, communication ID). A REQ cut
+// before its communication ID cannot be told from a resend and is left
+// out; one cut before its service ID is kept with ServiceID, PortSpace and
+// Port zero (the capture_health finding counts those).
 func (s *cmState) add(p *packet.Packet, at *flows.FrameRef) {
 	m := &p.CM
+	if !m.Has(bth.CMFieldLocalCommID) {
+		return
+	}
 	k := cmKey{p.Src, m.LocalCommID}
 	if s.seen[k] {
 		return

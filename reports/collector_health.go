@@ -30,7 +30,7 @@ func (h *healthObs) add(p *packet.Packet, at *flows.FrameRef) {
 			h.icrcBad.add(*at)
 		}
 		if p.Truncated && p.HasBTH && p.BTH.DestQP == gsiQPN && !p.BTH.Opcode.IsCNP() &&
-			(!p.HasCM || p.CM.Truncated && p.CM.AttributeID == bth.CMAttrREQ && p.CM.ServiceID == 0) {
+			(!p.HasCM || p.CM.AttributeID == bth.CMAttrREQ && !p.CM.Has(bth.CMFieldServiceID)) {
 			h.mgmtCut++
 		}
 	}

@@ -86,48 +86,48 @@ const reqPrivateDataOffset = 140
 func (m *CMMAD) decodeCM(r *fieldReader) {
 	switch m.AttributeID {
 	case CMAttrREQ:
-		m.LocalCommID = r.u32(0)
-		m.ServiceID = r.u64(8)
-		m.LocalCAGUID = r.u64(16)
-		m.LocalQKey = r.u32(28)
-		m.LocalQPN = r.u24(32)
-		m.ResponderResources = r.u8(35)
-		m.InitiatorDepth = r.u8(39)
-		m.TransportServiceType = r.u8(43) >> 1 & 0x3
-		m.StartingPSN = r.u24(44)
-		m.PKey = r.u16(48)
+		m.LocalCommID = r.u32(CMFieldLocalCommID, 0)
+		m.ServiceID = r.u64(CMFieldServiceID, 8)
+		m.LocalCAGUID = r.u64(CMFieldLocalCAGUID, 16)
+		m.LocalQKey = r.u32(CMFieldLocalQKey, 28)
+		m.LocalQPN = r.u24(CMFieldLocalQPN, 32)
+		m.ResponderResources = r.u8(CMFieldResponderResources, 35)
+		m.InitiatorDepth = r.u8(CMFieldInitiatorDepth, 39)
+		m.TransportServiceType = r.u8(CMFieldTransportServiceType, 43) >> 1 & 0x3
+		m.StartingPSN = r.u24(CMFieldStartingPSN, 44)
+		m.PKey = r.u16(CMFieldPKey, 48)
 		if m.IsIPService() && r.fits(reqPrivateDataOffset, ipCMDataLen) {
 			m.IP = decodeIPCMData(r.b[reqPrivateDataOffset : reqPrivateDataOffset+ipCMDataLen])
 		}
 	case CMAttrREP:
-		m.LocalCommID = r.u32(0)
-		m.RemoteCommID = r.u32(4)
-		m.LocalQKey = r.u32(8)
-		m.LocalQPN = r.u24(12)
-		m.StartingPSN = r.u24(20)
-		m.ResponderResources = r.u8(24)
-		m.InitiatorDepth = r.u8(25)
-		m.LocalCAGUID = r.u64(28)
+		m.LocalCommID = r.u32(CMFieldLocalCommID, 0)
+		m.RemoteCommID = r.u32(CMFieldRemoteCommID, 4)
+		m.LocalQKey = r.u32(CMFieldLocalQKey, 8)
+		m.LocalQPN = r.u24(CMFieldLocalQPN, 12)
+		m.StartingPSN = r.u24(CMFieldStartingPSN, 20)
+		m.ResponderResources = r.u8(CMFieldResponderResources, 24)
+		m.InitiatorDepth = r.u8(CMFieldInitiatorDepth, 25)
+		m.LocalCAGUID = r.u64(CMFieldLocalCAGUID, 28)
 	case CMAttrREJ:
-		m.LocalCommID = r.u32(0)
-		m.RemoteCommID = r.u32(4)
-		m.MsgRejected = r.u8(8) >> 6
-		m.RejectReason = r.u16(10)
+		m.LocalCommID = r.u32(CMFieldLocalCommID, 0)
+		m.RemoteCommID = r.u32(CMFieldRemoteCommID, 4)
+		m.MsgRejected = r.u8(CMFieldMsgRejected, 8) >> 6
+		m.RejectReason = r.u16(CMFieldRejectReason, 10)
 	case CMAttrDREQ:
-		m.LocalCommID = r.u32(0)
-		m.RemoteCommID = r.u32(4)
-		m.RemoteQPN = r.u24(8)
+		m.LocalCommID = r.u32(CMFieldLocalCommID, 0)
+		m.RemoteCommID = r.u32(CMFieldRemoteCommID, 4)
+		m.RemoteQPN = r.u24(CMFieldRemoteQPN, 8)
 	case CMAttrMRA, CMAttrRTU, CMAttrDREP, CMAttrLAP, CMAttrAPR:
-		m.LocalCommID = r.u32(0)
-		m.RemoteCommID = r.u32(4)
+		m.LocalCommID = r.u32(CMFieldLocalCommID, 0)
+		m.RemoteCommID = r.u32(CMFieldRemoteCommID, 4)
 	case CMAttrSIDRREQ:
-		m.LocalCommID = r.u32(0)
-		m.PKey = r.u16(4)
-		m.ServiceID = r.u64(8)
+		m.LocalCommID = r.u32(CMFieldLocalCommID, 0)
+		m.PKey = r.u16(CMFieldPKey, 4)
+		m.ServiceID = r.u64(CMFieldServiceID, 8)
 	case CMAttrSIDRREP:
-		m.LocalCommID = r.u32(0)
-		m.LocalQPN = r.u24(8)
-		m.ServiceID = r.u64(12)
-		m.LocalQKey = r.u32(20)
+		m.LocalCommID = r.u32(CMFieldLocalCommID, 0)
+		m.LocalQPN = r.u24(CMFieldLocalQPN, 8)
+		m.ServiceID = r.u64(CMFieldServiceID, 12)
+		m.LocalQKey = r.u32(CMFieldLocalQKey, 20)
 	}
 }

@@ -33,9 +33,11 @@ func realMAD(t *testing.T, name string, number int) []byte {
 	return nil
 }
 
-// cmFields returns m without its BaseLayer, for comparing.
+// cmFields returns m without its BaseLayer and Captured, for comparing the
+// values (TestCMMADCaptured checks Captured).
 func cmFields(m CMMAD) CMMAD {
 	m.BaseLayer.Contents, m.BaseLayer.Payload = nil, nil
+	m.Captured = 0
 	return m
 }
 
@@ -351,5 +353,112 @@ func TestCMAttributeString(t *testing.T) {
 	var m CMMAD
 	if m.LayerType() != LayerTypeCMMAD || m.CanDecode() != LayerTypeCMMAD || m.NextLayerType() != gopacket.LayerTypeZero {
 		t.Error("CMMAD layer types wrong")
+	}
+}
+
+// cmFieldValue reads one CM message field of m, for TestCMMADCaptured.
+func cmFieldValue(m *CMMAD, f CMFields) uint64 {
+	switch f {
+	case CMFieldLocalCommID:
+		return uint64(m.LocalCommID)
+	case CMFieldRemoteCommID:
+		return uint64(m.RemoteCommID)
+	case CMFieldServiceID:
+		return m.ServiceID
+	case CMFieldLocalCAGUID:
+		return m.LocalCAGUID
+	case CMFieldLocalQKey:
+		return uint64(m.LocalQKey)
+	case CMFieldLocalQPN:
+		return uint64(m.LocalQPN)
+	case CMFieldStartingPSN:
+		return uint64(m.StartingPSN)
+	case CMFieldPKey:
+		return uint64(m.PKey)
+	case CMFieldResponderResources:
+		return uint64(m.ResponderResources)
+	case CMFieldInitiatorDepth:
+		return uint64(m.InitiatorDepth)
+	case CMFieldTransportServiceType:
+		return uint64(m.TransportServiceType)
+	case CMFieldRemoteQPN:
+		return uint64(m.RemoteQPN)
+	case CMFieldMsgRejected:
+		return uint64(m.MsgRejected)
+	case CMFieldRejectReason:
+		return uint64(m.RejectReason)
+	}
+	panic("unknown CM field")
+}
+
+// TestCMMADCaptured cuts a MAD of every CM message at every length and
+// checks Captured: a field is in it exactly when the message has it (IBTA
+// vol 1 §12.6.5-§12.6.11, §12.8, §12.11; the offsets below are the spec's,
+// counted from the end of the 24-byte MAD header) and all its bytes were
+// captured; a captured field has its value in the whole MAD, any other
+// reads as zero.
+func TestCMMADCaptured(t *testing.T) {
+	type at struct {
+		f         CMFields
+		off, size int
+	}
+	ids := []at{{CMFieldLocalCommID, 0, 4}, {CMFieldRemoteCommID, 4, 4}}
+	msgs := []struct {
+		attr   CMAttribute
+		fields []at
+	}{
+		{CMAttrREQ, []at{{CMFieldLocalCommID, 0, 4}, {CMFieldServiceID, 8, 8}, {CMFieldLocalCAGUID, 16, 8},
+			{CMFieldLocalQKey, 28, 4}, {CMFieldLocalQPN, 32, 3}, {CMFieldResponderResources, 35, 1},
+			{CMFieldInitiatorDepth, 39, 1}, {CMFieldTransportServiceType, 43, 1}, {CMFieldStartingPSN, 44, 3},
+			{CMFieldPKey, 48, 2}}},
+		{CMAttrREP, append(ids[:2:2], at{CMFieldLocalQKey, 8, 4}, at{CMFieldLocalQPN, 12, 3},
+			at{CMFieldStartingPSN, 20, 3}, at{CMFieldResponderResources, 24, 1}, at{CMFieldInitiatorDepth, 25, 1},
+			at{CMFieldLocalCAGUID, 28, 8})},
+		{CMAttrREJ, append(ids[:2:2], at{CMFieldMsgRejected, 8, 1}, at{CMFieldRejectReason, 10, 2})},
+		{CMAttrDREQ, append(ids[:2:2], at{CMFieldRemoteQPN, 8, 3})},
+		{CMAttrMRA, ids}, {CMAttrRTU, ids}, {CMAttrDREP, ids}, {CMAttrLAP, ids}, {CMAttrAPR, ids},
+		{CMAttrSIDRREQ, []at{{CMFieldLocalCommID, 0, 4}, {CMFieldPKey, 4, 2}, {CMFieldServiceID, 8, 8}}},
+		{CMAttrSIDRREP, []at{{CMFieldLocalCommID, 0, 4}, {CMFieldLocalQPN, 8, 3}, {CMFieldServiceID, 12, 8},
+			{CMFieldLocalQKey, 20, 4}}},
+		{CMAttrClassPortInfo, nil},
+	}
+	for _, msg := range msgs {
+		t.Run(msg.attr.String(), func(t *testing.T) {
+			data := madBytes(MgmtClassCM, msg.attr, func(d []byte) {
+				for i := range d {
+					d[i] = 0xc0 | byte(i*7+1) // no field, nor its top bits, is zero
+				}
+			})
+			var whole CMMAD
+			if err := whole.DecodeFromBytes(data, nil); err != nil {
+				t.Fatal(err)
+			}
+			for n := MADHeaderLen; n <= MADLen; n++ {
+				var m CMMAD
+				if err := m.DecodeFromBytes(data[:n], nil); err != nil {
+					t.Fatalf("%d bytes: %v", n, err)
+				}
+				var want CMFields
+				for _, a := range msg.fields {
+					if MADHeaderLen+a.off+a.size <= n {
+						want |= a.f
+					}
+				}
+				if m.Captured != want {
+					t.Fatalf("%d bytes: Captured %#x, want %#x", n, m.Captured, want)
+				}
+				for f := CMFieldLocalCommID; f <= CMFieldRejectReason; f <<= 1 {
+					got, full := cmFieldValue(&m, f), cmFieldValue(&whole, f)
+					switch {
+					case m.Has(f) && got != full:
+						t.Errorf("%d bytes: field %#x is %#x, %#x in the whole MAD", n, f, got, full)
+					case !m.Has(f) && got != 0:
+						t.Errorf("%d bytes: field %#x not captured but reads %#x", n, f, got)
+					case m.Has(f) && full == 0:
+						t.Errorf("%d bytes: field %#x reads zero: the test data should make it nonzero", n, f)
+					}
+				}
+			}
+		})
 	}
 }

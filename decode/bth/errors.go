@@ -27,7 +27,8 @@ var (
 	ErrBadLength = errors.New("bth: bad length")
 
 	// ErrNotRoCEv2: ICRCv2 was given something other than an IPv4 or IPv6
-	// (without extension headers) datagram carrying UDP.
+	// datagram carrying UDP, or an IPv6 one with extension headers, whose
+	// ICRC the RoCEv2 annex does not define (see ICRCv2).
 	ErrNotRoCEv2 = errors.New("bth: not a RoCEv2 datagram")
 )
 

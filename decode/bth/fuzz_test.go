@@ -164,6 +164,14 @@ func FuzzCMMADDecode(f *testing.F) {
 			if fresh.IP.Valid && (!fresh.IsIPService() || fresh.AttributeID != CMAttrREQ) {
 				t.Fatalf("IP data valid on %v service %#x", fresh.AttributeID, fresh.ServiceID)
 			}
+			for f := CMFieldLocalCommID; f <= CMFieldRejectReason; f <<= 1 {
+				if v := cmFieldValue(&fresh, f); !fresh.Has(f) && v != 0 {
+					t.Fatalf("field %#x not captured, but reads %#x", f, v)
+				}
+			}
+			if fresh.Captured != 0 && !fresh.IsCM() {
+				t.Fatalf("class %#x: CM fields %#x captured", fresh.MgmtClass, fresh.Captured)
+			}
 			_ = fresh.AttributeID.String()
 			_ = PortSpaceName(fresh.PortSpace())
 		}

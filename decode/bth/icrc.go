@@ -53,8 +53,11 @@ const (
 // binary.LittleEndian.Uint32(trailer) equals the value returned.
 //
 // Errors: a *HeaderError when ip is too short to hold IP, UDP, BTH and ICRC;
-// ErrNotRoCEv2 when it is not IPv4 or IPv6 carrying UDP. It does not
-// allocate (unless it returns a *HeaderError).
+// ErrNotRoCEv2 when it is not IPv4 or IPv6 carrying UDP, and for IPv6 with
+// extension headers: Annex A17 masks the fields of the IPv6 header as those
+// of a GRH (§7.8.1) and does not define how extension headers, some of
+// whose option data routers may change (RFC 8200 §4.2), enter the ICRC. It
+// does not allocate (unless it returns a *HeaderError).
 func ICRCv2(ip []byte) (uint32, error) {
 	crc, short, need, err := icrcV2(ip)
 	if short != "" {

@@ -166,6 +166,43 @@ func TestICRCErrors(t *testing.T) {
 	}
 }
 
+// TestICRCIPv6ExtensionHeaders: the ICRC of an IPv6 RoCEv2 datagram with
+// a hop-by-hop or destination options header is left unchecked, whichever
+// way its sender computed it: over the extension header as it stands, or
+// as if UDP followed the IPv6 header (as Linux rxe would). Annex A17
+// defines the masking of the IPv6 header only, so neither can be called
+// right, and a frame must not be reported bad on a guess (README, "What it
+// reads").
+func TestICRCIPv6ExtensionHeaders(t *testing.T) {
+	plain := roceV2IPv6()
+	for _, nh := range []byte{0, 60} { // hop-by-hop, destination options
+		ext := []byte{17, 0, 1, 4, 0, 0, 0, 0} // next header UDP, PadN
+		body := plain[40 : len(plain)-ICRCLen]
+		ip := append(append(append([]byte(nil), plain[:40]...), ext...), body...)
+		ip[6] = nh
+		binary.BigEndian.PutUint16(ip[4:], uint16(len(ip)-40+ICRCLen))
+		// Covered: the datagram as sent, the IPv6 header's variant fields
+		// and those of UDP and the BTH masked.
+		m := append([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, ip...)
+		m[8+0] |= 0x0f
+		m[8+1], m[8+2], m[8+3], m[8+7] = 0xff, 0xff, 0xff, 0xff
+		m[8+48+6], m[8+48+7] = 0xff, 0xff
+		m[8+56+4] = 0xff
+		covered := crc32.ChecksumIEEE(m)
+		// Skipped: as if the extension header were not there.
+		skipped := binary.LittleEndian.Uint32(plain[len(plain)-ICRCLen:])
+		for name, crc := range map[string]uint32{"covered": covered, "skipped": skipped, "wrong": covered ^ skipped ^ 1} {
+			pkt := binary.LittleEndian.AppendUint32(append([]byte(nil), ip...), crc)
+			if st := VerifyICRCv2(pkt); st != ICRCUnchecked {
+				t.Errorf("next header %d, ICRC %s: %v, want unchecked", nh, name, st)
+			}
+			if _, err := ICRCv2(pkt); !errors.Is(err, ErrNotRoCEv2) {
+				t.Errorf("next header %d, ICRC %s: ICRCv2 error %v, want ErrNotRoCEv2", nh, name, err)
+			}
+		}
+	}
+}
+
 func TestICRCStatusString(t *testing.T) {
 	for st, want := range map[ICRCStatus]string{ICRCUnchecked: "unchecked", ICRCOK: "ok", ICRCBad: "bad", 9: "unchecked"} {
 		b, err := st.MarshalText()

@@ -17,8 +17,9 @@ const MethodSend = 0x03
 // CMMAD is a management datagram (IBTA vol 1 §13.4) as a UD SEND to QP1
 // carries it, decoded for the Communication Manager (MgmtClass 0x07, §12.6).
 // The common MAD header is always decoded. For CM messages the fields below
-// it that the message has are filled; the rest stay zero. For other
-// management classes only the MAD header is decoded.
+// it that the message has and that were captured are filled and listed in
+// Captured; the rest stay zero. For other management classes only the MAD
+// header is decoded.
 //
 // LayerContents is the 256-byte MAD (or as much as was captured);
 // LayerPayload is what follows it: the ICRC, when captured.
@@ -37,8 +38,13 @@ type CMMAD struct {
 	AttributeModifier uint32
 
 	// Truncated: the MAD is shorter than 256 bytes as captured. Fields
-	// beyond the end are zero.
+	// beyond the end are zero and missing from Captured.
 	Truncated bool
+
+	// Captured lists the CM message fields below that the message has and
+	// that were captured whole: test it (Has) before trusting a field of a
+	// Truncated MAD.
+	Captured CMFields
 
 	// CM message fields (IBTA vol 1 §12.6.5-§12.6.13); which ones a message
 	// has is said on CMAttribute's constants.
@@ -99,6 +105,7 @@ func (m *CMMAD) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if m.MgmtClass == MgmtClassCM {
 		r := fieldReader{b: data[MADHeaderLen:end]}
 		m.decodeCM(&r)
+		m.Captured = r.got
 		m.Truncated = m.Truncated || r.short
 	}
 	if m.Truncated && df != nil {
@@ -108,12 +115,15 @@ func (m *CMMAD) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 }
 
 // fieldReader reads big-endian fields at offsets in b. A field that does not
-// fit reads as zero and sets short; nothing panics.
+// fit reads as zero and sets short; one that fits is added to got. Nothing
+// panics.
 type fieldReader struct {
 	b     []byte
 	short bool
+	got   CMFields
 }
 
+// fits reports whether n bytes at off were captured.
 func (r *fieldReader) fits(off, n int) bool {
 	if off < 0 || off+n > len(r.b) {
 		r.short = true
@@ -122,37 +132,47 @@ func (r *fieldReader) fits(off, n int) bool {
 	return true
 }
 
-func (r *fieldReader) u8(off int) uint8 {
-	if !r.fits(off, 1) {
+// field reports whether field f, n bytes at off, was captured, and if so
+// adds it to got.
+func (r *fieldReader) field(f CMFields, off, n int) bool {
+	if !r.fits(off, n) {
+		return false
+	}
+	r.got |= f
+	return true
+}
+
+func (r *fieldReader) u8(f CMFields, off int) uint8 {
+	if !r.field(f, off, 1) {
 		return 0
 	}
 	return r.b[off]
 }
 
-func (r *fieldReader) u16(off int) uint16 {
-	if !r.fits(off, 2) {
+func (r *fieldReader) u16(f CMFields, off int) uint16 {
+	if !r.field(f, off, 2) {
 		return 0
 	}
 	return binary.BigEndian.Uint16(r.b[off:])
 }
 
 // u24 reads the 24-bit field in the top three bytes at off.
-func (r *fieldReader) u24(off int) uint32 {
-	if !r.fits(off, 3) {
+func (r *fieldReader) u24(f CMFields, off int) uint32 {
+	if !r.field(f, off, 3) {
 		return 0
 	}
 	return uint24(r.b[off:])
 }
 
-func (r *fieldReader) u32(off int) uint32 {
-	if !r.fits(off, 4) {
+func (r *fieldReader) u32(f CMFields, off int) uint32 {
+	if !r.field(f, off, 4) {
 		return 0
 	}
 	return binary.BigEndian.Uint32(r.b[off:])
 }
 
-func (r *fieldReader) u64(off int) uint64 {
-	if !r.fits(off, 8) {
+func (r *fieldReader) u64(f CMFields, off int) uint64 {
+	if !r.field(f, off, 8) {
 		return 0
 	}
 	return binary.BigEndian.Uint64(r.b[off:])

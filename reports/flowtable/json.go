@@ -205,8 +205,10 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 	if c := r.CM; c != nil {
 		m := o.child()
 		m.open()
-		m.key("service_id")
-		m.str(c.ServiceID)
+		if c.ServiceID != "" {
+			m.key("service_id")
+			m.str(c.ServiceID)
+		}
 		if c.PortSpace != "" {
 			m.key("port_space")
 			m.str(c.PortSpace)
@@ -215,8 +217,10 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 			m.key("port")
 			m.uint(uint64(c.Port))
 		}
-		m.key("start_psn")
-		m.uint(uint64(c.StartPSN))
+		if c.StartPSN != nil {
+			m.key("start_psn")
+			m.uint(uint64(*c.StartPSN))
+		}
 		m.key("frame")
 		m.int(int64(c.Frame))
 		o.b = m.close()

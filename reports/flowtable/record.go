@@ -73,13 +73,15 @@ type NAKCounts struct {
 	Other            uint64 `json:"other"`
 }
 
-// CMRecord is the RDMA CM exchange that set up a flow's connection.
+// CMRecord is the RDMA CM exchange that set up a flow's connection. The
+// service ID and the starting PSN are left out when the snap length cut
+// them from the REQ or REP (flows.CMInfo).
 type CMRecord struct {
-	ServiceID string `json:"service_id"`
-	PortSpace string `json:"port_space,omitempty"`
-	Port      uint16 `json:"port,omitempty"`
-	StartPSN  uint32 `json:"start_psn"`
-	Frame     int    `json:"frame"`
+	ServiceID string  `json:"service_id,omitempty"`
+	PortSpace string  `json:"port_space,omitempty"`
+	Port      uint16  `json:"port,omitempty"`
+	StartPSN  *uint32 `json:"start_psn,omitempty"`
+	Frame     int     `json:"frame"`
 }
 
 // NewRecord converts one flow.
@@ -124,7 +126,14 @@ func fillRecord(r *Record, f *flows.Flow, opt *optionals, names *addrNames) {
 		r.UDPSrcPorts = []uint16{}
 	}
 	if f.CM != nil {
-		c := &CMRecord{ServiceID: hex64(f.CM.ServiceID), StartPSN: f.CM.StartPSN, Frame: f.CM.Frame.Frame}
+		c := &CMRecord{Frame: f.CM.Frame.Frame}
+		if f.CM.HasServiceID {
+			c.ServiceID = hex64(f.CM.ServiceID)
+		}
+		if f.CM.HasStartPSN {
+			psn := f.CM.StartPSN
+			c.StartPSN = &psn
+		}
 		if f.CM.IPService {
 			c.PortSpace, c.Port = bth.PortSpaceName(f.CM.PortSpace), f.CM.Port
 		}

@@ -285,7 +285,14 @@ func randRecords(n int, seed uint64) []Record {
 		}
 		r.MorePorts = rng.IntN(2) == 0
 		if rng.IntN(2) == 0 {
-			r.CM = &CMRecord{ServiceID: str(), StartPSN: rng.Uint32(), Frame: rng.IntN(100)}
+			r.CM = &CMRecord{Frame: rng.IntN(100)}
+			if rng.IntN(2) == 0 { // cut from a REQ by the snap length, else
+				r.CM.ServiceID = str()
+			}
+			if rng.IntN(2) == 0 {
+				psn := rng.Uint32()
+				r.CM.StartPSN = &psn
+			}
 			if rng.IntN(2) == 0 {
 				r.CM.PortSpace = str()
 			}

@@ -70,7 +70,8 @@ func incidentFlows() []flowtable.Record {
 	rs[20].CNPs, rs[20].ECNCE, rs[20].Epoch = 1480, 2210, 1
 	rs[21].CNPs, rs[21].ECNCE, rs[21].VLAN = 0, 5120, u16(100)
 	rs[30].Transport, rs[30].PairedBy = "UD", "none"
-	rs[31].CM = &flowtable.CMRecord{ServiceID: "0x106000000001144", PortSpace: "TCP", Port: 4420, StartPSN: 7, Frame: 12}
+	startPSN := uint32(7)
+	rs[31].CM = &flowtable.CMRecord{ServiceID: "0x106000000001144", PortSpace: "TCP", Port: 4420, StartPSN: &startPSN, Frame: 12}
 	rs[40].PSNGaps, rs[40].MissingPSNs = 57, 57
 	return rs
 }
