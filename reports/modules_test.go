@@ -615,3 +615,19 @@ func TestVerdictPlurals(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdictNoRoCE: without RoCE traffic the verdict still points at what
+// the rest of the capture shows (storage on a compute link), and says
+// "nothing to judge" only when there is nothing else.
+func TestVerdictNoRoCE(t *testing.T) {
+	noRoCE := Finding{Kind: KindCaptureHealth, Severity: Warning, Title: "No RoCE traffic"}
+	storage := Finding{Kind: KindStorageOnCompute, Severity: Critical, Title: "NVMe/TCP on compute HCA addresses"}
+	got := verdict(Summary{Critical: 1, Warning: 1}, []Finding{storage, noRoCE})
+	if want := "No RoCE traffic in the capture (check that the mirror sees the compute links, UDP 4791), but 2 findings (1 critical, 1 warning) on its other traffic. Start with: NVMe/TCP on compute HCA addresses"; got != want {
+		t.Errorf("with a storage finding:\ngot  %q\nwant %q", got, want)
+	}
+	got = verdict(Summary{Warning: 1}, []Finding{noRoCE})
+	if !strings.HasPrefix(got, "No RoCE traffic in the capture: nothing to judge.") {
+		t.Errorf("with nothing else: got %q", got)
+	}
+}

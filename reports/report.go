@@ -150,6 +150,14 @@ func summarize(in *Input, fs []Finding) Summary {
 func verdict(s Summary, fs []Finding) string {
 	switch {
 	case s.Flows == 0:
+		// The rest of the capture may still say something: storage or
+		// SSH on a compute link, PFC storms.
+		for _, f := range fs {
+			if f.Severity >= Warning && f.Kind != KindCaptureHealth {
+				return fmt.Sprintf("No RoCE traffic in the capture (check that the mirror sees the compute links, UDP 4791), but %s on its other traffic. Start with: %s",
+					plural(s.Critical+s.Warning, "finding")+fmt.Sprintf(" (%d critical, %d warning)", s.Critical, s.Warning), f.Title)
+			}
+		}
 		return "No RoCE traffic in the capture: nothing to judge. Check that the mirror sees the compute links (UDP 4791)."
 	case s.Critical > 0:
 		return fmt.Sprintf("%d critical and %d warning findings across %s. Start with: %s", s.Critical, s.Warning, plural(s.Flows, "QP flow"), fs[0].Title)
