@@ -22,13 +22,20 @@ func TestAddFlowDelta(t *testing.T) {
 		decodeEach(t, path, func(rec *capture.Record, p *packet.Packet) {
 			at := FrameRef{Frame: rec.Number, Time: rec.Timestamp}
 			fa := At(at)
-			f, retx, gaps := withDelta.AddFlowDelta(p, &fa)
+			dups := uint64(0)
+			if g := plain.Current(Key{Src: p.Src, Dst: p.Dst, DestQP: p.BTH.DestQP}); g != nil {
+				dups = g.MirrorDuplicates()
+			}
+			f, retx, gaps, copied := withDelta.AddFlowDelta(p, &fa)
 			g := plain.AddFlow(p, at)
 			if (f == nil) != (g == nil) {
 				t.Fatalf("%s frame %d: AddFlowDelta gave flow %v, AddFlow %v", path, rec.Number, f, g)
 			}
 			if g == nil {
 				return
+			}
+			if copied != (g.MirrorDuplicates() == dups+1) {
+				t.Fatalf("%s frame %d: AddFlowDelta says copied %v, AddFlow counted %d mirror duplicates after %d", path, rec.Number, copied, g.MirrorDuplicates(), dups)
 			}
 			was := left[g]
 			now := counts{g.Retransmitted(), g.PSNGaps()}

@@ -22,8 +22,10 @@
 // # The counters
 //
 // Packets counts every packet of the flow, CNPs and frames with a bad
-// ICRC included; WireBytes sums their IP total lengths (40 + GRH PayLen
-// for RoCEv1), right on truncated frames; PayloadBytes sums their RDMA
+// ICRC included, but a mirror's second copies of them (MirrorDuplicates,
+// see "Mirror copies"), which no other counter holds either; WireBytes
+// sums their IP total lengths (40 + GRH PayLen for RoCEv1), right on
+// truncated frames; PayloadBytes sums their RDMA
 // payload (after the transport headers, without pad and ICRC; a CNP has
 // none). Transport is that of the first packet that is not a CNP (CNP for
 // a flow of CNPs only). FirstPSN and LastPSN are the PSNs of the first and
@@ -154,13 +156,92 @@
 // carries, and the episodes, re-issued READs and mirror and fabric losses of
 // its requests. RetxSpan gives the first and last frame of each kind.
 //
+// # Mirror copies
+//
+// A mirror session whose sources overlap (both directions of two ports on
+// the packets' path, or the ingress and the egress of one switch) delivers
+// a packet twice: the second copy the switch's latency plus its queueing
+// later (microseconds, hundreds of them under congestion), so that on a
+// busy QP other packets of the flow come between the two. The copy may
+// differ in TTL, MAC addresses, DSCP or ECN (it was routed, re-marked,
+// marked CE), never in its transport headers. A packet taken for such a
+// copy counts in MirrorDuplicates and nowhere else: not in Packets, bytes,
+// rates, opcode, DSCP or ECN counts; it is not sequenced (no
+// retransmission, gap, episode or loss) and is no response, NAK or
+// pairing evidence; and Table.AddFlowDelta says so, for the reports.
+// MirrorDuplicates is a method: the count lives with the flow's rare
+// state (flowCold), which a flow's first copy makes.
+//
+// A request or READ response is a copy when nothing explains it as a
+// resend and its PSN space carried its PSN within the window (below):
+//
+//   - its PSN is at or behind the highest of its space (or is its last: a
+//     re-issued READ's copy), and not in an open gap (a PSN a gap skipped
+//     arrives for the first time);
+//   - no PSN sequence error NAK is pending at its PSN, nor an RNR NAK whose
+//     timer has run (the requester waits at least that long, IBTA vol 1
+//     Table 45); for a READ response FIRST or ONLY (how a responder
+//     answers a READ), no re-issued READ from its PSN awaits its answer;
+//   - it does not continue a run of resends (its PSN is not the one after
+//     the space's last);
+//   - its space first carried the PSN within the window, or the last run
+//     of resends did, or it is the space's last PSN, captured within the
+//     window. For this the requests, the responses (READ responses with
+//     ACKs and NAKs: their PSNs go forward together) and a run of resends
+//     keep, for the slot of capture time of their last packet and for the
+//     slot before, how far they had got when the slot began: a compare per
+//     packet, a few stores per slot.
+//
+// Opcode and IP length are not compared: a resend has its original's too,
+// so they cannot tell a copy from a resend; the rules above do.
+//
+// An ACK, NAK, RNR NAK or atomic ACK is a copy when it goes no further than
+// the responses before it (in PSN order, a NAK or RNR NAK before an ACK
+// at its PSN) and either is the flow's last ACK or atomic ACK again within
+// the window (the same opcode, position, AETH syndrome and MSN; the
+// opcode of an ACK or atomic ACK says its IP length), or is behind the
+// responses after it, which passed its position within the window: a
+// responder's responses only go forward, and one behind them acknowledges
+// a duplicate request again, which the requester sends after an ACK
+// timeout. A PSN sequence error NAK repeated after the
+// requester resent what it asked for is the responder NAKing again (the
+// resend was lost too), unless the mirror is known to copy the
+// connection (its flow or its requester has mirror duplicates: a mirror
+// lagging more than a round trip delivers the copy after the resend); an
+// RNR NAK repeated after its retry always is, since the retry waits for
+// the timer.
+//
+// The window: a copy is captured in the same 2^18 ns slot of capture time
+// as the packet it repeats, or in the next one: always when less than
+// MirrorWindow (262 µs) after it, never when 524 µs or more. That holds a
+// switch's latency and queueing under congestion, and stays below the ACK
+// timeouts in use: a resend that no NAK or re-issued READ asked for comes
+// after the requester's local ACK timeout, 4.096 µs × 2^n (IBTA vol 1
+// §9.7.6.1.3, n ≥ 1), which NCCL_IB_TIMEOUT puts at seconds in practice;
+// only n ≤ 6 could be taken for a copy.
+//
+// CNPs are left alone: a CNP carries no PSN or payload that tells its copy
+// from the next CNP, which a NIC sends microseconds later (ConnectX
+// rate-limits them per QP to one every few microseconds), well inside the
+// window; a copy would hide real CNPs. A CNP's copy counts as a CNP.
+//
+// What the rule cannot tell: the copy of a packet that a NAK names, when
+// the mirror delivers it after the NAK and before the resend the NAK asks
+// for (a mirror lagging more than a round trip), is taken for that resend
+// and the resend for a copy: the counts hold, the recovery time starts at
+// the copy. The copy of a packet resent in an earlier run of resends than
+// the last, when the packet's first copy is older than the window, counts
+// as a packet of its own.
+//
 // # Memory
 //
 // A flow holds a fixed-size state (960 bytes, 15 cache lines, laid out so
 // that a packet touches the first four or five: see Flow) plus state made
 // at its first need and bounded per flow: opcode, DSCP and UDP source port
 // values beyond the first few, RNR timer counts and the last RDMA READ
-// (flowCold; ports capped at 64), the open gaps of a PSN space (at most 8),
+// (flowCold; ports capped at 64; also the mirror duplicates, the last run
+// of resends and a pending re-issued READ), the open gaps of a PSN space
+// (at most 8),
 // its pairing candidates (at most 16, at its first response). Its first
 // NAK, resend, re-issued READ or request gap adds a fixed-size
 // retransmission state (at most 8 undecided gaps) and at most 32 events.

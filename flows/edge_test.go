@@ -243,15 +243,17 @@ func TestTruncated(t *testing.T) {
 }
 
 // TestNAKs: NAKs and RNR NAKs count on the flow that carries them, by code;
-// reserved codes go to NAKOther; RNR timers are kept.
+// reserved codes go to NAKOther; RNR timers are kept. They come a
+// millisecond apart: the same NAK again within MirrorWindow, with nothing
+// between, is a mirror's copy (TestMirrorCopies).
 func TestNAKs(t *testing.T) {
 	c := newClock(Config{})
 	c.add(time.Microsecond, roce(hostA, hostB, opSendOnly, 0x11, 0, 8))
 	for _, code := range []uint8{0, 0, 1, 2, 3, 4, 9} {
-		c.add(time.Microsecond, nak(hostB, hostA, 0x22, 0, code, false))
+		c.add(time.Millisecond, nak(hostB, hostA, 0x22, 0, code, false))
 	}
 	for _, timer := range []uint8{14, 14, 3} {
-		c.add(time.Microsecond, nak(hostB, hostA, 0x22, 0, timer, true))
+		c.add(time.Millisecond, nak(hostB, hostA, 0x22, 0, timer, true))
 	}
 	f := only(t, c, key(hostB, hostA, 0x22))
 	if f.NAKs != [5]uint64{2, 1, 1, 1, 1} || f.NAKOther != 1 || f.NAKTotal() != 7 || f.RNRNAKs != 3 {
@@ -264,14 +266,16 @@ func TestNAKs(t *testing.T) {
 
 // TestICRCBad: a frame whose ICRC did not verify counts on its flow like
 // any other (it was on the wire and the receiver dropped it, so its
-// resend is a retransmission), and in ICRCBad.
+// resend is a retransmission), and in ICRCBad. The resend comes after the
+// requester's ACK timeout: one a microsecond later, with no NAK before it,
+// would be a mirror's copy.
 func TestICRCBad(t *testing.T) {
 	c := newClock(Config{})
 	c.add(time.Microsecond, roce(hostA, hostB, opSendOnly, 0x11, 0, 8))
 	bad := roce(hostA, hostB, opSendOnly, 0x11, 1, 8)
 	bad.ICRC = bth.ICRCBad
 	c.add(time.Microsecond, bad)
-	c.add(time.Microsecond, roce(hostA, hostB, opSendOnly, 0x11, 1, 8))
+	c.add(4*time.Millisecond, roce(hostA, hostB, opSendOnly, 0x11, 1, 8))
 	want{
 		transport: bth.TransportRC, packets: 3, messages: 2, reqPackets: 3, retx: 1, bad: 1,
 		wire: 3 * 52, payload: 24, hasPSN: true, firstPSN: 0, lastPSN: 1,

@@ -148,11 +148,13 @@ type CMInfo struct {
 // fields): a Flow is 960 bytes, 15 cache lines, and a packet touches the
 // first ones: lines 0-2 for every packet (the counters every packet
 // updates, and what it reads to count its opcode, DSCP and port), line 3
-// for a request (its PSN state, which the partner's responses read too),
-// lines 4-5 for a response. The rest (identity, first frame, rare counters,
-// state behind pointers: see flowCold) is touched rarely. TestFlowLayout
-// checks the layout. Exported fields hold their values whenever Add is not
-// running.
+// for a request (its PSN state, which the partner's responses read too,
+// and the stamps that tell its mirror copies), lines 4-5 for a response.
+// The rest (identity, first frame, rare counters, state behind pointers:
+// see flowCold) is touched rarely. An odd number of lines spreads the
+// flows of a slab over the cache's sets; a power of two would put their
+// hot lines in a few. TestFlowLayout checks the layout. Exported fields
+// hold their values whenever Add is not running.
 type Flow struct {
 	// Every packet: cache lines 0 and 1.
 
@@ -187,13 +189,14 @@ type Flow struct {
 	HasPSN    bool          // the flow had a packet that is not a CNP (FirstPSN, LastPSN)
 	cmPending bool          // a CM exchange for Key arrived after this flow began (see Table.startsEpoch)
 	readResp  bool          // the flow carried a READ response (ReadResponses is not empty)
+	lastOp    bth.Opcode    // opcode of the last ACK or atomic ACK counted, to recognise its mirror copy
 
 	// Requests: cache line 3 (with the first half of Requests), which
 	// fits also reads for every response the partner carries.
 
 	retx     *retxState // NAK, episode and gap state; nil until the first
 	respLink *Flow      // the flow whose responses last answered this one's requests, online
-	lastReq  unixTime   // capture time of the last request packet
+	reqW     stamps     // when the requests' PSNs were first captured (mirror copies); reqW.last: the last request's capture time
 
 	// Requests: PSN state of the requests this flow carries.
 	Requests PSNStats
@@ -252,13 +255,35 @@ type Flow struct {
 
 // flowCold is the state of a flow that few packets touch, allocated at its
 // first use: opcode, DSCP and UDP port values beyond those the Flow keeps
-// inline, RNR timer counts and the last RDMA READ request.
+// inline, RNR timer counts, the last RDMA READ request, and what tells a
+// resend from a mirror's copy (see mirror.go).
 type flowCold struct {
 	opcodes   []OpcodeCount // opcodes beyond Flow.opInline's
 	dscp      []ValueCount  // DSCP values beyond Flow.dscpInline's
 	ports     []uint16      // ports beyond portSet's inline ones
 	rnrTimers []ValueCount  // RNR NAKs per timer value
 	lastRead  readState     // the last RDMA READ request, to recognise a re-issue
+	resent    [2]resendRun  // the last run of resends of the requests and of the READ responses
+	reissue   pendingPSN    // a re-issued READ the partner sent: the READ response it asks for again
+	copies    uint64        // MirrorDuplicates
+}
+
+// MirrorDuplicates is the number of packets of this flow that the mirror
+// delivered a second time (see the package doc, "Mirror copies"): they
+// are in no other counter.
+func (f *Flow) MirrorDuplicates() uint64 {
+	if f.cold == nil {
+		return 0
+	}
+	return f.cold.copies
+}
+
+// SetMirrorDuplicates sets what MirrorDuplicates returns, for a Flow made
+// from a flow record (reports.Merge) rather than by a Table.
+func (f *Flow) SetMirrorDuplicates(n uint64) {
+	if n != 0 || f.cold != nil {
+		f.coldState().copies = n
+	}
 }
 
 func (f *Flow) coldState() *flowCold {
@@ -378,25 +403,87 @@ func (f *Flow) PartnerQPN() (uint32, bool) {
 
 // respTracker follows the PSNs of the responses a flow carries (ACKs, NAKs,
 // READ and ATOMIC responses): they name PSNs of the partner's requests.
+// Their positions (respPos) only go forward, so the highest says both the
+// highest response PSN and the highest PSN acknowledged (ackedHigh).
 type respTracker struct {
-	count     uint64   // responses
-	high      uint32   // highest response PSN (24-bit serial order)
-	ackedHigh uint32   // highest PSN acknowledged: a response's PSN, the one before it for a NAK
-	started   bool     // a response was seen (high is set)
-	acked     bool     // a response acknowledged a PSN (ackedHigh is set)
-	ackedAt   FrameRef // the response that first acknowledged ackedHigh
+	count   uint32   // responses, wrapping: pairing looks again at doubling counts, and after 2^32 at none
+	top     uint32   // highest response position (respPos)
+	w       marks    // marks of top, for the copies of responses (see mirror.go)
+	slot    uint32   // slot of capture time of the last response (slotOf, low 32 bits)
+	started bool     // a response was seen (top is set)
+	lastSyn uint8    // AETH syndrome and MSN (low 16 bits) of the last ACK or atomic ACK, for its copy
+	lastMSN uint16   //
+	ackedAt FrameRef // the response that first acknowledged ackedHigh
 }
 
-// noteAcked records that the partner's requests are acknowledged up to psn.
-func (r *respTracker) noteAcked(psn uint32, at *FrameRef) {
-	if !r.acked || psnDiff(psn, r.ackedHigh) > 0 {
-		r.acked, r.ackedHigh, r.ackedAt = true, psn, *at
+// high is the highest response PSN.
+func (r *respTracker) high() uint32 { return r.top >> 1 }
+
+// acked says whether a response acknowledged a PSN (ackedHigh is set):
+// every response does, a NAK the PSNs before its own.
+func (r *respTracker) acked() bool { return r.started }
+
+// ackedHigh is the highest PSN acknowledged: a response's PSN, the one
+// before it for a NAK or RNR NAK (IBTA vol 1 §9.7.5.2).
+func (r *respTracker) ackedHigh() uint32 { return posThrough(r.top) }
+
+// posThrough is the PSN a response at position pos acknowledges through.
+func posThrough(pos uint32) uint32 { return (pos - 1) & posMask >> 1 }
+
+// turns says whether a response in slot is the first or the first of
+// another slot than the last response's: then turn.
+func (r *respTracker) turns(slot uint32) bool { return slot != r.slot || !r.started }
+
+// turn starts the marks at the first response, at pos and frame at, or a
+// new slot.
+func (r *respTracker) turn(pos, slot uint32, at *FrameRef) {
+	if !r.started {
+		r.started, r.top, r.ackedAt = true, pos, *at
+		r.w.begin(pos, posMask)
+	} else {
+		r.w.turn(r.top, slot == r.slot+1)
 	}
+	r.slot = slot
 }
 
-func (r *respTracker) note(psn uint32) {
-	r.count++
-	if !r.started || psnDiff(psn, r.high) > 0 {
-		r.started, r.high = true, psn
+// advance makes pos, of a response at frame at, the highest when it is
+// past it, and at the response that first acknowledged ackedHigh when
+// that moves too.
+func (r *respTracker) advance(pos uint32, at *FrameRef) {
+	if d := (pos - r.top) & posMask; d == 0 || d >= posHalf { // posDiff(pos, r.top) <= 0
+		return
 	}
+	if posThrough(pos) != posThrough(r.top) {
+		r.ackedAt = *at
+	}
+	r.top = pos
+}
+
+// respPos is a response's position among the responses of a flow: its
+// PSN, then a NAK or RNR NAK before an ACK or READ or atomic response at
+// that PSN (the NAK acknowledges the PSNs before it, the others their
+// own), in 25 bits. A responder's responses go forward in this order.
+func respPos(h *bth.BTH) uint32 {
+	pos := h.PSN<<1 | 1
+	if h.Ext&bth.HasAETH != 0 {
+		if k := h.AETH.Kind(); k == bth.AckKindNAK || k == bth.AckKindRNRNAK {
+			pos &^= 1
+		}
+	}
+	return pos & posMask
+}
+
+// posMask and posHalf are psnMask and psnHalf for positions.
+const (
+	posMask = 1<<25 - 1
+	posHalf = 1 << 24
+)
+
+// posDiff is psnDiff for positions.
+func posDiff(a, b uint32) int32 {
+	d := (a - b) & posMask
+	if d >= posHalf {
+		return int32(d) - 1<<25
+	}
+	return int32(d)
 }

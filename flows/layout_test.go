@@ -21,12 +21,18 @@ func TestFlowLayout(t *testing.T) {
 	const hot = 4 * 64
 	for name, end := range map[string]uintptr{
 		"Packets .. Truncated":       unsafe.Offsetof(f.Truncated) + 8,
-		"opInline .. cmPending":      unsafe.Offsetof(f.cmPending) + 1,
-		"retx, respLink, lastReq":    unsafe.Offsetof(f.lastReq) + unsafe.Sizeof(f.lastReq),
+		"opInline .. lastOp":         unsafe.Offsetof(f.lastOp) + 1,
+		"retx, respLink, reqW":       unsafe.Offsetof(f.reqW) + unsafe.Sizeof(f.reqW),
 		"Requests: Packets .. expHi": unsafe.Offsetof(f.Requests) + unsafe.Offsetof(f.Requests.seq) + unsafe.Sizeof(f.Requests.seq),
 	} {
 		if end > hot {
 			t.Errorf("%s ends at byte %d of the flow, after its first %d", name, end, hot)
 		}
+	}
+	// A response reads and writes resp (its position, slot and marks, and
+	// for an ACK its AETH, for the next one's copy) and pairOne, in lines
+	// 4 and 5.
+	if start, end := unsafe.Offsetof(f.resp), unsafe.Offsetof(f.pairOne)+8; start < hot || end > hot+2*64 {
+		t.Errorf("resp .. pairOne is at bytes %d..%d of the flow, not in lines 4 and 5", start, end)
 	}
 }

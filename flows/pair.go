@@ -156,10 +156,10 @@ func (t *Table) notePair(r *Flow, psn uint32, at time.Time) {
 		r.pairOne = t.onlyCand(ev)
 		return
 	}
-	if r.resp.count < ev.nextLook {
+	if uint64(r.resp.count) < ev.nextLook {
 		return
 	}
-	ev.nextLook = 2 * r.resp.count
+	ev.nextLook = 2 * uint64(r.resp.count)
 	var cands [maxPairCands]int32
 	n, crowded := uint8(0), false
 	var since time.Time

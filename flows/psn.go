@@ -47,6 +47,20 @@ type sequencer struct {
 	nGaps uint8  // open gaps in PSNStats.gaps
 }
 
+// inGap says whether psn lies in one of the open gaps: a packet there is
+// the first copy of its PSN the capture holds.
+func (s *PSNStats) inGap(psn uint32) bool {
+	if s.seq.nGaps == 0 {
+		return false
+	}
+	for _, g := range s.gaps[:s.seq.nGaps] {
+		if psnDiff(psn, g.lo) >= 0 && psnDiff(psn, g.hi) <= 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // started says whether the PSN space has had a packet.
 func (s *PSNStats) started() bool { return s.Packets != 0 }
 

@@ -1,6 +1,7 @@
 package flows
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -214,10 +215,10 @@ func (f *Flow) event(e RetxEvent) int {
 }
 
 // noteRequest follows resend episodes and gaps after a request packet at
-// psn was sequenced as res (not for re-issued READs).
-func (f *Flow) noteRequest(res seqResult, psn uint32, at *FrameRef) {
-	prev := f.lastReq
-	f.lastReq = toUnixTime(at.Time)
+// psn was sequenced as res (not for re-issued READs); last is the PSN of
+// the request before it and prev its capture time (FrameAt.Nanos).
+func (f *Flow) noteRequest(res seqResult, psn, last uint32, fa *FrameAt, prev int64) {
+	at := &fa.FrameRef
 	s := f.retx
 	switch res {
 	case seqFirst:
@@ -225,10 +226,10 @@ func (f *Flow) noteRequest(res seqResult, psn uint32, at *FrameRef) {
 	case seqInOrder, seqGap:
 		if res == seqGap && connected(f.Transport) {
 			f.ensureRetx().loss.open(f.Requests.lastGap(), at)
-			if r := f.respLink; r != nil && r.resp.acked {
+			if r := f.respLink; r != nil && r.resp.acked() {
 				// The responder acknowledged part of the gap before
 				// the packet after it was captured.
-				f.ackedThrough(r.resp.ackedHigh)
+				f.ackedThrough(r.resp.ackedHigh())
 			}
 			s = f.retx
 		}
@@ -243,12 +244,28 @@ func (f *Flow) noteRequest(res seqResult, psn uint32, at *FrameRef) {
 	case seqOutOfOrder:
 		f.fillLoss(psn)
 	}
-	f.resend(psn, at, prev.time())
+	f.noteResent(spaceRequests, psn, last, fa.Nanos)
+	f.resend(psn, at, sinceNanos(fa.Nanos, prev))
+}
+
+// sinceNanos is the time from then to now, FrameAt.Nanos both: 0 for a
+// time before then, and the longest Duration when the difference does not
+// fit one (a time outside the years TimeNanos holds).
+func sinceNanos(now, then int64) time.Duration {
+	d := now - then
+	switch {
+	case now < then:
+		return 0
+	case d < 0:
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(d)
 }
 
 // resend accounts a request packet sent again (retransmitted, or filling a
-// gap): it continues the current episode or starts one.
-func (f *Flow) resend(psn uint32, at *FrameRef, prev time.Time) {
+// gap): it continues the current episode or starts one. sincePrev is the
+// time since the flow's previous request packet.
+func (f *Flow) resend(psn uint32, at *FrameRef, sincePrev time.Duration) {
 	s := f.ensureRetx()
 	p := &s.pending
 	ep := &s.ep
@@ -264,7 +281,7 @@ func (f *Flow) resend(psn uint32, at *FrameRef, prev time.Time) {
 	case p.valid && psnDiff(psn, p.psn) >= 0:
 	default:
 		// No NAK answered: the requester's ACK timer expired.
-		wait := at.Time.Sub(prev)
+		wait := sincePrev
 		f.Retx.Timeouts++
 		f.Retx.TimeoutWait.add(wait)
 		f.startEpisode(EventTimeout, psn, at, RetxEvent{Kind: EventTimeout, At: *at, PSN: psn, Count: 1, Wait: wait})
@@ -304,7 +321,6 @@ func (f *Flow) countResent(kind RetxEventKind) {
 
 // noteReissuedRead accounts a re-issued RDMA READ request.
 func (f *Flow) noteReissuedRead(psn uint32, at *FrameRef) {
-	f.lastReq = toUnixTime(at.Time)
 	f.Retx.ReissuedReads++
 	f.event(RetxEvent{Kind: EventReissuedRead, At: *at, PSN: psn, Count: 1})
 }

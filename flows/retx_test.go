@@ -34,176 +34,181 @@ func ack(c *clock, aQP, psn uint32) {
 	c.add(3*us, roce(hostB, hostA, opAck, aQP, psn, 0))
 }
 
-// TestRetxEpisodes checks the episode and loss counters on hand-made
-// sequences, one mechanism per case, with exact times.
+// aQP and bQP are the QPs of A and B in retxCases.
+const aQP, bQP = 0x22, 0x11
+
+// retxCases are hand-made sequences, one loss and recovery mechanism
+// each, with exact times, and what they leave on the request flow from A
+// to B's QP bQP.
+var retxCases = []struct {
+	name   string
+	play   func(c *clock)
+	want   RetxStats
+	events string // kinds and PSNs of the request flow's events
+}{
+	{
+		name: "go-back-N, loss after the mirror",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 109, us)
+			ack(c, aQP, 104)
+			c.add(us, nak(hostB, hostA, aQP, 105, 0, false))
+			writes(c, bQP, 105, 109, 2*us) // first resend 2 µs after the NAK
+			writes(c, bQP, 110, 111, us)   // catch-up: 2+4*2+1 = 11 µs after the NAK
+			ack(c, aQP, 111)
+		},
+		want:   RetxStats{GBNEpisodes: 1, GBNResent: 5, GBNRecovery: durs(2 * us), GBNCatchUp: durs(11 * us)},
+		events: "go_back_n@105x5",
+	},
+	{
+		name: "go-back-N, loss before the mirror: a gap the NAK names",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 103, us)
+			writes(c, bQP, 106, 107, us) // 104, 105 missing
+			ack(c, aQP, 103)
+			c.add(us, nak(hostB, hostA, aQP, 104, 0, false))
+			writes(c, bQP, 104, 107, us)
+			writes(c, bQP, 108, 108, us)
+			ack(c, aQP, 108)
+		},
+		want: RetxStats{GBNEpisodes: 1, GBNResent: 4, GBNRecovery: durs(us), GBNCatchUp: durs(5 * us),
+			FabricLostPSNs: 2, FabricGaps: 1},
+		events: "fabric_loss@104x2 go_back_n@104x4",
+	},
+	{
+		name: "a second NAK during go-back-N is a second episode",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 105, us)
+			c.add(us, nak(hostB, hostA, aQP, 102, 0, false))
+			writes(c, bQP, 102, 103, us)
+			c.add(us, nak(hostB, hostA, aQP, 103, 0, false))
+			writes(c, bQP, 103, 106, us)
+			ack(c, aQP, 106)
+		},
+		want:   RetxStats{GBNEpisodes: 2, GBNResent: 2 + 3, GBNRecovery: durs(us, us), GBNCatchUp: durs(4 * us)},
+		events: "go_back_n@102x2 go_back_n@103x3",
+	},
+	{
+		name: "timeout: resend with no NAK, wait since the previous request",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 103, us)
+			ack(c, aQP, 101)
+			writes(c, bQP, 102, 103, 4096*us) // 4096 µs after 103, then 1 µs
+			writes(c, bQP, 104, 104, us)
+			ack(c, aQP, 104)
+		},
+		want:   RetxStats{Timeouts: 1, TimeoutResent: 2, TimeoutWait: durs(4096*us + 3*us)},
+		events: "timeout@102x2",
+	},
+	{
+		name: "RNR NAK, retry after the timer",
+		play: func(c *clock) {
+			c.add(us, roce(hostA, hostB, opSendOnly, bQP, 400, 64))
+			c.add(us, roce(hostA, hostB, opSendOnly, bQP, 401, 64))
+			ack(c, aQP, 400)
+			c.add(us, nak(hostB, hostA, aQP, 401, 14, true))
+			c.add(1280*us, roce(hostA, hostB, opSendOnly, bQP, 401, 64))
+			c.add(us, roce(hostA, hostB, opSendOnly, bQP, 402, 64))
+			ack(c, aQP, 402)
+		},
+		want:   RetxStats{RNRRetries: 1, RNRResent: 1, RNRWait: durs(1280 * us)},
+		events: "rnr_retry@401x1",
+	},
+	{
+		name: "re-issued READ",
+		play: func(c *clock) {
+			c.add(us, readReq(hostA, hostB, bQP, 1000, 0x1000, 4096))
+			c.add(4*us, roce(hostB, hostA, opReadFirst, aQP, 1000, 1024))
+			c.add(us, readReq(hostA, hostB, bQP, 1001, 0x1400, 3072))
+		},
+		want:   RetxStats{ReissuedReads: 1},
+		events: "reissued_read@1001x1",
+	},
+	{
+		name: "mirror gap: the responder ACKs past it",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 101, us)
+			ack(c, aQP, 100)
+			writes(c, bQP, 104, 105, us) // 102, 103 missing
+			ack(c, aQP, 105)
+		},
+		want:   RetxStats{MirrorLostPSNs: 2, MirrorGaps: 1},
+		events: "mirror_loss@102x2",
+	},
+	{
+		// The ACK of 102 comes before the packet after the gap: the
+		// gap is partly decided as it opens.
+		name: "mirror gap ACKed before the packet after it is captured",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 101, us)
+			ack(c, aQP, 100)
+			ack(c, aQP, 102)
+			writes(c, bQP, 104, 104, us) // 102, 103 missing
+			ack(c, aQP, 104)
+		},
+		want:   RetxStats{MirrorLostPSNs: 2, MirrorGaps: 1},
+		events: "mirror_loss@102x1 mirror_loss@103x1",
+	},
+	{
+		name: "one gap, part delivered, part lost: the NAK splits it",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 101, us)
+			ack(c, aQP, 100)
+			writes(c, bQP, 106, 107, us) // 102..105 missing
+			c.add(us, nak(hostB, hostA, aQP, 104, 0, false))
+			writes(c, bQP, 104, 107, us)
+			ack(c, aQP, 107)
+		},
+		want: RetxStats{GBNEpisodes: 1, GBNResent: 4, GBNRecovery: durs(us),
+			MirrorLostPSNs: 2, MirrorGaps: 1, FabricLostPSNs: 2, FabricGaps: 1},
+		events: "mirror_loss@102x2 fabric_loss@104x2 go_back_n@104x4",
+	},
+	{
+		name: "a gap filled by a resend nobody NAKed: fabric loss, timeout",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 101, us)
+			ack(c, aQP, 101)
+			writes(c, bQP, 103, 103, us) // 102 missing
+			writes(c, bQP, 102, 103, 5000*us)
+			ack(c, aQP, 103)
+		},
+		want: RetxStats{Timeouts: 1, TimeoutResent: 2, TimeoutWait: durs(5000 * us),
+			FabricLostPSNs: 1, FabricGaps: 1},
+		events: "fabric_loss@102x1 timeout@102x2",
+	},
+	{
+		// (An ACK more than one PSN past the last request would not
+		// fit the request flow, and the flows would not pair.)
+		name: "tail the capture missed: ACKed past the last request",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 103, us)
+			ack(c, aQP, 101)
+			ack(c, aQP, 104)
+		},
+		want:   RetxStats{MirrorLostPSNs: 1, MirrorGaps: 1},
+		events: "mirror_loss@104x1",
+	},
+	{
+		name: "clean traffic",
+		play: func(c *clock) {
+			connection(c, aQP, bQP, 0xfffffe, 5) // across the PSN wrap
+		},
+	},
+	{
+		// The real capture that reused dest QPN 0x11: a new epoch,
+		// no resend and no loss.
+		name: "QPN reused for a second connection",
+		play: func(c *clock) {
+			connection(c, aQP, bQP, 7825157, 10)
+			c.add(2*time.Second, roce(hostA, hostB, opSendOnly, bQP, 16227732, 64))
+			ack(c, aQP, 16227732)
+			connection(c, aQP, bQP, 16227733, 9)
+		},
+	},
+}
+
+// TestRetxEpisodes checks the episode and loss counters of retxCases.
 func TestRetxEpisodes(t *testing.T) {
-	const aQP, bQP = 0x22, 0x11
-	tests := []struct {
-		name   string
-		play   func(c *clock)
-		want   RetxStats
-		events string // kinds and PSNs of the request flow's events
-	}{
-		{
-			name: "go-back-N, loss after the mirror",
-			play: func(c *clock) {
-				writes(c, bQP, 100, 109, us)
-				ack(c, aQP, 104)
-				c.add(us, nak(hostB, hostA, aQP, 105, 0, false))
-				writes(c, bQP, 105, 109, 2*us) // first resend 2 µs after the NAK
-				writes(c, bQP, 110, 111, us)   // catch-up: 2+4*2+1 = 11 µs after the NAK
-				ack(c, aQP, 111)
-			},
-			want:   RetxStats{GBNEpisodes: 1, GBNResent: 5, GBNRecovery: durs(2 * us), GBNCatchUp: durs(11 * us)},
-			events: "go_back_n@105x5",
-		},
-		{
-			name: "go-back-N, loss before the mirror: a gap the NAK names",
-			play: func(c *clock) {
-				writes(c, bQP, 100, 103, us)
-				writes(c, bQP, 106, 107, us) // 104, 105 missing
-				ack(c, aQP, 103)
-				c.add(us, nak(hostB, hostA, aQP, 104, 0, false))
-				writes(c, bQP, 104, 107, us)
-				writes(c, bQP, 108, 108, us)
-				ack(c, aQP, 108)
-			},
-			want: RetxStats{GBNEpisodes: 1, GBNResent: 4, GBNRecovery: durs(us), GBNCatchUp: durs(5 * us),
-				FabricLostPSNs: 2, FabricGaps: 1},
-			events: "fabric_loss@104x2 go_back_n@104x4",
-		},
-		{
-			name: "a second NAK during go-back-N is a second episode",
-			play: func(c *clock) {
-				writes(c, bQP, 100, 105, us)
-				c.add(us, nak(hostB, hostA, aQP, 102, 0, false))
-				writes(c, bQP, 102, 103, us)
-				c.add(us, nak(hostB, hostA, aQP, 103, 0, false))
-				writes(c, bQP, 103, 106, us)
-				ack(c, aQP, 106)
-			},
-			want:   RetxStats{GBNEpisodes: 2, GBNResent: 2 + 3, GBNRecovery: durs(us, us), GBNCatchUp: durs(4 * us)},
-			events: "go_back_n@102x2 go_back_n@103x3",
-		},
-		{
-			name: "timeout: resend with no NAK, wait since the previous request",
-			play: func(c *clock) {
-				writes(c, bQP, 100, 103, us)
-				ack(c, aQP, 101)
-				writes(c, bQP, 102, 103, 4096*us) // 4096 µs after 103, then 1 µs
-				writes(c, bQP, 104, 104, us)
-				ack(c, aQP, 104)
-			},
-			want:   RetxStats{Timeouts: 1, TimeoutResent: 2, TimeoutWait: durs(4096*us + 3*us)},
-			events: "timeout@102x2",
-		},
-		{
-			name: "RNR NAK, retry after the timer",
-			play: func(c *clock) {
-				c.add(us, roce(hostA, hostB, opSendOnly, bQP, 400, 64))
-				c.add(us, roce(hostA, hostB, opSendOnly, bQP, 401, 64))
-				ack(c, aQP, 400)
-				c.add(us, nak(hostB, hostA, aQP, 401, 14, true))
-				c.add(1280*us, roce(hostA, hostB, opSendOnly, bQP, 401, 64))
-				c.add(us, roce(hostA, hostB, opSendOnly, bQP, 402, 64))
-				ack(c, aQP, 402)
-			},
-			want:   RetxStats{RNRRetries: 1, RNRResent: 1, RNRWait: durs(1280 * us)},
-			events: "rnr_retry@401x1",
-		},
-		{
-			name: "re-issued READ",
-			play: func(c *clock) {
-				c.add(us, readReq(hostA, hostB, bQP, 1000, 0x1000, 4096))
-				c.add(4*us, roce(hostB, hostA, opReadFirst, aQP, 1000, 1024))
-				c.add(us, readReq(hostA, hostB, bQP, 1001, 0x1400, 3072))
-			},
-			want:   RetxStats{ReissuedReads: 1},
-			events: "reissued_read@1001x1",
-		},
-		{
-			name: "mirror gap: the responder ACKs past it",
-			play: func(c *clock) {
-				writes(c, bQP, 100, 101, us)
-				ack(c, aQP, 100)
-				writes(c, bQP, 104, 105, us) // 102, 103 missing
-				ack(c, aQP, 105)
-			},
-			want:   RetxStats{MirrorLostPSNs: 2, MirrorGaps: 1},
-			events: "mirror_loss@102x2",
-		},
-		{
-			// The ACK of 102 comes before the packet after the gap: the
-			// gap is partly decided as it opens.
-			name: "mirror gap ACKed before the packet after it is captured",
-			play: func(c *clock) {
-				writes(c, bQP, 100, 101, us)
-				ack(c, aQP, 100)
-				ack(c, aQP, 102)
-				writes(c, bQP, 104, 104, us) // 102, 103 missing
-				ack(c, aQP, 104)
-			},
-			want:   RetxStats{MirrorLostPSNs: 2, MirrorGaps: 1},
-			events: "mirror_loss@102x1 mirror_loss@103x1",
-		},
-		{
-			name: "one gap, part delivered, part lost: the NAK splits it",
-			play: func(c *clock) {
-				writes(c, bQP, 100, 101, us)
-				ack(c, aQP, 100)
-				writes(c, bQP, 106, 107, us) // 102..105 missing
-				c.add(us, nak(hostB, hostA, aQP, 104, 0, false))
-				writes(c, bQP, 104, 107, us)
-				ack(c, aQP, 107)
-			},
-			want: RetxStats{GBNEpisodes: 1, GBNResent: 4, GBNRecovery: durs(us),
-				MirrorLostPSNs: 2, MirrorGaps: 1, FabricLostPSNs: 2, FabricGaps: 1},
-			events: "mirror_loss@102x2 fabric_loss@104x2 go_back_n@104x4",
-		},
-		{
-			name: "a gap filled by a resend nobody NAKed: fabric loss, timeout",
-			play: func(c *clock) {
-				writes(c, bQP, 100, 101, us)
-				ack(c, aQP, 101)
-				writes(c, bQP, 103, 103, us) // 102 missing
-				writes(c, bQP, 102, 103, 5000*us)
-				ack(c, aQP, 103)
-			},
-			want: RetxStats{Timeouts: 1, TimeoutResent: 2, TimeoutWait: durs(5000 * us),
-				FabricLostPSNs: 1, FabricGaps: 1},
-			events: "fabric_loss@102x1 timeout@102x2",
-		},
-		{
-			// (An ACK more than one PSN past the last request would not
-			// fit the request flow, and the flows would not pair.)
-			name: "tail the capture missed: ACKed past the last request",
-			play: func(c *clock) {
-				writes(c, bQP, 100, 103, us)
-				ack(c, aQP, 101)
-				ack(c, aQP, 104)
-			},
-			want:   RetxStats{MirrorLostPSNs: 1, MirrorGaps: 1},
-			events: "mirror_loss@104x1",
-		},
-		{
-			name: "clean traffic",
-			play: func(c *clock) {
-				connection(c, aQP, bQP, 0xfffffe, 5) // across the PSN wrap
-			},
-		},
-		{
-			// The real capture that reused dest QPN 0x11: a new epoch,
-			// no resend and no loss.
-			name: "QPN reused for a second connection",
-			play: func(c *clock) {
-				connection(c, aQP, bQP, 7825157, 10)
-				c.add(2*time.Second, roce(hostA, hostB, opSendOnly, bQP, 16227732, 64))
-				ack(c, aQP, 16227732)
-				connection(c, aQP, bQP, 16227733, 9)
-			},
-		},
-	}
-	for _, tc := range tests {
+	for _, tc := range retxCases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newClock(Config{})
 			tc.play(c)
@@ -399,6 +404,13 @@ func TestRetxGenerated(t *testing.T) {
 		// A 16-packet WRITE lost at its 4th packet, behind the mirror:
 		// go back to it and resend the 13 packets from there.
 		"incident_demo": {"r0-12": {gbn: 1, gbnResent: 13}},
+		// Every frame twice: the recovery as without the copies.
+		"mirror_dup": {
+			"gbn-same":     {gbn: 2, gbnResent: 5, fabric: 2, fabricGaps: 1},
+			"timeout-late": {timeouts: 1, timeoutResent: 1, waitMax: 1000 * us},
+			"routed-copy":  {rnr: 1, rnrResent: 2, waitMax: 10 * us},
+			"read-reissue": {reissued: 1},
+		},
 	}
 	for _, truthPath := range genCaptures(t) {
 		name := strings.TrimSuffix(filepath.Base(truthPath), ".truth.json")

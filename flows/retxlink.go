@@ -21,7 +21,6 @@ func (t *Table) noteResponse(s *Flow, h *bth.BTH, at *FrameRef) {
 			rnr, timer = true, h.AETH.RNRTimer()
 		}
 	}
-	s.resp.noteAcked(through, at)
 	r := t.requester(s)
 	if r != nil {
 		r.respLink = s
@@ -82,10 +81,10 @@ func (t *Table) requester(s *Flow) *Flow {
 func (t *Table) finishLoss() {
 	for _, f := range t.flows {
 		p := f.Partner
-		if p == nil || !p.resp.acked {
+		if p == nil || !p.resp.acked() {
 			continue
 		}
-		a := p.resp.ackedHigh
+		a := p.resp.ackedHigh()
 		if f.retx != nil && f.retx.loss.n > 0 {
 			f.ackedThrough(a)
 		}

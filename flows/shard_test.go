@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/rocedump/rocedump/capture"
@@ -114,7 +115,8 @@ func compareTables(t *testing.T, what string, want, got *flows.Table) {
 }
 
 // flowDiff compares every exported field and the value of every exported
-// method of two flows (the partner by ID); "" if they are the same.
+// method of two flows (the partner by ID), but the setters (for flows made
+// from records); "" if they are the same.
 func flowDiff(want, got *flows.Flow) string {
 	wv, gv := reflect.ValueOf(want).Elem(), reflect.ValueOf(got).Elem()
 	ty := wv.Type()
@@ -134,6 +136,9 @@ func flowDiff(want, got *flows.Flow) string {
 	wp, gp := reflect.ValueOf(want), reflect.ValueOf(got)
 	for i := range wp.NumMethod() {
 		m := wp.Type().Method(i)
+		if strings.HasPrefix(m.Name, "Set") {
+			continue
+		}
 		var args [][]reflect.Value
 		switch m.Type.NumIn() {
 		case 1:

@@ -21,6 +21,7 @@ const (
 	opReadLast  bth.Opcode = 0x0f
 	opReadOnly  bth.Opcode = 0x10
 	opAck       bth.Opcode = 0x11
+	opAtomicAck bth.Opcode = 0x12
 	opUCSend    bth.Opcode = 0x24
 	opUDSend    bth.Opcode = 0x64
 )
@@ -67,11 +68,19 @@ func nak(src, dst string, qp, psn uint32, c uint8, rnr bool) *packet.Packet {
 	return p
 }
 
-// clock feeds packets to a table at increasing capture times.
+// clock feeds packets to a table at increasing capture times, and when
+// tape is set records them there too.
 type clock struct {
 	tab   *Table
 	now   time.Time
 	frame int
+	tape  *[]taped
+}
+
+// taped is a packet a clock fed, with its frame.
+type taped struct {
+	p  packet.Packet
+	at FrameRef
 }
 
 func newClock(cfg Config) *clock {
@@ -85,7 +94,11 @@ func (c *clock) add(dt time.Duration, p *packet.Packet) {
 		return
 	}
 	c.frame++
-	c.tab.Add(p, FrameRef{Frame: c.frame, Time: c.now})
+	at := FrameRef{Frame: c.frame, Time: c.now}
+	if c.tape != nil {
+		*c.tape = append(*c.tape, taped{*p, at})
+	}
+	c.tab.Add(p, at)
 }
 
 // flows finishes the table and returns the flows of key k, in epoch order.

@@ -138,23 +138,25 @@ func (t *Table) AddFrame(p *packet.Packet, at *FrameAt) { t.addFlow(p, at, false
 // business: callers that observe the flow too need no second lookup.
 func (t *Table) AddFlow(p *packet.Packet, at FrameRef) *Flow {
 	a := At(at)
-	f, _, _ := t.addFlow(p, &a, false)
+	f, _, _, _ := t.addFlow(p, &a, false)
 	return f
 }
 
 // AddFlowDelta is AddFlow that also returns what p added to the flow's
 // Retransmitted and PSNGaps: a caller that bins them over time (the
 // report's timeline) needs no per-flow memory of the counts its previous
-// packet left. A flow new with p starts from zero. Like AddFrame, it reads
-// *at during the call only.
-func (t *Table) AddFlowDelta(p *packet.Packet, at *FrameAt) (f *Flow, retx, gaps uint64) {
+// packet left. A flow new with p starts from zero. copied says p is a
+// mirror's copy of a packet of f (see the package doc, "Mirror copies"):
+// f counted it only in MirrorDuplicates, and so should the caller. Like
+// AddFrame, it reads *at during the call only.
+func (t *Table) AddFlowDelta(p *packet.Packet, at *FrameAt) (f *Flow, retx, gaps uint64, copied bool) {
 	return t.addFlow(p, at, true)
 }
 
 // addFlow is AddFlow, and AddFlowDelta when delta is set.
-func (t *Table) addFlow(p *packet.Packet, at *FrameAt, delta bool) (f *Flow, retx, gaps uint64) {
+func (t *Table) addFlow(p *packet.Packet, at *FrameAt, delta bool) (f *Flow, retx, gaps uint64, copied bool) {
 	if p.Kind != packet.KindRoCE || !p.HasBTH {
-		return nil, 0, 0
+		return nil, 0, 0, false
 	}
 	if p.HasCM {
 		t.noteCM(p, &at.FrameRef)
@@ -169,6 +171,22 @@ func (t *Table) addFlow(p *packet.Packet, at *FrameAt, delta bool) (f *Flow, ret
 		f = t.newFlow(pk, f, p, at)
 	}
 	t.lastKey, t.lastFlow = pk, f
+	// A mirror's copy (see mirror.go): a packet in order fails the first
+	// compare.
+	switch h := &p.BTH; {
+	case c&opRequest != 0:
+		if f.Requests.behind(h.PSN, c) && t.copied(f, p, c, at.Nanos) {
+			return f, 0, 0, true
+		}
+	case c&opReadResponse != 0:
+		if f.ReadResponses.behind(h.PSN, c) && t.copied(f, p, c, at.Nanos) {
+			return f, 0, 0, true
+		}
+	case c&opResponse != 0:
+		if posAtOrBehind(respPos(h), f.resp.top) && t.copied(f, p, c, at.Nanos) {
+			return f, 0, 0, true
+		}
+	}
 	// Only the requests and READ responses f.add sequences change the
 	// counts: the other packets (ACKs, CNPs) leave them, and their lines,
 	// alone.
@@ -176,7 +194,9 @@ func (t *Table) addFlow(p *packet.Packet, at *FrameAt, delta bool) (f *Flow, ret
 	if delta {
 		retx, gaps = f.RetxAndGaps()
 	}
-	f.add(p, c, at)
+	if f.add(p, c, at) {
+		t.noteReissue(f, p.BTH.PSN)
+	}
 	if delta {
 		r, g := f.RetxAndGaps()
 		retx, gaps = r-retx, g-gaps
@@ -185,7 +205,7 @@ func (t *Table) addFlow(p *packet.Packet, at *FrameAt, delta bool) (f *Flow, ret
 		t.notePair(f, p.BTH.PSN, at.Time)
 		t.noteResponse(f, &p.BTH, &at.FrameRef)
 	}
-	return f, retx, gaps
+	return f, retx, gaps, false
 }
 
 // lookup returns the current flow of a key, nil if none; pk is its packed
@@ -277,7 +297,7 @@ func (t *Table) startsEpoch(f *Flow, p *packet.Packet, c opBits, at *FrameAt) bo
 		jumps = s.started() && far(p.BTH.PSN, s.HighPSN, s.seq.expHi, t.cfg.EpochJump)
 	case c&opResponse != 0:
 		r := &f.resp
-		jumps = r.started && far(p.BTH.PSN, r.high, psnAdd(r.high, 1), t.cfg.EpochJump)
+		jumps = r.started && far(p.BTH.PSN, r.high(), psnAdd(r.high(), 1), t.cfg.EpochJump)
 	}
 	return jumps && at.Time.Sub(f.Last.Time) >= t.cfg.EpochIdle
 }
@@ -293,8 +313,9 @@ func far(psn, high, next, jump uint32) bool {
 	return psnDiff(psn, next) > int32(jump)
 }
 
-// add accounts p, of opcode class c, to f.
-func (f *Flow) add(p *packet.Packet, c opBits, fa *FrameAt) {
+// add accounts p, of opcode class c, to f, and reports whether p is an
+// RDMA READ request that re-issues the previous READ.
+func (f *Flow) add(p *packet.Packet, c opBits, fa *FrameAt) (reissue bool) {
 	at := &fa.FrameRef
 	h := &p.BTH
 	op := h.Opcode
@@ -337,7 +358,7 @@ func (f *Flow) add(p *packet.Packet, c opBits, fa *FrameAt) {
 
 	if c&opCNP != 0 {
 		f.CNPs++
-		return
+		return false
 	}
 	f.PayloadBytes += uint64(p.PayloadLen)
 	if f.Transport == bth.TransportCNP {
@@ -353,27 +374,50 @@ func (f *Flow) add(p *packet.Packet, c opBits, fa *FrameAt) {
 
 	switch {
 	case c&opReadRequest != 0 && f.rereads(h):
+		f.stampRequest(h.PSN, fa.Nanos)
 		f.Requests.retransmitted(h.PSN)
 		f.noteReissuedRead(h.PSN, at)
+		reissue = true
 	case c&opRequest != 0:
 		var lo, hi int32
 		if c&opReadRequest != 0 {
 			lo, hi = readSpan(h, uint32(f.pmtu))
 		}
-		res := f.Requests.observe(h.PSN, lo, hi, false)
+		s := &f.Requests
+		prev, last := f.reqW.last, s.LastPSN
+		if f.reqW.turns(fa.Nanos, s.Packets == 0) { // stampRequest, inline
+			f.turnRequests(h.PSN, fa.Nanos)
+		}
+		f.reqW.last = fa.Nanos
+		res := s.observe(h.PSN, lo, hi, false)
 		if c&opEndsRequest != 0 && res != seqRetransmit {
 			f.Messages++
 		}
-		f.noteRequest(res, h.PSN, at)
+		f.noteRequest(res, h.PSN, last, fa, prev)
 		if c&opReadRequest != 0 {
 			f.noteRead(h)
 		}
 	case c&opReadResponse != 0:
 		f.readResp = true
-		f.ReadResponses.observe(h.PSN, 0, 0, c&opOpens != 0)
-		f.resp.note(h.PSN)
-	case c&opResponse != 0:
-		f.resp.note(h.PSN)
+		s := &f.ReadResponses
+		last := s.LastPSN
+		if res := s.observe(h.PSN, 0, 0, c&opOpens != 0); res == seqRetransmit || res == seqOutOfOrder {
+			f.noteResent(spaceReadResponses, h.PSN, last, fa.Nanos)
+		}
+	}
+	if c&opResponse != 0 {
+		// The response's position and slot (see respTracker), inline:
+		// turn is called only when turns says so.
+		r, pos := &f.resp, respPos(h)
+		if slot := uint32(fa.Nanos >> slotShift); r.turns(slot) {
+			r.turn(pos, slot, at)
+		}
+		r.count++
+		r.advance(pos, at)
+		if c&opReadResponse == 0 {
+			// For its copy.
+			r.lastSyn, r.lastMSN, f.lastOp = h.AETH.Syndrome, uint16(h.AETH.MSN), op
+		}
 	}
 	if h.Ext&bth.HasAETH != 0 {
 		switch h.AETH.Kind() {
@@ -391,6 +435,7 @@ func (f *Flow) add(p *packet.Packet, c opBits, fa *FrameAt) {
 			f.noteNAK(h, at)
 		}
 	}
+	return reissue
 }
 
 // addRate adds bytes at ns (FrameAt.Nanos) to the 1 ms rate bins.

@@ -312,6 +312,7 @@ func checkFlow(t *testing.T, f *Flow, ft, partner *gen.FlowTruth, h holes, lostL
 		}
 	}
 	eq("Packets", f.Packets, uint64(ft.Packets))
+	eq("MirrorDuplicates", f.MirrorDuplicates(), uint64(ft.MirrorDuplicates))
 	eq("WireBytes", f.WireBytes, uint64(ft.WireBytes))
 	eq("PayloadBytes", f.PayloadBytes, uint64(ft.PayloadBytes))
 	if f.Epoch != 0 {

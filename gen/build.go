@@ -38,7 +38,7 @@ func (g *generator) build(p *pkt) (*Frame, error) {
 			src, dst = dst, src
 		}
 		seed := p.b.PSN*131 + uint32(p.owner)
-		etherType, err = g.roce(fb, src, dst, f.UDPSport, &p.b, int(p.plen), p.cnp, seed, p.dscp, p.ecn, f.RoCE == "v1", "")
+		etherType, err = g.roce(fb, src, dst, f.UDPSport, &p.b, int(p.plen), p.cnp, seed, p.dscp, p.ecn, p.ttl, f.RoCE == "v1", "")
 	case kindCM:
 		e := &g.s.CM[p.owner]
 		ifName = e.Interface
@@ -85,8 +85,18 @@ func (g *generator) build(p *pkt) (*Frame, error) {
 		return nil, err
 	}
 	sm, dm := hostMACs(src, dst)
+	if p.ttl != 0 && p.ttl != defaultTTL {
+		sm = routerMAC // a copy taken after a switch routed the packet
+	}
 	return g.wrap(fb, p, ifName, etherType, sm, dm, pfc, outgoing)
 }
+
+// defaultTTL is the IP TTL (GRH hop limit) of every generated packet but a
+// mirror copy that says otherwise.
+const defaultTTL = 64
+
+// routerMAC is the source MAC address of a routed mirror copy.
+var routerMAC = [6]byte{0x02, 0, 0, 0, 0, 0xfe}
 
 // fill writes a recognisable payload pattern: byte i is byte(seed+i).
 func fill(b []byte, seed uint32) {
@@ -110,8 +120,13 @@ var payloadPattern = func() []byte {
 
 // roce builds a RoCEv2 IP datagram (Annex A17) or a RoCEv1 GRH packet
 // (Annex A16) carrying b and plen payload bytes, with its ICRC, and returns
-// the EtherType to carry it. corrupt names a malformed kind to apply.
-func (g *generator) roce(fb *frameBuf, src, dst netip.Addr, sport int, b *bth.BTH, plen int, zero bool, seed uint32, dscp, ecn uint8, v1 bool, corrupt string) (uint16, error) {
+// the EtherType to carry it. ttl is the IP TTL or GRH hop limit (0 for
+// defaultTTL); the ICRC does not cover it. corrupt names a malformed kind
+// to apply.
+func (g *generator) roce(fb *frameBuf, src, dst netip.Addr, sport int, b *bth.BTH, plen int, zero bool, seed uint32, dscp, ecn, ttl uint8, v1 bool, corrupt string) (uint16, error) {
+	if ttl == 0 {
+		ttl = defaultTTL
+	}
 	pad := (4 - plen%4) % 4
 	b.PadCount = uint8(pad)
 	g.scratch = b.AppendHeaders(g.scratch[:0])
@@ -126,13 +141,13 @@ func (g *generator) roce(fb *frameBuf, src, dst netip.Addr, sport int, b *bth.BT
 		et  uint16
 	)
 	if v1 {
-		putGRH(fb, src, dst, tos(dscp, ecn), 0)
+		putGRH(fb, src, dst, tos(dscp, ecn), 0, ttl)
 		g.wireLen = fb.len()
 		crc, err = bth.ICRCv1(fb.bytes())
 		et = etherRoCEv1
 	} else {
 		putUDP(fb, sport, portRoCEv2)
-		putIP(fb, src, dst, protoUDP, tos(dscp, ecn), 64)
+		putIP(fb, src, dst, protoUDP, tos(dscp, ecn), ttl)
 		g.wireLen = fb.len()
 		crc, err = bth.ICRCv2(fb.bytes())
 		et = ipEtherType(src)
@@ -293,7 +308,7 @@ func (g *generator) malformed(fb *frameBuf, p *pkt, e *Malformed) (uint16, error
 		return ipEtherType(e.Src), nil
 	case "bad_icrc", "bad_udp_len":
 		b := bth.BTH{Opcode: bth.OpcodeRCSendOnly, PKey: 0xffff, DestQP: 0xbad, AckReq: true, PSN: uint32(p.n)}
-		et, err := g.roce(fb, e.Src, e.Dst, sport, &b, e.Bytes, false, uint32(p.n), dscp, ecn, false, e.Kind)
+		et, err := g.roce(fb, e.Src, e.Dst, sport, &b, e.Bytes, false, uint32(p.n), dscp, ecn, 0, false, e.Kind)
 		if err != nil {
 			return 0, err
 		}

@@ -83,6 +83,7 @@
 //	    timeout_us: 4096       # requester's retransmission timeout
 //	    ack_every: 0           # the responder also ACKs every N packets (it always ACKs a message's last)
 //	    cnp_opcode: 0x81       # 0x81 (ConnectX) or 0x80
+//	    mirror_dup: {delay_us: 2, ttl: 63, dscp: 10, ecn: ce}  # every frame of the flow twice (below)
 //	    ops:                   # messages, in order; each count is that many messages
 //	      - {op: write, bytes: 65536, count: 10, gap_us: 5, imm: true}
 //	      - {op: send, bytes: 256, inv: true}   # SEND with invalidate (RC, XRC)
@@ -137,6 +138,12 @@
 //     READ responses carry BECN.
 //   - dscp: the message's data packets use this DSCP.
 //
+// mirror_dup makes the mirror deliver every frame of the flow, both ways
+// (CNPs too), twice, as a SPAN session whose sources overlap does: the
+// copy delay_us later (default 0: right after it), with the given TTL
+// (and then the source MAC 02:00:00:00:00:fe of the router that forwarded
+// it), DSCP and ECN, by default the frame's own.
+//
 // Frames: IPv4 with DF, TTL 64; UDP checksum 0 as RoCE NICs send it (also over
 // IPv6); Ethernet addresses 02:00:a.b.c.d derived from the IP address; ICRC
 // stored little-endian. Timestamps come from start plus the model's times;
@@ -164,8 +171,10 @@
 //
 // # Truth
 //
-// See Truth, FlowTruth, CMTruth, TCPTruth and PFCTruth for every field. Flow
-// counts are per direction, keyed by (src, dst, dest_qpn) as an analyser sees
+// See Truth, FlowTruth, CMTruth, TCPTruth and PFCTruth for every field.
+// A mirror_dup copy is counted in the frame totals and in its direction's
+// mirror_duplicates only, but a CNP's copy, which nothing tells from a
+// CNP, counts as a CNP. Flow counts are per direction, keyed by (src, dst, dest_qpn) as an analyser sees
 // them: the requester direction (data, READ requests, CNPs about READ
 // responses) and the responder direction (ACKs, NAKs, READ responses, atomic
 // ACKs, CNPs about the requester's data).

@@ -214,6 +214,27 @@ func derefOr(p *int, d int) int {
 	return *p
 }
 
+// push queues p, and its mirror copy when the flow has mirror_dup.
+func (fg *flowGen) push(s *source, p pkt) {
+	s.push(p)
+	m := fg.f.MirrorDup
+	if m == nil {
+		return
+	}
+	p.dup = true
+	p.t += usToNS(m.DelayUS)
+	if m.TTL != nil {
+		p.ttl = uint8(*m.TTL)
+	}
+	if m.DSCP != nil {
+		p.dscp = uint8(*m.DSCP)
+	}
+	if e, ok := ecnValue(m.ECN); ok {
+		p.ecn = e
+	}
+	s.push(p)
+}
+
 // base packet of this flow in one direction.
 func (fg *flowGen) newPkt(t int64, rev bool, opcode uint8, psn uint32) pkt {
 	dest := fg.f.DestQPN
@@ -389,7 +410,7 @@ func (fg *flowGen) reliableMessage(s *source, op *Op) {
 			fg.mark(&p, u, first, me)
 			if captured {
 				p.retx = u.captured
-				s.push(p)
+				fg.push(s, p)
 				u.captured = true
 			}
 			if lost {
@@ -408,27 +429,27 @@ func (fg *flowGen) reliableMessage(s *source, op *Op) {
 			case i > expected:
 				gapped = true
 				nakT = at
-				s.push(fg.ackPkt(at, psnAdd(psn0, expected), synNAK(0)))
+				fg.push(s, fg.ackPkt(at, psnAdd(psn0, expected), synNAK(0)))
 				continue
 			case i < expected:
 				if i == n-1 {
-					s.push(fg.ackPkt(at, psnAdd(psn0, i), synACK))
+					fg.push(s, fg.ackPkt(at, psnAdd(psn0, i), synACK))
 				}
 				continue
 			case first && me.rnr >= 0 && i == 0:
 				gapped = true
 				rnrT = at
-				s.push(fg.ackPkt(at, psnAdd(psn0, i), synRNR(me.rnr)))
+				fg.push(s, fg.ackPkt(at, psnAdd(psn0, i), synRNR(me.rnr)))
 				continue
 			case first && me.nak >= 0 && i == 0:
 				gapped, fatal = true, true
-				s.push(fg.ackPkt(at, psnAdd(psn0, i), synNAK(uint8(me.nak))))
+				fg.push(s, fg.ackPkt(at, psnAdd(psn0, i), synNAK(uint8(me.nak))))
 				continue
 			}
 			expected++
 			fg.ackCount++
 			if first && u.ce && u.cnp {
-				s.push(fg.cnpPkt(at, true, u.cnpOp))
+				fg.push(s, fg.cnpPkt(at, true, u.cnpOp))
 			}
 			if i == n-1 {
 				fg.msn++
@@ -438,12 +459,12 @@ func (fg *flowGen) reliableMessage(s *source, op *Op) {
 				a.b.AETH = bth.AETH{Syndrome: synACK, MSN: fg.msn & psnMask}
 				a.b.AtomicAckETH.OrigRemoteData = fg.atomicVal
 				a.b.BECN = me.becn
-				s.push(a)
+				fg.push(s, a)
 				lastAcked = i
 			} else if i == n-1 || (fg.f.AckEvery > 0 && fg.ackCount%fg.f.AckEvery == 0) {
 				a := fg.ackPkt(at, psnAdd(psn0, i), synACK)
 				a.b.BECN = me.becn
-				s.push(a)
+				fg.push(s, a)
 				lastAcked = i
 			}
 		}
@@ -497,7 +518,7 @@ func (fg *flowGen) unreliableMessage(s *source, op *Op) {
 		p := fg.requestPkt(tt, op, psn0, i, n)
 		fg.mark(&p, u, true, me)
 		if !(u.lost && !u.seen) && !u.mirror {
-			s.push(p)
+			fg.push(s, p)
 		}
 		if u.lost {
 			fg.req.FabricDrops++
@@ -509,7 +530,7 @@ func (fg *flowGen) unreliableMessage(s *source, op *Op) {
 		lastSend = tt
 		tt += fg.gap(int(p.plen))
 		if !u.lost && u.ce && u.cnp && delivered {
-			s.push(fg.cnpPkt(lastSend+fg.rtt, true, u.cnpOp))
+			fg.push(s, fg.cnpPkt(lastSend+fg.rtt, true, u.cnpOp))
 		}
 	}
 	if delivered {
@@ -542,14 +563,14 @@ func (fg *flowGen) readMessage(s *source, op *Op) {
 			rq.dscp = uint8(me.dscp)
 		}
 		rq.retx = pass > 0
-		s.push(rq)
+		fg.push(s, rq)
 		pass++
 		if pass == 1 && (me.nak >= 0 || me.rnr >= 0) {
 			syn := synNAK(uint8(max(me.nak, 0)))
 			if me.nak < 0 {
 				syn = synRNR(me.rnr)
 			}
-			s.push(fg.ackPkt(t+fg.rtt, psn0, syn))
+			fg.push(s, fg.ackPkt(t+fg.rtt, psn0, syn))
 			if me.nak >= 0 {
 				fg.done = true
 				fg.clock = t
@@ -587,7 +608,7 @@ func (fg *flowGen) readMessage(s *source, op *Op) {
 			p.b.BECN = p.b.BECN || me.becn
 			if captured {
 				p.retx = u.captured
-				s.push(p)
+				fg.push(s, p)
 				u.captured = true
 			}
 			if lost {
@@ -607,7 +628,7 @@ func (fg *flowGen) readMessage(s *source, op *Op) {
 			}
 			expected++
 			if first && u.ce && u.cnp {
-				s.push(fg.cnpPkt(last+fg.rtt/4, false, u.cnpOp))
+				fg.push(s, fg.cnpPkt(last+fg.rtt/4, false, u.cnpOp))
 			}
 		}
 		if expected == n {

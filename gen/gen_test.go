@@ -176,6 +176,8 @@ func TestParseErrors(t *testing.T) {
 		{"no such interface", flow + "    interface: eth9\n", 6, `no interface named "eth9"`},
 		{"malformed kind", "malformed: [{kind: short}]\n", 1, `unknown malformed kind "short"`},
 		{"format", "format: erf\n", 1, `unknown format "erf"`},
+		{"mirror_dup ttl", flow + "    mirror_dup: {ttl: 0}\n", 6, "TTL 0 out of range"},
+		{"mirror_dup ecn", flow + "    mirror_dup: {delay_us: 1, ecn: red}\n", 6, `unknown ECN "red"`},
 		{"two documents", "name: a\n---\nname: b\n", 2, "more than one YAML document"},
 	}
 	for _, tc := range tests {
@@ -319,7 +321,7 @@ func TestFrames(t *testing.T) {
 			}
 			var flowPkts int64
 			for _, ft := range tr.Flows {
-				flowPkts += ft.Packets
+				flowPkts += ft.Packets + int64(ft.MirrorDuplicates)
 			}
 			cmPkts := 0
 			for _, c := range tr.CM {
@@ -388,6 +390,69 @@ func TestScenarioTruth(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("%s %s %s: %d, want %d", c.flow, c.role, c.what, c.got, c.want)
 		}
+	}
+}
+
+// TestMirrorDup checks the copies mirror_dup makes: every frame of the
+// flow, both ways, CNPs too, delay_us after it, identical but for the TTL,
+// the DSCP and ECN and, for a routed copy, the source MAC address; and the
+// truth: the copies of all but the CNPs counted in mirror_duplicates only.
+func TestMirrorDup(t *testing.T) {
+	s, err := ParseScenario([]byte(`
+flows:
+  - {name: a, src: 10.0.0.1, dst: 10.0.0.2, src_qpn: 1, dest_qpn: 2, mtu: 1024,
+     mirror_dup: {delay_us: 2, ttl: 63, dscp: 10, ecn: ce},
+     ops: [{op: write, bytes: 2048, count: 2, gap_us: 10}],
+     events: [{at_msg: 2, ce_mark: {packets: 1, cnp: true}}]}
+  - {name: b, src: 10.0.1.1, dst: 10.0.1.2, src_qpn: 3, dest_qpn: 4, start_us: 1, ops: [{op: send, bytes: 8}]}
+`), "dup.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type frame struct {
+		t    time.Time
+		data []byte
+	}
+	var frames []frame
+	tr, err := Run(s, func(f *Frame) error {
+		frames = append(frames, frame{f.Time, bytes.Clone(f.Data)})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Ethernet, then IPv4: TOS at 15, TTL at 22, addresses at 26 and 30.
+	type key struct{ ip, payload string }
+	orig := map[key]frame{}
+	copies := 0
+	for _, f := range frames {
+		d := f.data
+		k := key{string(d[26:34]), string(d[34:])} // addresses and all after the IP header
+		if d[22] == 64 {
+			orig[k] = f
+			continue
+		}
+		copies++
+		o, ok := orig[k]
+		switch {
+		case !ok:
+			t.Errorf("a copy at %v with no packet before it", f.t)
+		case f.t.Sub(o.t) != 2*time.Microsecond:
+			t.Errorf("a copy %v after its packet, want 2µs", f.t.Sub(o.t))
+		case d[22] != 63 || d[15] != 10<<2|3 || !bytes.Equal(d[6:12], routerMAC[:]) || !bytes.Equal(d[:6], o.data[:6]):
+			t.Errorf("copy: TTL %d, TOS %#x, MACs % x; want 63, %#x, the router's source and the packet's destination", d[22], d[15], d[:12], 10<<2|3)
+		}
+	}
+	req, resp := tr.Flow("a", "requester"), tr.Flow("a", "responder")
+	if copies != len(frames)-copies-2 || copies != int(req.Packets+resp.Packets-int64(resp.CNPs)/2) {
+		t.Errorf("%d copies of %d frames (flow b has 2, uncopied), flow a: %d and %d packets, %d CNPs", copies, len(frames), req.Packets, resp.Packets, resp.CNPs)
+	}
+	if req.MirrorDuplicates != int(req.Packets) || resp.CNPs != 2 || resp.MirrorDuplicates != int(resp.Packets)-resp.CNPs {
+		t.Errorf("truth: requester %d packets %d copies, responder %d packets %d CNPs %d copies; want every packet copied, the CNP's copy a CNP",
+			req.Packets, req.MirrorDuplicates, resp.Packets, resp.CNPs, resp.MirrorDuplicates)
+	}
+	if b := tr.Flow("b", "requester"); b.MirrorDuplicates != 0 {
+		t.Errorf("flow b: %d copies, want none", b.MirrorDuplicates)
 	}
 }
 

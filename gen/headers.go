@@ -305,13 +305,13 @@ func putVXLAN(f *frameBuf, vni uint32) {
 
 // putGRH prepends an InfiniBand Global Route Header (IBTA vol 1 §8.3) for a
 // RoCEv1 packet; the current contents are its payload.
-func putGRH(f *frameBuf, src, dst netip.Addr, tclass uint8, flowLabel uint32) {
+func putGRH(f *frameBuf, src, dst netip.Addr, tclass uint8, flowLabel uint32, hopLimit uint8) {
 	n := f.len()
 	h := f.prepend(40)
 	binary.BigEndian.PutUint32(h[0:], 6<<28|uint32(tclass)<<20|flowLabel&0xfffff)
 	binary.BigEndian.PutUint16(h[4:], uint16(n))
 	h[6] = 0x1b // next header: IBA BTH
-	h[7] = 64
+	h[7] = hopLimit
 	s, d := gid(src), gid(dst)
 	copy(h[8:], s[:])
 	copy(h[24:], d[:])

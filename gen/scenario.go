@@ -97,8 +97,21 @@ type Flow struct {
 	TimeoutUS float64    `yaml:"timeout_us"` // requester retransmission timeout, default 4096
 	AckEvery  int        `yaml:"ack_every"`  // responder ACKs every N packets too
 	CNPOpcode *int       `yaml:"cnp_opcode"` // 0x81 (default) or 0x80
+	MirrorDup *MirrorDup `yaml:"mirror_dup"` // the mirror delivers every frame of the flow twice
 	Ops       []Op       `yaml:"ops"`
 	Events    []Event    `yaml:"events"`
+}
+
+// MirrorDup makes the mirror deliver every frame of a flow, both ways,
+// twice, as a SPAN session with overlapping sources does: the second copy
+// DelayUS later, with the TTL (hop limit), DSCP and ECN a copy taken after
+// the switch routed and perhaps marked it may carry. A copy with another
+// TTL also has the router's source MAC address.
+type MirrorDup struct {
+	DelayUS float64 `yaml:"delay_us"` // the copy after the packet (default 0: right after it)
+	TTL     *int    `yaml:"ttl"`      // the copy's IP TTL or GRH hop limit, default the packet's (64)
+	DSCP    *int    `yaml:"dscp"`     // the copy's DSCP, default the packet's
+	ECN     string  `yaml:"ecn"`      // the copy's ECN (not_ect, ect0, ect1, ce), default the packet's
 }
 
 // Op is a run of identical messages (work requests).

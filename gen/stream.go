@@ -70,6 +70,8 @@ type pkt struct {
 	rev   bool  // responder to requester (flows), server to client (cm, tcp)
 	cnp   bool
 	retx  bool
+	dup   bool  // the mirror's second copy of a flow's packet (mirror_dup)
+	ttl   uint8 // IP TTL, GRH hop limit; 0 for the default, 64
 	dscp  uint8
 	ecn   uint8
 	b     bth.BTH

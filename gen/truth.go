@@ -72,6 +72,14 @@ type FlowTruth struct {
 	BECN          int            `json:"becn"`                  // frames with the BTH BECN bit (CNPs included)
 	DSCP          map[string]int `json:"dscp"`                  // frames by DSCP
 
+	// MirrorDuplicates counts the mirror's second copies (mirror_dup) of
+	// this direction's packets, which no other count of it includes: a
+	// copy repeats a packet an analyser counts once. A CNP's copy is not
+	// among them: nothing in a CNP (no PSN, no payload) tells its copy
+	// from the next CNP, so it counts as a CNP of its own, with the
+	// copy's DSCP and ECN.
+	MirrorDuplicates int `json:"mirror_duplicates,omitempty"`
+
 	firstPSN, lastPSN uint32
 	havePSN           bool
 }
@@ -171,6 +179,10 @@ func (g *generator) account(p *pkt, fr *Frame) {
 		ft := fg.req
 		if p.rev {
 			ft = fg.resp
+		}
+		if p.dup && !p.cnp {
+			ft.MirrorDuplicates++
+			return
 		}
 		ft.Packets++
 		ft.WireBytes += int64(g.wireLen)

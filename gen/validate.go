@@ -388,6 +388,22 @@ func (v *validator) dscp(key string, d int) {
 	}
 }
 
+// mirrorDup checks a flow's mirror_dup.
+func (v *validator) mirrorDup(m *MirrorDup) {
+	done := v.at("mirror_dup")
+	defer done()
+	v.nonNeg("delay_us", m.DelayUS)
+	if m.TTL != nil && (*m.TTL < 1 || *m.TTL > 255) {
+		v.failf("ttl", "TTL %d out of range 1..255", *m.TTL)
+	}
+	if m.DSCP != nil {
+		v.dscp("dscp", *m.DSCP)
+	}
+	if _, ok := ecnValue(m.ECN); m.ECN != "" && !ok {
+		v.failf("ecn", "unknown ECN %q (want not_ect, ect0, ect1 or ce)", m.ECN)
+	}
+}
+
 func (v *validator) nonNeg(key string, f float64) {
 	if f < 0 {
 		v.failf(key, "must not be negative")
@@ -569,6 +585,9 @@ func (v *validator) flow(s *Scenario, idx int, f *Flow) {
 		f.CNPOpcode = intp(0x81)
 	}
 	v.cnpOpcode("cnp_opcode", *f.CNPOpcode)
+	if m := f.MirrorDup; m != nil {
+		v.mirrorDup(m)
+	}
 	msgs := 0
 	for i := range f.Ops {
 		done := v.at("ops", i)

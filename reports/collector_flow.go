@@ -40,7 +40,8 @@ type flowCounts struct {
 
 // countsOf derives the counts of f, whose rare packets r noted (nil if it
 // had none). Every packet the Collector observes is one Table.AddFlow
-// accounted to f, and every packet accounted to f is observed, so:
+// accounted to f, and every packet accounted to f is observed (a mirror's
+// copy is neither), so:
 //   - the CNPs are f.CNPs (the table's CNP class is bth.Opcode.IsCNP, as
 //     observe's), and the data packets are the others, except on QP1,
 //     whose packets other than CNPs observe skips;

@@ -32,9 +32,16 @@ type refCollector struct {
 }
 
 func (r *refCollector) add(p *packet.Packet, at flows.FrameRef) {
-	f := r.table.AddFlow(p, at)
+	fa := flows.At(at)
+	f, _, _, copied := r.table.AddFlowDelta(p, &fa)
 	if f == nil {
 		return
+	}
+	for len(r.obs) < f.ID {
+		r.obs = append(r.obs, refObs{wrong: map[uint8]uint64{}})
+	}
+	if copied {
+		return // a mirror's copy is no packet of the flow
 	}
 	for len(r.obs) < f.ID {
 		r.obs = append(r.obs, refObs{wrong: map[uint8]uint64{}})

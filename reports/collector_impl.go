@@ -128,23 +128,31 @@ func (c *Collector) skipRare(t time.Time, nanos int64) {
 
 // addRoCE feeds the flow table and notes what the flow counters cannot
 // tell: when retransmissions and gaps happened, packets on a wrong DSCP or
-// not ECN-capable, ECN reaction, CM requests and the time series.
+// not ECN-capable, ECN reaction, CM requests and the time series. A
+// mirror's copy of a packet (flows.Flow.MirrorDuplicates) is noted only
+// where it is: its flow counted the packet once, and so does every
+// observation here.
 func (c *Collector) addRoCE(p *packet.Packet, fa *flows.FrameAt) {
 	s := &c.c
 	bin := s.tl.binInUse(fa.Nanos)
 	if bin < 0 {
 		bin = s.tl.index(fa.Nanos, s)
 	}
-	s.tl.roce[bin] += float64(p.IPTotalLen) * 8
 	if !p.HasBTH {
+		s.tl.roce[bin] += float64(p.IPTotalLen) * 8
 		c.Table.AddFrame(p, fa) // the table decides what it keeps
 		return
 	}
-	f, retx, gaps := c.Table.AddFlowDelta(p, fa)
+	f, retx, gaps, copied := c.Table.AddFlowDelta(p, fa)
 	at := &fa.FrameRef
 	if f == nil {
 		return
 	}
+	if copied {
+		s.health.copies.add(*at)
+		return
+	}
+	s.tl.roce[bin] += float64(p.IPTotalLen) * 8
 	if retx|gaps != 0 {
 		s.tl.retx[bin] += float64(retx)
 		s.tl.gaps[bin] += float64(gaps)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocedump/rocedump/flows"
 	"github.com/rocedump/rocedump/reports/flowtable"
 )
 
@@ -27,7 +28,13 @@ import (
 //   - malformed frames on UDP 4791: warning when ≥ 1% of the frames on
 //     4791, info below;
 //   - frames cut by the snap length: info (payload sizes still come from
-//     the UDP length; the ICRC of those frames is unchecked).
+//     the UDP length; the ICRC of those frames is unchecked);
+//   - frames the mirror delivered twice (flows.Flow.MirrorDuplicates):
+//     warning when they are ≥ 1% of the RoCE frames, info below. Each
+//     packet is counted once, so no other finding is wrong for them; the
+//     warning is for the mirror session, whose overlapping sources double
+//     its load (and with it the risk of mirror loss) and whose CNPs are
+//     counted twice.
 func CaptureHealth(in *Input) []Finding {
 	defer in.scanning()()
 	c := &in.Capture
@@ -95,7 +102,70 @@ func CaptureHealth(in *Input) []Finding {
 	if c.Truncated > 0 {
 		out = append(out, truncatedFinding(in))
 	}
+	if in.flowScan().copies > 0 {
+		out = append(out, copiesFinding(in))
+	}
 	return out
+}
+
+// copiesShare is the share of the RoCE frames from which mirror copies
+// make a warning, as malformed frames do.
+const copiesShare = 0.01
+
+// copiesFinding reports the packets the mirror delivered twice.
+func copiesFinding(in *Input) Finding {
+	c := &in.Capture
+	sc := in.flowScan()
+	n := sc.copies
+	roce := max(c.RoCE, n)
+	copied := slices.Clone(sc.copied)
+	slices.SortStableFunc(copied, func(a, b *flows.Flow) int { return cmp.Compare(b.MirrorDuplicates(), a.MirrorDuplicates()) })
+	var cnps uint64
+	for _, fl := range copied {
+		cnps += fl.CNPs
+	}
+	sev := Info
+	if float64(n) >= copiesShare*float64(roce) {
+		sev = Warning
+	}
+	f := Finding{
+		Kind:     KindCaptureHealth,
+		Severity: sev,
+		Title: fmt.Sprintf("The mirror delivered %s twice (%s): counted once",
+			plural(n, "frame"), plural(len(copied), "flow")),
+		Detail: fmt.Sprintf("%d of %d RoCE frames (%s) repeat a packet their flow carried just before (its PSN, and for an ACK or NAK its AETH), "+
+			"less than %s later (%s at most), with no NAK, RNR NAK or re-issued READ asking for it again. "+
+			"That is a mirror delivering one packet twice, as a SPAN or ERSPAN session does when its sources overlap (two ports on the packets' path, "+
+			"or the ingress and egress of one switch); the second copy may differ in TTL, MAC addresses, DSCP or ECN. Each packet is counted once: "+
+			"the flows' packets, bytes and rates and the retransmission, ECN and DSCP findings leave the copies out.",
+			n, roce, percent(float64(n), float64(roce)), flowtable.HumanDuration(flows.MirrorWindow), flowtable.HumanDuration(2*flows.MirrorWindow)),
+		Evidence: Evidence{Counts: map[string]float64{
+			"mirror_duplicates": float64(n), "flows": float64(len(copied)), "roce_packets": float64(roce),
+		}},
+		Next: "Check the SPAN/ERSPAN session for overlapping sources: mirror each link once (one direction of each port, or only the ports " +
+			"that face the hosts), not both ends of a path or both the ingress and the egress of one switch.",
+	}
+	if sev == Warning {
+		f.Detail += " So many copies double the mirror's load, which makes it drop packets (mirror loss) when traffic is heavy."
+	}
+	if cnps > 0 {
+		f.Evidence.Counts["cnps_on_copied_flows"] = float64(cnps)
+		f.Detail += fmt.Sprintf(" The %s on these flows are counted as captured: a CNP's copy cannot be told from the next CNP "+
+			"(it carries no PSN or payload that differs), so their counts may be up to twice the real ones.", plural(cnps, "CNP"))
+	}
+	if in.Collect != nil {
+		in.Collect.c.health.copies.set(in, &f.Evidence)
+	}
+	var lines detailLines
+	for _, fl := range copied {
+		f.Flows = append(f.Flows, fl.ID)
+		f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
+		lines.add(func() string {
+			return fmt.Sprintf("flow %d %s: %d of %d packets were copies", fl.ID, flowName(fl), fl.MirrorDuplicates(), fl.Packets+fl.MirrorDuplicates())
+		})
+	}
+	f.Evidence.Details = lines.capped()
+	return f
 }
 
 // captureSpan describes the capture's time span for a detail sentence.

@@ -309,6 +309,7 @@ func (m *merger) rebuild(src int, r flowtable.Record) (*flows.Flow, error) {
 		RNRNAKs: r.RNRNAKs, CNPs: r.CNPs, ECNCE: r.ECNCE, FECN: r.FECN, BECN: r.BECN, ICRCBad: r.ICRCBad, Truncated: r.Truncated,
 		NAKOther: r.NAKs.Other,
 	}
+	f.SetMirrorDuplicates(r.MirrorDuplicates)
 	f.NAKs[bth.NAKPSNSequenceError] = r.NAKs.PSNSeqErr
 	f.NAKs[bth.NAKInvalidRequest] = r.NAKs.InvalidRequest
 	f.NAKs[bth.NAKRemoteAccessError] = r.NAKs.RemoteAccessErr

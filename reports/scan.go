@@ -33,8 +33,10 @@ type flowScan struct {
 	retx []*flows.Flow
 	// cong: flows with CNPs, CE marks or FECN.
 	cong []*flows.Flow
-	// icrc: flows with ICRC errors; cm: flows with an RDMA CM exchange.
-	icrc, cm []*flows.Flow
+	// icrc: flows with ICRC errors; cm: flows with an RDMA CM exchange;
+	// copied: flows with mirror duplicates.
+	icrc, cm, copied []*flows.Flow
+	copies           uint64 // mirror duplicates over all flows
 
 	flows []*flows.Flow
 	byID  map[int]*flows.Flow // made when IDs are not 1, 2, ... in order
@@ -119,6 +121,10 @@ func newFlowScan(fs []*flows.Flow) *flowScan {
 		}
 		if f.CM != nil {
 			s.cm = append(s.cm, f)
+		}
+		if f.MirrorDuplicates() > 0 {
+			s.copied = append(s.copied, f)
+			s.copies += f.MirrorDuplicates()
 		}
 		if f.ID != i+1 && s.byID == nil {
 			s.byID = map[int]*flows.Flow{}

@@ -175,6 +175,8 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 	o.uint(r.ICRCBad)
 	o.member("truncated")
 	o.uint(r.Truncated)
+	o.member("mirror_duplicates")
+	o.uint(r.MirrorDuplicates)
 	o.member("opcodes")
 	o.countMap(r.Opcodes)
 	o.member("dscp")

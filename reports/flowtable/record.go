@@ -53,6 +53,9 @@ type Record struct {
 	BECN      uint64            `json:"becn"`
 	ICRCBad   uint64            `json:"icrc_bad"`
 	Truncated uint64            `json:"truncated"`
+	// MirrorDuplicates are the packets the mirror delivered a second
+	// time, counted in no other field.
+	MirrorDuplicates uint64 `json:"mirror_duplicates"`
 
 	Opcodes     map[string]uint64 `json:"opcodes"`
 	DSCP        map[string]uint64 `json:"dscp"`
@@ -233,6 +236,8 @@ func fillCounters(r *Record, f *flows.Flow) {
 		BECN:      f.BECN,
 		ICRCBad:   f.ICRCBad,
 		Truncated: f.Truncated,
+
+		MirrorDuplicates: f.MirrorDuplicates(),
 	}
 	if f.Requests.Packets == 0 && f.ReadResponses.Packets > 0 {
 		r.FirstPSN, r.LastPSN, r.HighestPSN = f.ReadResponses.FirstPSN, f.ReadResponses.LastPSN, f.ReadResponses.HighPSN

@@ -1,0 +1,374 @@
+package flows
+
+import (
+	"time"
+
+	"github.com/rocedump/rocedump/decode/bth"
+	"github.com/rocedump/rocedump/decode/packet"
+)
+
+// Mirror copies: a mirror session whose sources overlap (both directions
+// of two ports on the path, or ingress and egress of one switch) delivers
+// a packet twice, the second copy the switch's latency plus queueing after
+// the first: microseconds, hundreds of microseconds under congestion, so
+// that on a busy QP other packets of the flow come between the two. The
+// copy may differ in TTL, MAC addresses, DSCP or ECN (the egress copy was
+// routed and perhaps marked), never in its transport headers. See the
+// package doc, "Mirror copies", for the rule and why it holds.
+
+// slotShift sets the slots of capture time the rule counts in: 2^18 ns,
+// 262.144 µs. A copy is recognised when it is captured in the same slot as
+// the packet it repeats or in the next one: always within 262 µs of it,
+// never 524 µs or more after it. A resend that no NAK, RNR NAK or re-issued
+// READ asked for comes after the requester's local ACK timeout, 4.096 µs ×
+// 2^n (IBTA vol 1 §9.7.6.1.3, n ≥ 1; NCCL_IB_TIMEOUT sets n, and in
+// practice the timeout is seconds), so only a timeout of n ≤ 6 (262 µs)
+// could be taken for a copy.
+const slotShift = 18
+
+// MirrorWindow is how long after a packet its mirror copy is always
+// recognised; copies 2 × MirrorWindow or more after it never are (see
+// slotShift).
+const MirrorWindow = time.Duration(1 << slotShift)
+
+func slotOf(ns int64) int64 { return ns >> slotShift }
+
+// inWindow says whether a packet k slots after another (the difference of
+// their slotOf) is within the window; a packet a slot before the other (a
+// capture a little out of time order) is too.
+func inWindow(k int64) bool { return k >= -1 && k <= 1 }
+
+// marksSet marks a mark that is set; a PSN has 24 bits.
+const marksSet = 1 << 31
+
+// marks follow a run of packets whose PSNs rise (the first copies of a
+// PSN space, the responses a flow carries, a run of resends): for the slot
+// of the run's last packet and for the slot before, the mark the run had
+// reached (its highest PSN, or its last) before that slot's first packet.
+// A PSN past the mark of a slot the run has since reached was captured
+// after that slot began. Keeping them takes a compare per packet and a few
+// stores per slot.
+type marks struct {
+	cur, prev uint32 // with marksSet; prev only when the slot before had packets of the run
+}
+
+// begin starts the marks at a run's first packet, at psn (a PSN, or with
+// mask posMask a response position).
+func (m *marks) begin(psn, mask uint32) { *m = marks{cur: (psn-1)&mask | marksSet} }
+
+// turn starts a new slot at a packet of the run; mark is how far the run
+// had got before it, next says the run's last packet was in the slot
+// before.
+func (m *marks) turn(mark uint32, next bool) {
+	prev := uint32(0)
+	if next {
+		prev = m.cur
+	}
+	m.cur, m.prev = mark|marksSet, prev
+}
+
+// passed says whether the run reached psn after the start of the slot
+// before the current one, where the run's last packet was k slots ago: it
+// captured psn within the window.
+func (m *marks) passed(psn uint32, k int64) bool {
+	mark := m.inWindow(k)
+	return mark != 0 && psnDiff(psn, mark&psnMask) > 0
+}
+
+// passedPos is passed for response positions.
+func (m *marks) passedPos(pos uint32, k int64) bool {
+	mark := m.inWindow(k)
+	return mark != 0 && posDiff(pos, mark&posMask) > 0
+}
+
+// inWindow returns the oldest mark within the window of a packet k slots
+// after the run's last, 0 if none.
+func (m *marks) inWindow(k int64) uint32 {
+	switch {
+	case !inWindow(k):
+		return 0
+	case k <= 0 && m.prev != 0:
+		return m.prev
+	}
+	return m.cur
+}
+
+// stamps are marks with the time of the run's last packet (the requests'
+// PSNs, a run of resends).
+type stamps struct {
+	marks
+	last int64 // FrameAt.Nanos of the run's last packet
+}
+
+// begin starts the stamps at a run's first packet, at psn, at now.
+func (w *stamps) begin(psn uint32, now int64) {
+	w.marks.begin(psn, psnMask)
+	w.last = now
+}
+
+// note accounts a packet of the run at now; mark is how far the run had
+// got before it.
+func (w *stamps) note(mark uint32, now int64) {
+	if s, l := slotOf(now), slotOf(w.last); s != l {
+		w.turn(mark, s == l+1)
+	}
+	w.last = now
+}
+
+// passed says whether the run captured psn within the window of now.
+func (w *stamps) passed(psn uint32, now int64) bool {
+	return w.marks.passed(psn, slotOf(now)-slotOf(w.last))
+}
+
+// stampRequest accounts a request at psn, at now, in f.reqW: call it
+// before observe. (Flow.add has it inline: see turns.)
+func (f *Flow) stampRequest(psn uint32, now int64) {
+	if f.reqW.turns(now, f.Requests.Packets == 0) {
+		f.turnRequests(psn, now)
+	}
+	f.reqW.last = now
+}
+
+// turns says whether a packet of the run at now is its first or the first
+// of another slot than its last packet's: then turn, before last = now.
+// Small enough to inline, unlike a function that calls turn: the
+// per-packet path calls turn only when turns says so.
+func (w *stamps) turns(now int64, first bool) bool {
+	return (now^w.last)>>slotShift != 0 || first
+}
+
+// turnRequests starts the requests' stamps at their first packet, at psn,
+// or a new slot of capture time at now.
+func (f *Flow) turnRequests(psn uint32, now int64) {
+	s, w := &f.Requests, &f.reqW
+	if s.Packets == 0 {
+		w.marks.begin(psn, psnMask)
+		return
+	}
+	w.marks.turn(s.HighPSN, slotOf(now) == slotOf(w.last)+1)
+}
+
+// behind says whether a sequenced packet at psn, of opcode class c, may
+// be a copy: s carried psn before (it is at or behind the highest PSN), or
+// it is an RDMA READ request at the last PSN (a re-issued READ, whose PSN
+// is ahead). One compare for a packet in order. The first packet of the
+// space may pass: repeatsSequenced turns it down.
+func (s *PSNStats) behind(psn uint32, c opBits) bool {
+	return psnAtOrBehind(psn, s.HighPSN) || c&opReadRequest != 0 && psn == s.LastPSN
+}
+
+// psnAtOrBehind is psnDiff(a, b) <= 0 in a subtraction and a compare.
+func psnAtOrBehind(a, b uint32) bool { return (a-b-1)&psnMask >= psnHalf-1 }
+
+// posAtOrBehind is psnAtOrBehind for response positions: a response at or
+// behind the highest of a flow's may be a copy. A flow's first response
+// may pass: repeatsResponse turns it down.
+func posAtOrBehind(a, b uint32) bool { return (a-b-1)&posMask >= posHalf-1 }
+
+// resendRun is the last run of resends of a PSN space: PSNs lo..hi, each
+// the one after the one before, the stamps following the last PSN resent.
+type resendRun struct {
+	lo, hi uint32
+	w      stamps
+	ok     bool
+}
+
+// note accounts a resend at psn at now, after the space's last PSN last.
+func (r *resendRun) note(psn, last uint32, now int64) {
+	if r.ok && r.hi == last && psn == psnAdd(last, 1) {
+		r.w.note(r.hi, now)
+		r.hi = psn
+		return
+	}
+	*r = resendRun{lo: psn, hi: psn, ok: true}
+	r.w.begin(psn, now)
+}
+
+// passed says whether the run resent psn within the window of now.
+func (r *resendRun) passed(psn uint32, now int64) bool {
+	return r.ok && psnDiff(psn, r.lo) >= 0 && psnDiff(psn, r.hi) <= 0 && r.w.passed(psn, now)
+}
+
+// pendingPSN is a PSN a resend is asked for at.
+type pendingPSN struct {
+	psn uint32
+	ok  bool
+}
+
+// PSN spaces, indexing flowCold.resent.
+const (
+	spaceRequests = iota
+	spaceReadResponses
+)
+
+// copied says whether p, of opcode class c, captured at now, at or behind
+// the highest PSN of its space or response of f (see repeats), is a
+// mirror's copy, and counts it in f's MirrorDuplicates if so. Out of
+// Table.addFlow, whose packets in order do not call it.
+func (t *Table) copied(f *Flow, p *packet.Packet, c opBits, now int64) bool {
+	if !f.repeats(p, c, now) || t.newNAK(f, &p.BTH) {
+		return false
+	}
+	f.coldState().copies++
+	return true
+}
+
+// repeats says whether p, of opcode class c, captured at now, is a mirror
+// copy of a packet f counted (see the package doc, "Mirror copies"),
+// given that it is at or behind the highest PSN of its space or, a
+// response, the highest response (behind, posAtOrBehind): the compare the
+// common path pays, in Table.addFlow.
+func (f *Flow) repeats(p *packet.Packet, c opBits, now int64) bool {
+	h := &p.BTH
+	switch {
+	case c&opRequest != 0:
+		return f.repeatsSequenced(spaceRequests, h.PSN, false, now)
+	case c&opReadResponse != 0:
+		return f.repeatsSequenced(spaceReadResponses, h.PSN, c&opOpens != 0, now)
+	}
+	return f.repeatsResponse(p, now)
+}
+
+// repeatsSequenced says whether a request or READ response at psn, which
+// its space carried before, is a copy rather than a resend: nothing asked
+// for a resend at psn, it does not continue a run of resends, it does not
+// fill a gap, and the space carried psn within the window (the requests'
+// stamps say when, or for READ responses the marks of all the responses,
+// whose positions only go forward too). opens says the packet is a READ
+// response FIRST or ONLY.
+func (f *Flow) repeatsSequenced(space int, psn uint32, opens bool, now int64) bool {
+	s := &f.Requests
+	if space == spaceReadResponses {
+		s = &f.ReadResponses
+	}
+	if s.Packets == 0 || f.resendAsked(space, psn, opens, now) || psn == psnAdd(s.LastPSN, 1) || s.inGap(psn) {
+		return false
+	}
+	if space == spaceRequests {
+		if f.reqW.passed(psn, now) || psn == s.LastPSN && inWindow(slotOf(now)-slotOf(f.reqW.last)) {
+			return true
+		}
+	} else if r := &f.resp; r.w.passedPos(psn<<1|1, int64(int32(uint32(slotOf(now))-r.slot))) {
+		return true
+	}
+	return f.cold != nil && f.cold.resent[space].passed(psn, now)
+}
+
+// resendAsked says whether a request or READ response at psn, captured at
+// now, is the resend something asked for: a PSN sequence error NAK at psn,
+// an RNR NAK at psn whose timer has run (the requester waits at least that
+// long, IBTA vol 1 Table 45: a packet at psn sooner is a copy of the one
+// the RNR NAK refused), or, for a READ response FIRST or ONLY (opens, as
+// the responder answers a READ), a re-issued READ from psn, which it then
+// answers. The copy of a packet a NAK names, delivered after the NAK (a
+// mirror lagging more than a round trip), is taken for the resend, and
+// the resend for its copy: the counts hold, the recovery time starts at
+// the copy.
+func (f *Flow) resendAsked(space int, psn uint32, opens bool, now int64) bool {
+	if space == spaceRequests {
+		r := f.retx
+		if r == nil || !r.pending.valid || r.pending.psn != psn {
+			return false
+		}
+		p := &r.pending
+		return !p.rnr || sinceNanos(now, TimeNanos(p.at.Time, p.at.Time.UnixNano())) >= bth.RNRTimerDuration(p.timer)
+	}
+	c := f.cold
+	if !opens || c == nil || !c.reissue.ok || c.reissue.psn != psn {
+		return false
+	}
+	c.reissue.ok = false
+	return true
+}
+
+// repeatsResponse says whether p, an ACK, NAK or atomic ACK at or behind
+// the highest position of the responses f carries (respPos), repeats one
+// of them within the window: it is the last ACK or atomic ACK again (the
+// same opcode, position, AETH syndrome and MSN; an atomic ACK's opcode is
+// not an ACK's, and for these the opcode says the IP length), or it is
+// behind the responses since, which passed its position within the
+// window. A responder's responses go forward: one behind them
+// re-acknowledges a duplicate request, which the requester sends after an
+// ACK timeout.
+func (f *Flow) repeatsResponse(p *packet.Packet, now int64) bool {
+	r := &f.resp
+	h := &p.BTH
+	if !r.started {
+		return false
+	}
+	k := int64(int32(uint32(slotOf(now)) - r.slot))
+	pos := respPos(h)
+	if pos == r.top && h.Opcode == f.lastOp && inWindow(k) && h.AETH.Syndrome == r.lastSyn && uint16(h.AETH.MSN) == r.lastMSN {
+		return true
+	}
+	return posDiff(pos, r.top) < 0 && r.w.passedPos(pos, k)
+}
+
+// noteResent accounts a resend (a packet of space sequenced retransmitted
+// or out of order) at psn, after the space's last PSN last, for its copy.
+func (f *Flow) noteResent(space int, psn, last uint32, now int64) {
+	f.coldState().resent[space].note(psn, last, now)
+}
+
+// expectResend notes that the requester re-issued a READ from psn: the READ
+// response at psn this flow carries next is a resend, not a copy.
+func (f *Flow) expectResend(psn uint32) {
+	f.coldState().reissue = pendingPSN{psn: psn, ok: true}
+}
+
+// newNAK says whether h, a response of f that repeats one f carried, is a
+// PSN sequence error or RNR NAK sent again rather than a copy: the
+// requester has answered the NAK since (a resend took it, see
+// Flow.resend), as when the resend is lost too and the responder NAKs the
+// PSN again. For a PSN sequence error NAK the mirror must also not be
+// known to copy the connection's packets (neither f nor the requester has
+// a mirror duplicate yet): a mirror lagging more than a round trip
+// delivers the copy after the resend. An RNR NAK's copy comes before the
+// retry, which waits for its timer. Without a requester known yet, a
+// repeated NAK is a copy.
+func (t *Table) newNAK(f *Flow, h *bth.BTH) bool {
+	if h.Ext&bth.HasAETH == 0 {
+		return false
+	}
+	rnr := false
+	switch h.AETH.Kind() {
+	case bth.AckKindRNRNAK:
+		rnr = true
+	case bth.AckKindNAK:
+		if h.AETH.NAKCode() != bth.NAKPSNSequenceError {
+			return false
+		}
+	default:
+		return false
+	}
+	r := t.requester(f)
+	if r == nil || !rnr && f.MirrorDuplicates()+r.MirrorDuplicates() != 0 {
+		return false
+	}
+	p := r.retx
+	return p == nil || !p.pending.valid || p.pending.psn != h.PSN || p.pending.rnr != rnr
+}
+
+// noteReissue makes the READ re-issued at psn on f, a request flow,
+// expected on the flow that carries its READ responses: the flow whose
+// responses answered f's requests last, or the reverse flow of f's RDMA CM
+// exchange; with neither, every flow from the responder back whose READ
+// responses reached psn (at most maxPairCands), as noteResponse does for a
+// NAK.
+func (t *Table) noteReissue(f *Flow, psn uint32) {
+	s := f.respLink
+	if s == nil && f.CM != nil {
+		s = t.Current(f.Key.Reverse(f.CM.SrcQP))
+	}
+	if s != nil {
+		s.expectResend(psn)
+		return
+	}
+	n := 0
+	for c := t.byHosts[hostPair{f.Key.Dst, f.Key.Src}].first; c != nil && n < maxPairCands; c = c.hostNext {
+		if c.readResp && psnDiff(psn, c.ReadResponses.HighPSN) <= 0 {
+			c.expectResend(psn)
+			n++
+		}
+	}
+}

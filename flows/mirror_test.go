@@ -1,0 +1,487 @@
+package flows
+
+import (
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rocedump/rocedump/capture"
+	"github.com/rocedump/rocedump/decode/bth"
+	"github.com/rocedump/rocedump/decode/packet"
+	"github.com/rocedump/rocedump/internal/testcaps"
+)
+
+// copyFrame is added to a copy's frame number: the copies of a doubled
+// tape have frame numbers of their own, and the packets keep theirs, so
+// that every FrameRef a flow keeps compares equal to the plain tape's.
+const copyFrame = 1 << 30
+
+// mirrored returns tape as a mirror whose sources overlap delivers it:
+// every packet keep selects followed, delay later, by a copy that edit
+// changes (its DSCP, ECN: what a copy taken after a switch may differ
+// in). A copy comes after the packets captured at the same time as it,
+// but right after its packet when delay is 0.
+func mirrored(tape []taped, delay time.Duration, keep func(*packet.Packet) bool, edit func(*packet.Packet)) []taped {
+	var out, copies []taped
+	flush := func(until time.Time, strict bool) {
+		for len(copies) > 0 && (copies[0].at.Time.Before(until) || !strict && copies[0].at.Time.Equal(until)) {
+			out = append(out, copies[0])
+			copies = copies[1:]
+		}
+	}
+	for _, e := range tape {
+		flush(e.at.Time, true)
+		out = append(out, e)
+		if !keep(&e.p) {
+			continue
+		}
+		c := e
+		c.at.Time = c.at.Time.Add(delay)
+		c.at.Frame += copyFrame
+		if edit != nil {
+			edit(&c.p)
+		}
+		if delay == 0 {
+			out = append(out, c)
+			continue
+		}
+		copies = append(copies, c)
+	}
+	flush(time.Time{}, false)
+	return append(out, copies...)
+}
+
+// mergecapped returns tape as mergecap merges a capture with itself: at
+// each capture time, the packets of that time, then their copies, changed
+// by edit (the copies of a microsecond capture then lag by the packets of
+// a microsecond, and come after what a NAK asked for within it).
+func mergecapped(tape []taped, keep func(*packet.Packet) bool, edit func(*packet.Packet)) []taped {
+	var out []taped
+	for i := 0; i < len(tape); {
+		j := i
+		for j < len(tape) && tape[j].at.Time.Equal(tape[i].at.Time) {
+			j++
+		}
+		out = append(out, tape[i:j]...)
+		for _, e := range tape[i:j] {
+			if keep(&e.p) {
+				e.at.Frame += copyFrame
+				if edit != nil {
+					edit(&e.p)
+				}
+				out = append(out, e)
+			}
+		}
+		i = j
+	}
+	return out
+}
+
+// replay feeds a tape to a new table and finishes it.
+func replay(tape []taped) *Table {
+	tab := NewTable(Config{})
+	for i := range tape {
+		e := &tape[i]
+		p := e.p
+		tab.Add(&p, e.at)
+	}
+	tab.Finish()
+	return tab
+}
+
+// flowView is everything a flow says but its mirror duplicates, for
+// comparing a doubled capture's flows with the plain one's.
+type flowView struct {
+	ID, Epoch                            int
+	Key                                  Key
+	Transport                            bth.Transport
+	Packets, WireBytes, PayloadBytes     uint64
+	Messages, CNPs, ECNCE, FECN, BECN    uint64
+	ICRCBad, Truncated, NAKOther, RNRNAK uint64
+	NAKs                                 [5]uint64
+	ECN                                  [4]uint64
+	First, Last                          FrameRef
+	HasPSN                               bool
+	FirstPSN, LastPSN                    uint32
+	Requests, ReadResponses              PSNStats
+	Retx                                 RetxStats
+	Events                               []RetxEvent
+	Opcodes                              []OpcodeCount
+	DSCP, RNRTimers                      []ValueCount
+	Peak                                 float64
+	Partner                              int
+	PairedBy                             PairMethod
+	SrcQP                                uint32
+}
+
+// diffFields names the fields in which two views differ.
+func diffFields(a, b flowView) string {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	var out []string
+	for i := range va.NumField() {
+		if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+			out = append(out, va.Type().Field(i).Name)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func viewOf(f *Flow) flowView {
+	v := flowView{
+		ID: f.ID, Epoch: f.Epoch, Key: f.Key, Transport: f.Transport,
+		Packets: f.Packets, WireBytes: f.WireBytes, PayloadBytes: f.PayloadBytes,
+		Messages: f.Messages, CNPs: f.CNPs, ECNCE: f.ECNCE, FECN: f.FECN, BECN: f.BECN,
+		ICRCBad: f.ICRCBad, Truncated: f.Truncated, NAKOther: f.NAKOther, RNRNAK: f.RNRNAKs,
+		NAKs: f.NAKs, ECN: f.ECN, First: f.First, Last: f.Last,
+		HasPSN: f.HasPSN, FirstPSN: f.FirstPSN, LastPSN: f.LastPSN,
+		Requests: f.Requests, ReadResponses: f.ReadResponses, Retx: f.Retx, Events: f.RetxEvents(),
+		Opcodes: f.Opcodes(), DSCP: f.DSCP(), RNRTimers: f.RNRTimers(),
+		Peak: f.PeakBitsPerSecond(), PairedBy: f.PairedBy, SrcQP: f.SrcQP,
+	}
+	if f.Partner != nil {
+		v.Partner = f.Partner.ID
+	}
+	return v
+}
+
+// sameFlows checks that the doubled table holds the plain table's flows,
+// counter for counter, and that its mirror duplicates are the copies.
+// With countsOnly it compares the counts only (see countsView).
+func sameFlows(t *testing.T, plain, doubled *Table, copies uint64, countsOnly bool) {
+	t.Helper()
+	var dups uint64
+	for _, f := range plain.Flows() {
+		if f.MirrorDuplicates() != 0 {
+			t.Errorf("plain: flow %s has %d mirror duplicates, want none", flowName(f), f.MirrorDuplicates())
+		}
+	}
+	if plain.Len() != doubled.Len() {
+		t.Fatalf("%d flows with the copies, %d without", doubled.Len(), plain.Len())
+	}
+	for i, f := range doubled.Flows() {
+		dups += f.MirrorDuplicates()
+		got, want := viewOf(f), viewOf(plain.Flows()[i])
+		if countsOnly {
+			got, want = countsView(got), countsView(want)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("flow %s with the copies differs in %s:\n  %+v\nwithout:\n  %+v", flowName(f), diffFields(got, want), got, want)
+		}
+	}
+	if dups != copies {
+		t.Errorf("%d mirror duplicates, want %d", dups, copies)
+	}
+}
+
+// countsView keeps what a view counts, and not which frame it counted or
+// the marks and times of the packets it counted: where a copy is taken for
+// a resend and the resend for its copy (see TestMirrorCopyAfterNAK).
+func countsView(v flowView) flowView {
+	c := flowView{
+		ID: v.ID, Epoch: v.Epoch, Key: v.Key, Transport: v.Transport,
+		Packets: v.Packets, WireBytes: v.WireBytes, PayloadBytes: v.PayloadBytes, Messages: v.Messages,
+		CNPs: v.CNPs, NAKOther: v.NAKOther, RNRNAK: v.RNRNAK, NAKs: v.NAKs, Opcodes: v.Opcodes,
+		Partner: v.Partner, PairedBy: v.PairedBy,
+	}
+	r := v.Retx
+	c.Retx = RetxStats{GBNEpisodes: r.GBNEpisodes, GBNResent: r.GBNResent, Timeouts: r.Timeouts, TimeoutResent: r.TimeoutResent,
+		RNRRetries: r.RNRRetries, RNRResent: r.RNRResent, ReissuedReads: r.ReissuedReads,
+		MirrorLostPSNs: r.MirrorLostPSNs, MirrorGaps: r.MirrorGaps, FabricLostPSNs: r.FabricLostPSNs, FabricGaps: r.FabricGaps}
+	for _, s := range []*PSNStats{&v.Requests, &v.ReadResponses} {
+		c.Requests.Packets += s.Packets
+		c.Requests.Retransmitted += s.Retransmitted
+		c.Requests.PSNGaps += s.PSNGaps
+		c.Requests.MissingPSNs += s.MissingPSNs
+		c.Requests.OutOfOrder += s.OutOfOrder
+	}
+	return c
+}
+
+// notCNP keeps every packet but CNPs, whose copies count as CNPs
+// (TestMirrorCNPs).
+func notCNP(p *packet.Packet) bool { return !p.BTH.Opcode.IsCNP() }
+
+// markCopy is a copy taken after the switch re-marked and congested it.
+func markCopy(p *packet.Packet) { p.DSCP, p.ECN = 10, 3 }
+
+// mirrorDelays are the copies' delays the tests try: back to back, a few
+// microseconds (several packets of a flow between the two), and most of
+// MirrorWindow.
+var mirrorDelays = []time.Duration{0, time.Microsecond, 3 * time.Microsecond, 40 * time.Microsecond, 200 * time.Microsecond}
+
+// TestMirrorCopies doubles every packet of sequences with every kind of
+// loss and recovery (retxCases: go-back-N after loss behind and before the
+// mirror, a second NAK, a timeout, an RNR retry, a re-issued READ, mirror
+// gaps, a QPN reused) and of the cases below, at each of mirrorDelays and
+// with copies re-marked or not: the flows must be those of the plain
+// sequence, counter for counter, event for event, frame for frame, and
+// the copies their mirror duplicates.
+func TestMirrorCopies(t *testing.T) {
+	cases := map[string]func(c *clock){}
+	for _, tc := range retxCases {
+		cases[tc.name] = tc.play
+	}
+	cases["a single-packet SEND resent after a 1 ms ACK timeout"] = func(c *clock) {
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 500, 64))
+		ack(c, aQP, 500)
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 501, 64))
+		c.add(time.Millisecond, roce(hostA, hostB, opSendOnly, bQP, 501, 64))
+		ack(c, aQP, 501)
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 502, 64))
+		ack(c, aQP, 502)
+	}
+	cases["READs with responses of several packets, and dense ACKs"] = func(c *clock) {
+		for i := range uint32(3) {
+			psn := 1000 + 8*i
+			c.add(us, readReq(hostA, hostB, bQP, psn, 0x10000*uint64(i+1), 4096))
+			for j := range uint32(4) {
+				op := []bth.Opcode{opReadFirst, opReadMid, opReadMid, opReadLast}[j]
+				c.add(100*time.Nanosecond, roce(hostB, hostA, op, aQP, psn+j, 1024))
+			}
+			for j := range uint32(4) {
+				c.add(100*time.Nanosecond, roce(hostA, hostB, opWriteMid, bQP, psn+4+j, 1024))
+				c.add(50*time.Nanosecond, roce(hostB, hostA, opAck, aQP, psn+4+j, 0))
+			}
+		}
+	}
+	cases["a connection set up by RDMA CM"] = func(c *clock) {
+		playCM(c, 0x42, aQP, 100, bQP, 9000)
+		connection(c, aQP, bQP, 100, 5)
+	}
+	// The cases and delays where the copy of a resent PSN comes after a
+	// NAK for that PSN and before the resend it asks for: counts only.
+	ambiguous := map[string]time.Duration{"a second NAK during go-back-N is a second episode": time.Microsecond}
+	for name, play := range cases {
+		var tape []taped
+		c := newClock(Config{})
+		c.tape = &tape
+		play(c)
+		plain := replay(tape)
+		copies := uint64(0)
+		for i := range tape {
+			if notCNP(&tape[i].p) {
+				copies++
+			}
+		}
+		for _, delay := range mirrorDelays {
+			for _, edit := range []func(*packet.Packet){nil, markCopy} {
+				t.Run(fmt.Sprintf("%s/%v/marked=%v", name, delay, edit != nil), func(t *testing.T) {
+					sameFlows(t, plain, replay(mirrored(tape, delay, notCNP, edit)), copies, ambiguous[name] == delay)
+				})
+			}
+		}
+	}
+}
+
+// TestMirrorCopiesCaptures doubles every frame of every capture in
+// testdata/pcaps (generated ones with every recovery the generator plays,
+// and real ones), back to back, 3 µs later, and as `mergecap -w out
+// in.pcap in.pcap` does, and checks that the flows are those of the
+// capture as it is.
+func TestMirrorCopiesCaptures(t *testing.T) {
+	for _, path := range testcaps.All(t, "../testdata/pcaps") {
+		var tape []taped
+		decodeEach(t, path, func(rec *capture.Record, p *packet.Packet) {
+			if p.Kind == packet.KindRoCE && p.HasBTH {
+				tape = append(tape, taped{*p, FrameRef{Frame: rec.Number, Time: rec.Timestamp}})
+			}
+		})
+		plain := replay(tape)
+		for _, f := range plain.Flows() {
+			if f.MirrorDuplicates() != 0 {
+				// A capture of a mirror that copies packets would say
+				// nothing here: testdata has none but mirror_dup.
+				if filepath.Base(path) != "mirror_dup.pcap" {
+					t.Errorf("%s: flow %s has %d mirror duplicates, want none", path, flowName(f), f.MirrorDuplicates())
+				}
+			}
+		}
+		if filepath.Base(path) == "mirror_dup.pcap" {
+			continue // TestGeneratedTruth checks it against its truth
+		}
+		copies := uint64(0)
+		for i := range tape {
+			if notCNP(&tape[i].p) {
+				copies++
+			}
+		}
+		for _, delay := range []time.Duration{0, 3 * time.Microsecond} {
+			t.Run(fmt.Sprintf("%s/%v", filepath.Base(path), delay), func(t *testing.T) {
+				sameFlows(t, plain, replay(mirrored(tape, delay, notCNP, markCopy)), copies, false)
+			})
+		}
+		t.Run(filepath.Base(path)+"/mergecap", func(t *testing.T) {
+			sameFlows(t, plain, replay(mergecapped(tape, notCNP, nil)), copies, false)
+		})
+	}
+}
+
+// TestMirrorCopiesSomeFlows doubles the packets of one connection only:
+// the other's flows have no mirror duplicates, and both count as plain.
+func TestMirrorCopiesSomeFlows(t *testing.T) {
+	var tape []taped
+	c := newClock(Config{})
+	c.tape = &tape
+	for i := range uint32(6) {
+		c.add(us, roce(hostA, hostB, opSendOnly, 0x11, 100+i, 64))
+		c.add(us, roce(hostA, hostB, opSendOnly, 0x12, 200+i, 64))
+		c.add(us, roce(hostB, hostA, opAck, 0x21, 100+i, 0))
+		c.add(us, roce(hostB, hostA, opAck, 0x22, 200+i, 0))
+	}
+	onlyQP := func(p *packet.Packet) bool { return p.BTH.DestQP == 0x11 || p.BTH.DestQP == 0x21 }
+	doubled := replay(mirrored(tape, 2*us, onlyQP, nil))
+	sameFlows(t, replay(tape), doubled, 12, false)
+	for _, f := range doubled.Flows() {
+		want := uint64(0)
+		if onlyQP(&packet.Packet{BTH: bth.BTH{DestQP: f.Key.DestQP}}) {
+			want = 6
+		}
+		if f.MirrorDuplicates() != want {
+			t.Errorf("flow %s: %d mirror duplicates, want %d", flowName(f), f.MirrorDuplicates(), want)
+		}
+	}
+}
+
+// TestMirrorWindow: a packet is a copy of the one before it with its PSN
+// when it comes within MirrorWindow of it, and never when it comes twice
+// that or more after it, when no NAK asked for it; a resend a NAK or an
+// RNR NAK asked for is never a copy, however soon.
+func TestMirrorWindow(t *testing.T) {
+	tests := []struct {
+		name   string
+		play   func(c *clock)
+		copies uint64
+		retx   RetxStats
+	}{
+		{
+			name: "just inside the window: a copy",
+			play: func(c *clock) {
+				c.add(us, roce(hostA, hostB, opSendOnly, bQP, 10, 64))
+				c.add(MirrorWindow-time.Nanosecond, roce(hostA, hostB, opSendOnly, bQP, 10, 64))
+			},
+			copies: 1,
+		},
+		{
+			name: "twice the window: an ACK timeout",
+			play: func(c *clock) {
+				c.add(us, roce(hostA, hostB, opSendOnly, bQP, 10, 64))
+				c.add(2*MirrorWindow, roce(hostA, hostB, opSendOnly, bQP, 10, 64))
+			},
+			retx: RetxStats{Timeouts: 1, TimeoutResent: 1, TimeoutWait: durs(2 * MirrorWindow)},
+		},
+		{
+			name: "a NAK asked for it: go-back-N, 1 µs after",
+			play: func(c *clock) {
+				c.add(us, roce(hostA, hostB, opSendOnly, bQP, 10, 64))
+				c.add(us, roce(hostA, hostB, opSendOnly, bQP, 11, 64))
+				c.add(us, nak(hostB, hostA, aQP, 11, 0, false))
+				c.add(us, roce(hostA, hostB, opSendOnly, bQP, 11, 64))
+			},
+			retx: RetxStats{GBNEpisodes: 1, GBNResent: 1, GBNRecovery: durs(us)},
+		},
+		{
+			name: "an RNR NAK asked for it",
+			play: func(c *clock) {
+				c.add(us, roce(hostA, hostB, opSendOnly, bQP, 10, 64))
+				c.add(us, nak(hostB, hostA, aQP, 10, 1, true))
+				c.add(10*us, roce(hostA, hostB, opSendOnly, bQP, 10, 64))
+			},
+			retx: RetxStats{RNRRetries: 1, RNRResent: 1, RNRWait: durs(10 * us)},
+		},
+		{
+			name: "the NAK sent again after its resend, on a mirror that copies nothing: a second go-back-N",
+			play: func(c *clock) {
+				c.add(us, roce(hostA, hostB, opSendOnly, bQP, 10, 64))
+				c.add(us, roce(hostA, hostB, opSendOnly, bQP, 11, 64))
+				c.add(us, nak(hostB, hostA, aQP, 10, 0, false))
+				c.add(us, roce(hostA, hostB, opSendOnly, bQP, 10, 64)) // lost again
+				c.add(us, roce(hostA, hostB, opSendOnly, bQP, 11, 64))
+				c.add(us, nak(hostB, hostA, aQP, 10, 0, false))
+				c.add(us, roce(hostA, hostB, opSendOnly, bQP, 10, 64))
+				c.add(us, roce(hostA, hostB, opSendOnly, bQP, 11, 64))
+			},
+			retx: RetxStats{GBNEpisodes: 2, GBNResent: 4, GBNRecovery: durs(us, us)},
+		},
+		{
+			name: "an atomic ACK at an ACK's PSN is no copy of it",
+			play: func(c *clock) {
+				c.add(us, roce(hostA, hostB, opSendOnly, bQP, 10, 64))
+				c.add(us, roce(hostB, hostA, opAck, aQP, 10, 0))
+				c.add(us, roce(hostB, hostA, opAtomicAck, aQP, 10, 0))
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClock(Config{})
+			tc.play(c)
+			c.tab.Finish()
+			var copies uint64
+			for _, f := range c.tab.Flows() {
+				copies += f.MirrorDuplicates()
+			}
+			if copies != tc.copies {
+				t.Errorf("%d mirror duplicates, want %d", copies, tc.copies)
+			}
+			if r := c.tab.Current(key(hostA, hostB, bQP)); r.Retx != tc.retx {
+				t.Errorf("Retx =\n  %+v\nwant\n  %+v", r.Retx, tc.retx)
+			}
+		})
+	}
+}
+
+// TestMirrorCNPs: a CNP's copy is counted as a CNP of its own: nothing in a
+// CNP tells it from the next one the NIC sends (see the package doc).
+func TestMirrorCNPs(t *testing.T) {
+	var tape []taped
+	c := newClock(Config{})
+	c.tape = &tape
+	c.add(us, roce(hostA, hostB, opWriteOnly, bQP, 10, 64))
+	c.add(us, roce(hostB, hostA, bth.OpcodeCNP, aQP, 0, 0))
+	c.add(us, roce(hostB, hostA, opAck, aQP, 10, 0))
+	all := func(*packet.Packet) bool { return true }
+	tab := replay(mirrored(tape, 0, all, nil))
+	f := tab.Current(key(hostB, hostA, aQP))
+	if f.CNPs != 2 || f.MirrorDuplicates() != 1 || f.Packets != 3 {
+		t.Errorf("CNPs %d, mirror duplicates %d, packets %d; want 2, 1 (the ACK's copy), 3", f.CNPs, f.MirrorDuplicates(), f.Packets)
+	}
+}
+
+// TestMirrorCopyAllocs: a copy allocates nothing once its flow has shown
+// a resend (the copy of a resend reads the run it is in).
+func TestMirrorCopyAllocs(t *testing.T) {
+	c := newClock(Config{})
+	writes(c, bQP, 100, 103, us)
+	c.add(us, nak(hostB, hostA, aQP, 102, 0, false))
+	writes(c, bQP, 102, 103, us)
+	p := roce(hostA, hostB, opWriteMid, bQP, 103, 1024)
+	at := FrameAt{FrameRef: FrameRef{Time: c.now}, Nanos: c.now.UnixNano()}
+	n := testing.AllocsPerRun(100, func() { c.tab.AddFrame(p, &at) })
+	if n != 0 {
+		t.Errorf("%v allocations per copy, want 0", n)
+	}
+	if f := c.tab.Current(key(hostA, hostB, bQP)); f.MirrorDuplicates() == 0 || f.Retx.GBNEpisodes != 1 {
+		t.Errorf("mirror duplicates %d, go-back-N episodes %d; want copies and 1", f.MirrorDuplicates(), f.Retx.GBNEpisodes)
+	}
+}
+
+// TestMirrorCopyAfterNAK: a copy the mirror delivers after a NAK for its
+// PSN, before the resend the NAK asks for, is taken for that resend, and
+// the resend for a copy: the counts are those without the copy, the
+// recovery time starts at the copy.
+func TestMirrorCopyAfterNAK(t *testing.T) {
+	c := newClock(Config{})
+	writes(c, bQP, 100, 103, us)
+	c.add(us, nak(hostB, hostA, aQP, 102, 0, false))
+	writes(c, bQP, 102, 102, 0)    // the copy of 102, 3 µs late
+	writes(c, bQP, 102, 103, 2*us) // the resend
+	writes(c, bQP, 103, 103, 0)    // the copy of 103 (the first)
+	f := only(t, c, key(hostA, hostB, bQP))
+	want := RetxStats{GBNEpisodes: 1, GBNResent: 2, GBNRecovery: durs(0)}
+	if f.Retx != want || f.MirrorDuplicates() != 2 || f.Packets != 6 {
+		t.Errorf("Retx %+v, mirror duplicates %d, packets %d; want %+v, 2, 6", f.Retx, f.MirrorDuplicates(), f.Packets, want)
+	}
+}
