@@ -300,3 +300,26 @@ func TestIgnored(t *testing.T) {
 		t.Errorf("%d flows, want none", c.tab.Len())
 	}
 }
+
+// TestUnreliableNoResends: UD and UC resend nothing, so a PSN going back
+// on such a flow, even a millisecond after the last (what a timeout resend
+// looks like on RC), is no timeout episode: the QP1 flow of two CM
+// exchanges was reported as "ACK timeouts".
+func TestUnreliableNoResends(t *testing.T) {
+	c := newClock(Config{})
+	for _, psn := range []uint32{10, 11, 12, 5, 6} {
+		p := roce(hostA, hostB, opUDSend, bth.CMQPN, psn, 256)
+		p.BTH.DETH = bth.DETH{QKey: 0x80010000, SrcQP: bth.CMQPN}
+		c.add(time.Millisecond, p)
+	}
+	for _, psn := range []uint32{0, 1, 2, 1, 2} {
+		c.add(time.Millisecond, roce(hostB, hostA, opUCSend, 0x55, psn, 100))
+	}
+	for _, k := range []Key{key(hostA, hostB, bth.CMQPN), key(hostB, hostA, 0x55)} {
+		for _, f := range c.flows(k) {
+			if f.Retx != (RetxStats{}) || len(f.RetxEvents()) != 0 {
+				t.Errorf("%s flow %s: resend episodes %+v, events %v; want none", f.Transport, flowName(f), f.Retx, f.RetxEvents())
+			}
+		}
+	}
+}

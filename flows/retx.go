@@ -244,6 +244,14 @@ func (f *Flow) noteRequest(res seqResult, psn, last uint32, fa *FrameAt, prev in
 	case seqOutOfOrder:
 		f.fillLoss(psn)
 	}
+	if !connected(f.Transport) {
+		// UD and UC resend nothing (IBTA vol 1 §9.8, unreliable
+		// service): a PSN behind the highest is a restarted sender's,
+		// counted in Requests, not a resend after a timeout. On QP1 it
+		// may be a CM MAD the CM sent again after its own timeout
+		// (chapter 12), which is no transport's resend either.
+		return
+	}
 	f.noteResent(spaceRequests, psn, last, fa.Nanos)
 	f.resend(psn, at, sinceNanos(fa.Nanos, prev))
 }
