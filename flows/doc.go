@@ -193,7 +193,13 @@
 //     packet, a few stores per slot.
 //
 // Opcode and IP length are not compared: a resend has its original's too,
-// so they cannot tell a copy from a resend; the rules above do.
+// so they cannot tell a copy from a resend; the rules above do. A capture
+// of one direction only shows no NAK and no re-issued READ, so there a
+// go-back-N's resends look like a lagging mirror's copies: once a flow has
+// gone a millisecond (oneWayAfter) with no packet the other way between
+// its hosts, only its last packet repeated counts as a copy, and the rest
+// as resent (in a flow's first millisecond the other way may not have
+// answered yet, and a go-back-N there is taken for copies).
 //
 // An ACK, NAK, RNR NAK or atomic ACK is a copy when it goes no further than
 // the responses before it (in PSN order, a NAK or RNR NAK before an ACK

@@ -206,7 +206,7 @@ const (
 // mirror's copy, and counts it in f's MirrorDuplicates if so. Out of
 // Table.addFlow, whose packets in order do not call it.
 func (t *Table) copied(f *Flow, p *packet.Packet, c opBits, now int64) bool {
-	if !f.repeats(p, c, now) || t.newNAK(f, &p.BTH) {
+	if !f.repeats(p, c, now, t.seesReverse(f, now)) || t.newNAK(f, &p.BTH) {
 		return false
 	}
 	f.coldState().copies++
@@ -218,16 +218,42 @@ func (t *Table) copied(f *Flow, p *packet.Packet, c opBits, now int64) bool {
 // given that it is at or behind the highest PSN of its space or, a
 // response, the highest response (behind, posAtOrBehind): the compare the
 // common path pays, in Table.addFlow.
-func (f *Flow) repeats(p *packet.Packet, c opBits, now int64) bool {
+//
+// twoWay says the capture holds packets the other way between f's hosts
+// (seesReverse), where the NAKs and re-issued READs that ask for resends
+// travel.
+func (f *Flow) repeats(p *packet.Packet, c opBits, now int64, twoWay bool) bool {
 	h := &p.BTH
 	switch {
 	case c&opRequest != 0:
-		return f.repeatsSequenced(spaceRequests, h.PSN, false, now)
+		return f.repeatsSequenced(spaceRequests, h.PSN, false, now, twoWay)
 	case c&opReadResponse != 0:
-		return f.repeatsSequenced(spaceReadResponses, h.PSN, c&opOpens != 0, now)
+		return f.repeatsSequenced(spaceReadResponses, h.PSN, c&opOpens != 0, now, twoWay)
 	}
 	return f.repeatsResponse(p, now)
 }
+
+// seesReverse says whether the capture, at now, may show the packets
+// that travel from f's destination to its source: it has had one, on any
+// QP, or f began less than oneWayAfter ago. A mirror of one direction
+// only shows no NAK and no re-issued READ, so a go-back-N's resends there,
+// a few microseconds after the packets they resend, look like a mirror's
+// copies lagging behind: once a flow has gone oneWayAfter without a packet
+// the other way between its hosts, only its last packet repeated is taken
+// for a copy (see repeatsSequenced), and the rest counts as resent, as
+// before the rule. In a flow's first oneWayAfter the other way may just
+// not have answered yet.
+func (t *Table) seesReverse(f *Flow, now int64) bool {
+	if _, ok := t.byHosts[hostPair{f.Key.Dst, f.Key.Src}]; ok {
+		return true
+	}
+	return sinceNanos(now, TimeNanos(f.First.Time, f.First.Time.UnixNano())) < oneWayAfter
+}
+
+// oneWayAfter is how long a flow goes without a packet the other way
+// between its hosts before the capture is taken to hold one direction
+// only (seesReverse): a millisecond is hundreds of round trips.
+const oneWayAfter = time.Millisecond
 
 // repeatsSequenced says whether a request or READ response at psn, which
 // its space carried before, is a copy rather than a resend: nothing asked
@@ -236,7 +262,7 @@ func (f *Flow) repeats(p *packet.Packet, c opBits, now int64) bool {
 // stamps say when, or for READ responses the marks of all the responses,
 // whose positions only go forward too). opens says the packet is a READ
 // response FIRST or ONLY.
-func (f *Flow) repeatsSequenced(space int, psn uint32, opens bool, now int64) bool {
+func (f *Flow) repeatsSequenced(space int, psn uint32, opens bool, now int64, twoWay bool) bool {
 	s := &f.Requests
 	if space == spaceReadResponses {
 		s = &f.ReadResponses
@@ -245,9 +271,19 @@ func (f *Flow) repeatsSequenced(space int, psn uint32, opens bool, now int64) bo
 		return false
 	}
 	if space == spaceRequests {
-		if f.reqW.passed(psn, now) || psn == s.LastPSN && inWindow(slotOf(now)-slotOf(f.reqW.last)) {
+		// The last request again within the window: a resend of it
+		// needs a NAK, which only a later PSN draws, or a timeout.
+		if psn == s.LastPSN && inWindow(slotOf(now)-slotOf(f.reqW.last)) {
 			return true
 		}
+		if !twoWay {
+			return false // see seesReverse
+		}
+		if f.reqW.passed(psn, now) {
+			return true
+		}
+	} else if !twoWay {
+		return false
 	} else if r := &f.resp; r.w.passedPos(psn<<1|1, int64(int32(uint32(slotOf(now))-r.slot))) {
 		return true
 	}

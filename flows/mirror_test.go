@@ -485,3 +485,22 @@ func TestMirrorCopyAfterNAK(t *testing.T) {
 		t.Errorf("Retx %+v, mirror duplicates %d, packets %d; want %+v, 2, 6", f.Retx, f.MirrorDuplicates(), f.Packets, want)
 	}
 }
+
+// TestMirrorOneDirection: a mirror of one direction shows no NAK, so a
+// go-back-N's resends, microseconds after the packets they resend, look
+// like a lagging mirror's copies. Once the flow has gone oneWayAfter with
+// no packet the other way between its hosts, they count as resent, as
+// before the copy rule; a copy of the last packet is still a copy.
+func TestMirrorOneDirection(t *testing.T) {
+	c := newClock(Config{})
+	writes(c, bQP, 100, 104, us)
+	c.add(2*time.Millisecond, roce(hostA, hostB, opWriteMid, bQP, 105, 1024))
+	writes(c, bQP, 106, 110, us)
+	writes(c, bQP, 107, 110, 2*us) // go-back-N from 107: its NAK went the other way
+	writes(c, bQP, 111, 112, us)
+	c.add(us, roce(hostA, hostB, opWriteMid, bQP, 112, 1024)) // the mirror's copy of 112
+	f := only(t, c, key(hostA, hostB, bQP))
+	if f.Requests.Retransmitted != 4 || f.MirrorDuplicates() != 1 {
+		t.Errorf("Retransmitted %d, MirrorDuplicates %d; want 4 resent and 1 copy", f.Requests.Retransmitted, f.MirrorDuplicates())
+	}
+}
