@@ -54,11 +54,10 @@ type unit struct {
 
 // msgEvents are the events of one message, resolved.
 type msgEvents struct {
-	dscp    int // -1: flow default
-	becn    bool
-	rnr     int // -1: none, else the RNR timer code
-	nak     int // -1: none, else the NAK code
-	timeout bool
+	dscp int // -1: flow default
+	becn bool
+	rnr  int // -1: none, else the RNR timer code
+	nak  int // -1: none, else the NAK code
 }
 
 // flowGen generates one flow, a message per batch.

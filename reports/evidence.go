@@ -23,14 +23,6 @@ func evFrame(in *Input, ref flows.FrameRef) *Frame {
 	return f
 }
 
-// evFramePtr is evFrame for an optional reference.
-func evFramePtr(in *Input, ref *flows.FrameRef) *Frame {
-	if ref == nil {
-		return nil
-	}
-	return evFrame(in, *ref)
-}
-
 // frameSpan widens [first, last] to include ref.
 type frameSpan struct {
 	first, last flows.FrameRef
