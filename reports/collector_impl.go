@@ -2,6 +2,7 @@ package reports
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"time"
 
@@ -104,7 +105,10 @@ func (c *Collector) Skip(t time.Time) { c.SkipAt(t, flows.TimeNanos(t, t.UnixNan
 // it holds).
 func (c *Collector) SkipAt(t time.Time, nanos int64) {
 	s := &c.c
-	if s.started && nanos != s.lastNs { // flows.Later, inlined
+	// flows.Later, inlined: the integers decide but where TimeNanos
+	// saturated. A frame at the latest frame's nanosecond is the common
+	// case, not a rare one, on a busy mirror of microsecond timestamps.
+	if s.started && nanos != math.MinInt64 && nanos != math.MaxInt64 {
 		if nanos > s.lastNs {
 			s.last, s.lastNs = t, nanos
 		}
@@ -113,8 +117,8 @@ func (c *Collector) SkipAt(t time.Time, nanos int64) {
 	c.skipRare(t, nanos)
 }
 
-// skipRare is SkipAt for the first frame and for a frame whose nanos are
-// the latest's.
+// skipRare is SkipAt for the first frame and for a frame whose time is
+// outside the years flows.TimeNanos holds.
 func (c *Collector) skipRare(t time.Time, nanos int64) {
 	s := &c.c
 	if !s.started {
