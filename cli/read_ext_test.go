@@ -129,3 +129,59 @@ func TestReadJSONExtHeaders(t *testing.T) {
 		}
 	}
 }
+
+// TestReadMalformedLengthNotCut: an RDMA WRITE FIRST whose UDP length holds
+// its BTH but not its RETH is malformed ("bad length"), captured whole: the
+// RETH is missing because of the UDP length, not cut by the snap length, so
+// neither the JSON (headers_truncated) nor -v ("extended headers cut off")
+// says it was cut, and -v gives no payload length, which JSON leaves out
+// too ("payload 0 bytes" was printed).
+func TestReadMalformedLengthNotCut(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "badlen.pcap")
+	h := bth.BTH{Opcode: 0x06, PKey: 0xffff, DestQP: 0x12, PSN: 7}
+	ib := append(h.AppendHeaders(nil)[:bth.BTHLen], 1, 2, 3, 4) // 4 bytes of a 16-byte RETH
+	udpLen := 8 + len(ib) + bth.ICRCLen
+	ip := []byte{0x45, 0, 0, byte(20 + udpLen), 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+		0xc0, 0x00, 0x12, 0xb7, 0, byte(udpLen), 0, 0}
+	ip = append(ip, ib...)
+	icrc, err := bth.ICRCv2(append(ip, 0, 0, 0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := append([]byte{2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00}, binary.LittleEndian.AppendUint32(ip, icrc)...)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := capture.NewPcapWriter(f, capture.LinkTypeEthernet, 0)
+	if err == nil {
+		err = w.WritePacket(time.Unix(1700000000, 0), frame, len(frame))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	out, errOut, code := runCLI(t, "read", "--format", "json", path)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var p map[string]any
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if p["malformed"] != "bad length" || p["truncated"] != false {
+		t.Fatalf("malformed %v, truncated %v; want bad length, false: %s", p["malformed"], p["truncated"], out)
+	}
+	for _, key := range []string{"headers_truncated", "payload_len", "reth"} {
+		if v, ok := p[key]; ok {
+			t.Errorf("JSON has %s %v: %s", key, v, out)
+		}
+	}
+	out, _, _ = runCLI(t, "read", "-v", path)
+	if strings.Contains(out, "cut off") || strings.Contains(out, "payload") {
+		t.Errorf("-v says the headers were cut off or gives a payload length:\n%s", out)
+	}
+}
