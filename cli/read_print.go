@@ -169,7 +169,7 @@ func (p *packetPrinter) appendText(b []byte, rec *capture.Record, pkt *packet.Pa
 		b = append(b, pkt.Malformed.String()...)
 		b = append(b, ", length "...)
 		b = strconv.AppendInt(b, int64(pkt.OrigLen), 10)
-		return b
+		return appendTruncated(b, pkt)
 	}
 	if !pkt.HasBTH {
 		// Cut inside the BTH: no opcode, so no payload length.
