@@ -129,3 +129,92 @@ func TestReadJSONExtHeaders(t *testing.T) {
 		}
 	}
 }
+
+// writeRoCEv2Frame writes a capture of one Ethernet, IPv4, RoCEv2 frame
+// whose UDP payload is ib and a correct ICRC, cut to snap bytes (0: whole),
+// and returns its path.
+func writeRoCEv2Frame(t *testing.T, ib []byte, snap int) string {
+	t.Helper()
+	udpLen := 8 + len(ib) + bth.ICRCLen
+	ip := []byte{0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+		0xc0, 0x00, 0x12, 0xb7, byte(udpLen >> 8), byte(udpLen), 0, 0}
+	binary.BigEndian.PutUint16(ip[2:], uint16(20+udpLen))
+	ip = append(ip, ib...)
+	icrc, err := bth.ICRCv2(append(ip, 0, 0, 0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := append([]byte{2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00}, binary.LittleEndian.AppendUint32(ip, icrc)...)
+	wire := len(frame)
+	if snap > 0 {
+		frame = frame[:snap]
+	}
+	path := filepath.Join(t.TempDir(), "frame.pcap")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := capture.NewPcapWriter(f, capture.LinkTypeEthernet, 0)
+	if err == nil {
+		err = w.WritePacket(time.Unix(1700000000, 0), frame, wire)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestReadMalformedLengthNotCut: an RDMA WRITE FIRST whose UDP length holds
+// its BTH but not its RETH is malformed ("bad length"), captured whole: the
+// RETH is missing because of the UDP length, not cut by the snap length, so
+// neither the JSON (headers_truncated) nor -v ("extended headers cut off")
+// says it was cut, and -v gives no payload length, which JSON leaves out
+// too ("payload 0 bytes" was printed).
+func TestReadMalformedLengthNotCut(t *testing.T) {
+	h := bth.BTH{Opcode: 0x06, PKey: 0xffff, DestQP: 0x12, PSN: 7}
+	ib := append(h.AppendHeaders(nil)[:bth.BTHLen], 1, 2, 3, 4) // 4 bytes of a 16-byte RETH
+	path := writeRoCEv2Frame(t, ib, 0)
+
+	out, errOut, code := runCLI(t, "read", "--format", "json", path)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var p map[string]any
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if p["malformed"] != "bad length" || p["truncated"] != false {
+		t.Fatalf("malformed %v, truncated %v; want bad length, false: %s", p["malformed"], p["truncated"], out)
+	}
+	for _, key := range []string{"headers_truncated", "payload_len", "reth"} {
+		if v, ok := p[key]; ok {
+			t.Errorf("JSON has %s %v: %s", key, v, out)
+		}
+	}
+	out, _, _ = runCLI(t, "read", "-v", path)
+	if strings.Contains(out, "cut off") || strings.Contains(out, "payload") {
+		t.Errorf("-v says the headers were cut off or gives a payload length:\n%s", out)
+	}
+}
+
+// TestReadMalformedTruncatedMark: the text line of a malformed packet the
+// snap length cut ends in "[truncated to N]", as every other line does and
+// as JSON's truncated and the summary's count say.
+func TestReadMalformedTruncatedMark(t *testing.T) {
+	h := bth.BTH{Opcode: 0x0a, TransportVersion: 1, PKey: 0xffff, DestQP: 0x12, PSN: 7,
+		RETH: bth.RETH{VA: 0x1000, RKey: 0x55, DMALen: 400}}
+	path := writeRoCEv2Frame(t, append(h.AppendHeaders(nil), make([]byte, 400)...), 128)
+	out, errOut, code := runCLI(t, "read", path)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "malformed RoCE: bad transport version") || !strings.HasSuffix(strings.TrimSpace(out), "[truncated to 128]") {
+		t.Errorf("want a malformed line ending in [truncated to 128]: %q", out)
+	}
+	if !strings.Contains(errOut, "1 malformed, 1 truncated") {
+		t.Errorf("summary %q", errOut)
+	}
+}

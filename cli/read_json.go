@@ -53,6 +53,9 @@ func (p *packetPrinter) appendJSON(b []byte, rec *capture.Record, pkt *packet.Pa
 	switch {
 	case pkt.HasBTH:
 		b = appendJSONBTH(b, &pkt.BTH)
+		if headersCut(pkt) {
+			b = append(b, `,"headers_truncated":true`...)
+		}
 	case pkt.Kind == packet.KindRoCE:
 		// Cut inside the BTH by the snap length (a BTH that is not all
 		// there and was not cut makes the packet malformed).
@@ -91,6 +94,14 @@ func (p *packetPrinter) appendJSON(b []byte, rec *capture.Record, pkt *packet.Pa
 // BTH must have been captured, and the packet must not be malformed.
 func payloadKnown(pkt *packet.Packet) bool {
 	return pkt.HasBTH && pkt.Kind == packet.KindRoCE
+}
+
+// headersCut says whether the snap length cut the extended headers of a
+// packet whose BTH was decoded. A UDP (or GRH) length too short for them
+// leaves them out too, but that makes the packet malformed
+// (packet.ReasonBadLength), and nothing was cut.
+func headersCut(pkt *packet.Packet) bool {
+	return pkt.BTH.Truncated && pkt.Kind == packet.KindRoCE
 }
 
 func appendJSONBTH(b []byte, h *bth.BTH) []byte {
@@ -202,9 +213,6 @@ func appendJSONBTH(b []byte, h *bth.BTH) []byte {
 		b = append(b, `,"ieth":{"rkey":`...)
 		b = strconv.AppendUint(b, uint64(h.IETH.RKey), 10)
 		b = append(b, '}')
-	}
-	if h.Truncated {
-		b = append(b, `,"headers_truncated":true`...)
 	}
 	return b
 }

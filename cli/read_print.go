@@ -78,25 +78,39 @@ func (p *packetPrinter) appendLine(b []byte, rec *capture.Record, pkt *packet.Pa
 func (p *packetPrinter) appendTime(b []byte, ts time.Time) []byte {
 	switch p.timeStyle {
 	case "rel":
-		d := ts.Sub(p.zero)
-		return appendSeconds(b, d)
+		return appendSecondsSince(b, ts, p.zero)
 	case "epoch":
-		return appendSeconds(b, time.Duration(ts.UnixNano()))
+		return appendSecondsSince(b, ts, unixEpoch)
 	}
 	return p.stamp.Append(b, ts) // "time" or "date"
 }
 
-// appendSeconds writes d as seconds with nine decimals.
-func appendSeconds(b []byte, d time.Duration) []byte {
-	if d < 0 {
-		b = append(b, '-')
-		d = -d
+// unixEpoch is the zero of --time epoch.
+var unixEpoch = time.Unix(0, 0)
+
+// appendSecondsSince writes ts - zero as seconds with nine decimals, from
+// the whole seconds and nanoseconds of each, so that it is exact for any
+// two times a capture can hold: time.Time.Sub saturates beyond 292 years
+// and UnixNano wraps outside 1678-2262, and a pcapng timestamp can be
+// anywhere in 64 bits of ticks, or absent (a Simple Packet Block's frame
+// has the zero Time, year 1).
+func appendSecondsSince(b []byte, ts, zero time.Time) []byte {
+	sec := ts.Unix() - zero.Unix()
+	nsec := int64(ts.Nanosecond() - zero.Nanosecond()) // -999999999 to 999999999
+	switch {
+	case sec > 0 && nsec < 0:
+		sec, nsec = sec-1, nsec+1e9
+	case sec < 0 && nsec > 0:
+		sec, nsec = sec+1, nsec-1e9
 	}
-	b = strconv.AppendInt(b, int64(d/time.Second), 10)
+	if sec < 0 || nsec < 0 {
+		b = append(b, '-')
+		sec, nsec = -sec, -nsec
+	}
+	b = strconv.AppendUint(b, uint64(sec), 10)
 	b = append(b, '.')
-	frac := int64(d % time.Second)
 	for div := int64(100000000); div > 0; div /= 10 {
-		b = append(b, byte('0'+frac/div%10))
+		b = append(b, byte('0'+nsec/div%10))
 	}
 	return b
 }
@@ -155,7 +169,7 @@ func (p *packetPrinter) appendText(b []byte, rec *capture.Record, pkt *packet.Pa
 		b = append(b, pkt.Malformed.String()...)
 		b = append(b, ", length "...)
 		b = strconv.AppendInt(b, int64(pkt.OrigLen), 10)
-		return b
+		return appendTruncated(b, pkt)
 	}
 	if !pkt.HasBTH {
 		// Cut inside the BTH: no opcode, so no payload length.

@@ -174,14 +174,18 @@ func appendVerbose(b []byte, rec *capture.Record, pkt *packet.Packet) []byte {
 	if pkt.HasCM {
 		b = appendCMVerbose(b, &pkt.CM)
 	}
-	b = append(b, "\n    payload "...)
-	b = strconv.AppendInt(b, int64(pkt.PayloadLen), 10)
-	b = append(b, " bytes, icrc "...)
+	b = append(b, "\n    "...)
+	if payloadKnown(pkt) {
+		b = append(b, "payload "...)
+		b = strconv.AppendInt(b, int64(pkt.PayloadLen), 10)
+		b = append(b, " bytes, "...)
+	}
+	b = append(b, "icrc "...)
 	b = append(b, pkt.ICRC.String()...)
 	if pkt.Truncated {
 		b = append(b, ", truncated"...)
 	}
-	if h.Truncated {
+	if headersCut(pkt) {
 		b = append(b, " (extended headers cut off)"...)
 	}
 	return b

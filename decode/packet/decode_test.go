@@ -165,6 +165,12 @@ func decodeCases() []decodeCase {
 				s.EtherType, s.IPVersion, s.Src, s.Dst = 0x86dd, 6, a61, a62
 				s.ICRC = bth.ICRCUnchecked // bth.ICRCv2 takes no extension headers
 			})},
+		{"ipv6 atomic fragment", capture.LinkTypeEthernet,
+			eth(0x86dd, ip6("fd00::1", "fd00::2", 44, ip6frag(17, 0, false, udp(49152, 4791, ibPayload(rcWrite, payload64))))),
+			with(roceSum(""), func(s *sum) {
+				s.EtherType, s.IPVersion, s.Src, s.Dst = 0x86dd, 6, a61, a62
+				s.ICRC = bth.ICRCUnchecked
+			})},
 		{"cm req", capture.LinkTypeEthernet, cmFrame, with(roceSum(""), func(s *sum) {
 			s.Opcode, s.DestQP, s.PSN, s.PayloadLen = bth.OpcodeUDSendOnly, 1, 5, 256
 			s.HasCM, s.CMAttr = true, bth.CMAttrREQ

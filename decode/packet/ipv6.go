@@ -74,8 +74,13 @@ func (w *walker) ipv6(b []byte) {
 				return
 			}
 			hl = ipv6FragmentLen
-			p.Fragment = true
-			if binary.BigEndian.Uint16(b[2:])>>3 != 0 {
+			// Offset 0 with M clear is an atomic fragment, a whole
+			// datagram to be processed as such (RFC 8200 §4.5, RFC 6946
+			// §4), as Wireshark does: not a fragment.
+			const offsetMask, moreFragments = 0xfff8, 0x0001
+			offM := binary.BigEndian.Uint16(b[2:])
+			p.Fragment = p.Fragment || offM&(offsetMask|moreFragments) != 0
+			if offM&offsetMask != 0 {
 				p.Proto = b[0]
 				p.Note = ReasonFragment
 				return
