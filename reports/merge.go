@@ -472,11 +472,13 @@ type combined struct {
 }
 
 // combine merges the given findings that are not recomputed and belong to
-// module mod (-1: to no module), grouped by kind and variant (variantOf).
+// module mod (-1: to no module), grouped by kind and variant (variantOf),
+// in the order the module makes them (kindOrder, variantRank).
 func (m *merger) combine(given []sourced, recomputed map[Kind]bool, mod int) []Finding {
 	type group struct {
 		kind    Kind
 		variant string
+		rank    int // variantRank
 		fs      []sourced
 	}
 	var groups []*group
@@ -487,12 +489,14 @@ func (m *merger) combine(given []sourced, recomputed map[Kind]bool, mod int) []F
 		v := variantOf(&g.f)
 		i := slices.IndexFunc(groups, func(x *group) bool { return x.kind == g.f.Kind && x.variant == v })
 		if i < 0 {
-			groups = append(groups, &group{kind: g.f.Kind, variant: v})
+			groups = append(groups, &group{kind: g.f.Kind, variant: v, rank: variantRank(&g.f)})
 			i = len(groups) - 1
 		}
 		groups[i].fs = append(groups[i].fs, g)
 	}
-	slices.SortStableFunc(groups, func(a, b *group) int { return cmp.Compare(kindOrder[a.kind], kindOrder[b.kind]) })
+	slices.SortStableFunc(groups, func(a, b *group) int {
+		return cmp.Or(cmp.Compare(kindOrder[a.kind], kindOrder[b.kind]), cmp.Compare(a.rank, b.rank))
+	})
 	var out []Finding
 	for _, g := range groups {
 		f, lead := m.combineGroup(g.fs)

@@ -383,3 +383,36 @@ func TestMergeUnnamedFrames(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeKeepsModuleOrder: variants of one kind are listed in the order
+// their module makes them (data before CNPs, SSH before bootstrap, fatal
+// NAKs by code), as one run over the captures lists them, not in the
+// order the reports happened to have them first.
+func TestMergeKeepsModuleOrder(t *testing.T) {
+	dscp := func(class string) Finding {
+		return counted(KindDSCPMismatch, Warning, class, map[string]float64{class + "_packets": 100, "wrong_packets": 1, "expected_dscp": 26, "flows": 1})
+	}
+	conv := func(title string) Finding {
+		return counted(KindNonRDMAOnCompute, Warning, nonRDMATitle(title, 1), map[string]float64{"conversations": 1, "packets": 10, "bytes": 100})
+	}
+	fatal := func(code string) Finding {
+		return counted(KindRetransmission, Critical, code, map[string]float64{"fatal_naks": 1, "naks_" + code: 1, "qps": 1})
+	}
+	a := mergeFixture("a.pcap", "10.0.0.1", 1, 100, 0, fatal("remote_op_err"), dscp("cnp"), conv(nonRDMABootstrap))
+	b := mergeFixture("b.pcap", "10.0.1.1", 2, 100, 0, fatal("remote_access_err"), dscp("data"), conv(nonRDMASSH))
+	r, err := Merge([]MergeSource{{"a.json", a}, {"b.json", b}}, MergeOptions{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range r.Findings {
+		if f.Kind == KindRetransmission || f.Kind == KindDSCPMismatch || f.Kind == KindNonRDMAOnCompute {
+			got = append(got, string(f.Kind)+" "+variantOf(&f))
+		}
+	}
+	want := []string{"retransmission fatal naks_remote_access_err", "retransmission fatal naks_remote_op_err",
+		"dscp_mismatch data", "dscp_mismatch cnp", "non_rdma_on_compute " + nonRDMASSH, "non_rdma_on_compute " + nonRDMABootstrap}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("order\n got %q\nwant %q", got, want)
+	}
+}
