@@ -418,6 +418,7 @@ func (m *merger) findings() {
 		}
 	}
 	m.fixTotals()
+	m.fixFabricLoss(given)
 	// Kinds no module here makes (a newer rocedump's) go last.
 	for _, f := range m.combine(given, recomputed, -1) {
 		f.normalize()
@@ -794,6 +795,34 @@ func (m *merger) fixTotals() {
 			set("ce_marked", ce)
 		}
 	}
+}
+
+// fixFabricLoss puts back the fabric_lost_psns of a merged mirror_loss
+// finding: the fabric loss of every flow of the capture, not only of the
+// reports that had mirror loss. A report without a mirror_loss finding
+// says its fabric loss in its go-back-N and ACK-timeout findings, which
+// split it between them as retransmission.go does (a flow with both kinds
+// counts in go-back-N only).
+func (m *merger) fixFabricLoss(given []sourced) {
+	i := slices.IndexFunc(m.out, func(f Finding) bool { return f.Kind == KindMirrorLoss })
+	if i < 0 || !hasCount(&m.out[i], "fabric_lost_psns") {
+		return
+	}
+	hasMirrorLoss := map[int]bool{}
+	for _, g := range given {
+		if g.f.Kind == KindMirrorLoss {
+			hasMirrorLoss[g.src] = true
+		}
+	}
+	var fabric float64
+	for _, g := range given {
+		switch v := variantOf(&g.f); {
+		case g.f.Kind == KindMirrorLoss,
+			g.f.Kind == KindRetransmission && !hasMirrorLoss[g.src] && (v == "go-back-N" || v == "timeouts"):
+			fabric += g.f.Evidence.Counts["fabric_lost_psns"]
+		}
+	}
+	m.out[i].Evidence.Counts["fabric_lost_psns"] = fabric
 }
 
 func hasCount(f *Finding, key string) bool {
