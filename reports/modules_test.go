@@ -228,6 +228,17 @@ func TestStorage(t *testing.T) {
 		"flows_4420": 2, "flows_3260": 2, "flows_20049": 0, "flows": 4,
 		"bytes": truthBytes(tr, "nvmeof-io", "iser-io"),
 	})
+	// The evidence spans the connections' traffic, not only their CM
+	// requests: the last frame is the last of their QPs' packets.
+	var last int
+	for _, fl := range in.Flows {
+		if slices.Contains(cm.Flows, fl.ID) {
+			last = max(last, fl.Last.Frame)
+		}
+	}
+	if cm.Evidence.Last == nil || cm.Evidence.Last.Frame != last {
+		t.Errorf("RDMA CM finding: last frame %+v, want frame %d (the last packet of its flows)", cm.Evidence.Last, last)
+	}
 	// IP lengths: payload, 40 header bytes a segment, and a 4-byte MSS
 	// option on the SYN and the SYN-ACK
 	ipBytes := func(name string) float64 {
