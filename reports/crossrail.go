@@ -136,7 +136,7 @@ func CrossRail(in *Input) []Finding {
 		if computeBytes > 0 && float64(crossBytes) >= 0.5*float64(computeBytes) {
 			f.Severity = Critical
 		}
-		f.Title = fmt.Sprintf("%s cross rails between %s (%s)", plural(nconns, "QP connection"), plural(len(list), "node pair"), flowtable.HumanBytes(crossBytes))
+		f.Title = crossRailTitle(nconns, nflows, len(list), crossBytes)
 		f.Detail = fmt.Sprintf("On a rail-optimised fabric GPU n of every node talks to GPU n of the others over rail n, one hop through the rail's leaf. "+
 			"These %s connect HCAs on different rails, so their traffic climbs to the spine and competes with the AllReduce for uplinks "+
 			"(%s of the %s of compute-to-compute RoCE traffic). NCCL normally keeps traffic on a rail and moves it between GPUs over NVLink (PXN).",
@@ -176,4 +176,16 @@ func CrossRail(in *Input) []Finding {
 		})
 	}
 	return out
+}
+
+// crossRailTitle is the cross_rail finding's headline. It counts QP
+// connections; when only QP1 flows cross rails (RDMA CM datagrams setting
+// up a connection whose data the capture does not hold), there is none to
+// count, and it names those flows instead of "0 QP connections".
+func crossRailTitle(conns, nflows, pairs int, bytes uint64) string {
+	n, what := conns, "QP connection"
+	if conns == 0 {
+		n, what = nflows, "RDMA CM flow"
+	}
+	return fmt.Sprintf("%s %s rails between %s (%s)", plural(n, what), verb(n, "crosses", "cross"), plural(pairs, "node pair"), flowtable.HumanBytes(bytes))
 }

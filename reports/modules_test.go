@@ -2,6 +2,8 @@ package reports
 
 import (
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -640,5 +642,44 @@ func TestVerdictNoRoCE(t *testing.T) {
 	got = verdict(Summary{Warning: 1}, []Finding{noRoCE})
 	if !strings.HasPrefix(got, "No RoCE traffic in the capture: nothing to judge.") {
 		t.Errorf("with nothing else: got %q", got)
+	}
+}
+
+// TestCrossRailCMOnly: when only RDMA CM datagrams (QP1) cross rails, the
+// title names them rather than "0 QP connections", and its verb agrees
+// with its count.
+func TestCrossRailCMOnly(t *testing.T) {
+	const scenario = `name: cm-cross-rail
+start: 2026-11-02T10:00:00Z
+cm:
+  - {client: 10.0.0.1, server: 10.0.3.2, port: 5000, client_qpn: 0x181, server_qpn: 0x281, client_psn: 1, server_psn: 2, disconnect: false}
+flows:
+  - {src: 10.0.0.1, dst: 10.0.0.2, src_qpn: 0x110, dest_qpn: 0x210, start_psn: 1, ops: [{op: write, bytes: 4096}]}
+`
+	s, err := gen.ParseScenario([]byte(scenario), "cm-cross-rail.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "cm.pcap")
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gen.Generate(out, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fs := ofKind(runAll(loadInput(t, path, filepath.Join(topoDir, pod))), KindCrossRail)
+	if len(fs) != 1 {
+		t.Fatalf("want one cross_rail finding, got %s", summary(fs))
+	}
+	if want := "2 RDMA CM flows cross rails between 1 node pair (924 B)"; fs[0].Title != want {
+		t.Errorf("title %q, want %q", fs[0].Title, want)
+	}
+	wantCounts(t, fs[0], map[string]float64{"connections": 0, "qps": 0, "flows": 2, "node_pairs": 1})
+	if got := crossRailTitle(1, 2, 1, 1000); got != "1 QP connection crosses rails between 1 node pair (1.00 KB)" {
+		t.Errorf("title of one connection: %q", got)
 	}
 }
