@@ -683,3 +683,29 @@ flows:
 		t.Errorf("title of one connection: %q", got)
 	}
 }
+
+// TestTopologyNamesNoEndpoint: a topology that names none of the RoCE
+// endpoints (another fabric's file) makes non_rdma_on_compute and fan_out
+// silent, as they count compute HCAs only; the cross_rail note says so
+// instead of only that cross-rail was not judged.
+func TestTopologyNamesNoEndpoint(t *testing.T) {
+	other := filepath.Join(t.TempDir(), "other.yaml")
+	if err := os.WriteFile(other, []byte("subnets:\n  - {cidr: 172.31.0.0/16, role: compute, rail: 0}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs := runAll(loadInput(t, genCapture(t, "report_ssh_bootstrap"), other))
+	if n := len(ofKind(fs, KindNonRDMAOnCompute)) + len(ofKind(fs, KindFanOut)); n != 0 {
+		t.Fatalf("want no compute-only findings with a topology naming no endpoint, got %s", summary(fs))
+	}
+	cr := ofKind(fs, KindCrossRail)
+	if len(cr) != 1 || cr[0].Severity != Info || !strings.HasPrefix(cr[0].Title, "The topology names none of the ") ||
+		!strings.Contains(cr[0].Detail, "non_rdma_on_compute") || !strings.Contains(cr[0].Detail, "fan_out") {
+		t.Fatalf("want a note that the topology names no endpoint, got %s", summary(cr))
+	}
+	wantCounts(t, cr[0], map[string]float64{"unknown_endpoints": cr[0].Evidence.Counts["roce_endpoints"]})
+	// Some endpoints named: the usual note, which says what else it means.
+	cr = ofKind(runAll(loadGen(t, "report_cross_rail", pod)), KindCrossRail)
+	if u := cr[len(cr)-1]; u.Title != "1 RoCE endpoint not placed on a rail by the topology" || !strings.Contains(u.Detail, "fan_out") {
+		t.Errorf("unknown-endpoint note: %s: %s", u.Title, u.Detail)
+	}
+}
