@@ -51,6 +51,7 @@ func CrossRail(in *Input) []Finding {
 	pairs := map[pairKey]*pair{}
 	var computeBytes, crossBytes uint64
 	unknown := map[netip.Addr]topology.Identity{}
+	endpoints := map[netip.Addr]bool{}
 	var span frameSpan
 	for _, f := range in.Flows {
 		s, d := identity(in, f.Key.Src), identity(in, f.Key.Dst)
@@ -58,6 +59,7 @@ func CrossRail(in *Input) []Finding {
 			ip netip.Addr
 			id topology.Identity
 		}{{f.Key.Src, s}, {f.Key.Dst, d}} {
+			endpoints[e.ip] = true
 			if !e.id.Known || e.id.Role == topology.RoleCompute && !e.id.HasRail {
 				unknown[e.ip] = e.id
 			}
@@ -136,7 +138,7 @@ func CrossRail(in *Input) []Finding {
 		if computeBytes > 0 && float64(crossBytes) >= 0.5*float64(computeBytes) {
 			f.Severity = Critical
 		}
-		f.Title = fmt.Sprintf("%s cross rails between %s (%s)", plural(nconns, "QP connection"), plural(len(list), "node pair"), flowtable.HumanBytes(crossBytes))
+		f.Title = crossRailTitle(nconns, nflows, len(list), crossBytes)
 		f.Detail = fmt.Sprintf("On a rail-optimised fabric GPU n of every node talks to GPU n of the others over rail n, one hop through the rail's leaf. "+
 			"These %s connect HCAs on different rails, so their traffic climbs to the spine and competes with the AllReduce for uplinks "+
 			"(%s of the %s of compute-to-compute RoCE traffic). NCCL normally keeps traffic on a rail and moves it between GPUs over NVLink (PXN).",
@@ -154,26 +156,62 @@ func CrossRail(in *Input) []Finding {
 		out = append(out, f)
 	}
 	if len(unknown) > 0 {
-		ips := slices.SortedFunc(maps.Keys(unknown), netip.Addr.Compare)
-		var lines, nodes []string
-		for _, a := range ips {
-			nodes = append(nodes, a.String())
-			if id := unknown[a]; id.Known {
-				lines = append(lines, a.String()+" (compute, no rail)")
-			} else {
-				lines = append(lines, a.String()+" (unknown)")
-			}
-		}
-		out = append(out, Finding{
-			Kind:     KindCrossRail,
-			Severity: Info,
-			Title:    fmt.Sprintf("%s not placed on a rail by the topology", plural(len(ips), "RoCE endpoint")),
-			Detail: "The topology does not name these addresses (or names them compute without a rail), so flows to and from them " +
-				"were not judged for cross-rail traffic.",
-			Nodes:    nodes,
-			Evidence: Evidence{Counts: map[string]float64{"unknown_endpoints": float64(len(ips))}, Details: capped(lines)},
-			Next:     "Add the addresses to the topology file (or a --rail-subnet covering them).",
-		})
+		out = append(out, unplacedFinding(unknown, len(endpoints)))
 	}
 	return out
+}
+
+// unplacedFinding is the note on the RoCE endpoints the topology places on
+// no rail, out of endpoints in all. An address the topology does
+// not name is no compute HCA either, so the other modules leave it out
+// too (non-RDMA traffic on compute links, QPs per HCA): the note says so,
+// and says it loudest when the topology names none of the endpoints (the
+// file of another fabric, or a capture of one), which would otherwise
+// make those findings vanish without a word.
+func unplacedFinding(unknown map[netip.Addr]topology.Identity, endpoints int) Finding {
+	ips := slices.SortedFunc(maps.Keys(unknown), netip.Addr.Compare)
+	var lines, nodes []string
+	named := endpoints
+	for _, a := range ips {
+		nodes = append(nodes, a.String())
+		if id := unknown[a]; id.Known {
+			lines = append(lines, a.String()+" (compute, no rail)")
+		} else {
+			lines = append(lines, a.String()+" (unknown)")
+			named--
+		}
+	}
+	f := Finding{
+		Kind:     KindCrossRail,
+		Severity: Info,
+		Title:    fmt.Sprintf("%s not placed on a rail by the topology", plural(len(ips), "RoCE endpoint")),
+		Detail: "The topology does not name these addresses (or names them compute without a rail), so flows to and from them " +
+			"were not judged for cross-rail traffic. An address it does not name is not a compute HCA either: its other TCP/UDP " +
+			"(non_rdma_on_compute) and its QPs (fan_out) are not reported.",
+		Nodes: nodes,
+		Evidence: Evidence{Counts: map[string]float64{"unknown_endpoints": float64(len(ips)), "roce_endpoints": float64(endpoints)},
+			Details: capped(lines)},
+		Next: "Add the addresses to the topology file (or a --rail-subnet covering them).",
+	}
+	if named == 0 {
+		f.Title = fmt.Sprintf("The topology names none of the %s", plural(endpoints, "RoCE endpoint"))
+		f.Detail = "No address of the capture's RoCE flows is in the topology, by interface or subnet: it may be another fabric's file, " +
+			"or the capture another fabric's. rocedump does not guess roles, so no flow was judged for cross-rail traffic, and " +
+			"none of these addresses counts as a compute HCA: their non-RDMA traffic (non_rdma_on_compute) and their QPs (fan_out) " +
+			"are not reported."
+		f.Next = "Check that the topology file is this fabric's; run without --topology to see the findings that need no roles."
+	}
+	return f
+}
+
+// crossRailTitle is the cross_rail finding's headline. It counts QP
+// connections; when only QP1 flows cross rails (RDMA CM datagrams setting
+// up a connection whose data the capture does not hold), there is none to
+// count, and it names those flows instead of "0 QP connections".
+func crossRailTitle(conns, nflows, pairs int, bytes uint64) string {
+	n, what := conns, "QP connection"
+	if conns == 0 {
+		n, what = nflows, "RDMA CM flow"
+	}
+	return fmt.Sprintf("%s %s rails between %s (%s)", plural(n, what), verb(n, "crosses", "cross"), plural(pairs, "node pair"), flowtable.HumanBytes(bytes))
 }

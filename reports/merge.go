@@ -418,6 +418,7 @@ func (m *merger) findings() {
 		}
 	}
 	m.fixTotals()
+	m.fixFabricLoss(given)
 	// Kinds no module here makes (a newer rocedump's) go last.
 	for _, f := range m.combine(given, recomputed, -1) {
 		f.normalize()
@@ -472,11 +473,13 @@ type combined struct {
 }
 
 // combine merges the given findings that are not recomputed and belong to
-// module mod (-1: to no module), grouped by kind and variant (variantOf).
+// module mod (-1: to no module), grouped by kind and variant (variantOf),
+// in the order the module makes them (kindOrder, variantRank).
 func (m *merger) combine(given []sourced, recomputed map[Kind]bool, mod int) []Finding {
 	type group struct {
 		kind    Kind
 		variant string
+		rank    int // variantRank
 		fs      []sourced
 	}
 	var groups []*group
@@ -487,12 +490,14 @@ func (m *merger) combine(given []sourced, recomputed map[Kind]bool, mod int) []F
 		v := variantOf(&g.f)
 		i := slices.IndexFunc(groups, func(x *group) bool { return x.kind == g.f.Kind && x.variant == v })
 		if i < 0 {
-			groups = append(groups, &group{kind: g.f.Kind, variant: v})
+			groups = append(groups, &group{kind: g.f.Kind, variant: v, rank: variantRank(&g.f)})
 			i = len(groups) - 1
 		}
 		groups[i].fs = append(groups[i].fs, g)
 	}
-	slices.SortStableFunc(groups, func(a, b *group) int { return cmp.Compare(kindOrder[a.kind], kindOrder[b.kind]) })
+	slices.SortStableFunc(groups, func(a, b *group) int {
+		return cmp.Or(cmp.Compare(kindOrder[a.kind], kindOrder[b.kind]), cmp.Compare(a.rank, b.rank))
+	})
 	var out []Finding
 	for _, g := range groups {
 		f, lead := m.combineGroup(g.fs)
@@ -790,6 +795,34 @@ func (m *merger) fixTotals() {
 			set("ce_marked", ce)
 		}
 	}
+}
+
+// fixFabricLoss puts back the fabric_lost_psns of a merged mirror_loss
+// finding: the fabric loss of every flow of the capture, not only of the
+// reports that had mirror loss. A report without a mirror_loss finding
+// says its fabric loss in its go-back-N and ACK-timeout findings, which
+// split it between them as retransmission.go does (a flow with both kinds
+// counts in go-back-N only).
+func (m *merger) fixFabricLoss(given []sourced) {
+	i := slices.IndexFunc(m.out, func(f Finding) bool { return f.Kind == KindMirrorLoss })
+	if i < 0 || !hasCount(&m.out[i], "fabric_lost_psns") {
+		return
+	}
+	hasMirrorLoss := map[int]bool{}
+	for _, g := range given {
+		if g.f.Kind == KindMirrorLoss {
+			hasMirrorLoss[g.src] = true
+		}
+	}
+	var fabric float64
+	for _, g := range given {
+		switch v := variantOf(&g.f); {
+		case g.f.Kind == KindMirrorLoss,
+			g.f.Kind == KindRetransmission && !hasMirrorLoss[g.src] && (v == "go-back-N" || v == "timeouts"):
+			fabric += g.f.Evidence.Counts["fabric_lost_psns"]
+		}
+	}
+	m.out[i].Evidence.Counts["fabric_lost_psns"] = fabric
 }
 
 func hasCount(f *Finding, key string) bool {

@@ -68,6 +68,36 @@ func variantOf(f *Finding) string {
 	return countKeys(f)
 }
 
+// variantRank is where f's variant comes among the findings of its kind in
+// the order its module makes them (fatal NAKs by code, go-back-N, ACK
+// timeouts, RNR, re-issued READs; CE not acted on before not-ECT; data
+// before CNPs; storage by CM service, by TCP/UDP port, by role; SSH,
+// bootstrap, other TCP/UDP), so that merge lists them as one run over the
+// captures does, whichever report had which first. Variants this version
+// does not make come last.
+func variantRank(f *Finding) int {
+	var order []string
+	switch f.Kind {
+	case KindRetransmission:
+		for _, c := range fatalNAKCodes {
+			order = append(order, "fatal naks_"+c.String())
+		}
+		order = append(order, "fatal naks_reserved", "go-back-N", "timeouts", "rnr", "reissued_reads")
+	case KindECNNotActed:
+		order = []string{"not_acted", "not_ect"}
+	case KindDSCPMismatch:
+		order = []string{"data", "cnp"}
+	case KindStorageOnCompute:
+		order = []string{"cm", "ip", "role"}
+	case KindNonRDMAOnCompute:
+		order = []string{nonRDMASSH, nonRDMABootstrap, nonRDMAOther}
+	}
+	if i := slices.Index(order, variantOf(f)); i >= 0 {
+		return i
+	}
+	return len(order)
+}
+
 // countRule is how one count of several reports' findings combines.
 type countRule int
 

@@ -383,3 +383,64 @@ func TestMergeUnnamedFrames(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeKeepsModuleOrder: variants of one kind are listed in the order
+// their module makes them (data before CNPs, SSH before bootstrap, fatal
+// NAKs by code), as one run over the captures lists them, not in the
+// order the reports happened to have them first.
+func TestMergeKeepsModuleOrder(t *testing.T) {
+	dscp := func(class string) Finding {
+		return counted(KindDSCPMismatch, Warning, class, map[string]float64{class + "_packets": 100, "wrong_packets": 1, "expected_dscp": 26, "flows": 1})
+	}
+	conv := func(title string) Finding {
+		return counted(KindNonRDMAOnCompute, Warning, nonRDMATitle(title, 1), map[string]float64{"conversations": 1, "packets": 10, "bytes": 100})
+	}
+	fatal := func(code string) Finding {
+		return counted(KindRetransmission, Critical, code, map[string]float64{"fatal_naks": 1, "naks_" + code: 1, "qps": 1})
+	}
+	a := mergeFixture("a.pcap", "10.0.0.1", 1, 100, 0, fatal("remote_op_err"), dscp("cnp"), conv(nonRDMABootstrap))
+	b := mergeFixture("b.pcap", "10.0.1.1", 2, 100, 0, fatal("remote_access_err"), dscp("data"), conv(nonRDMASSH))
+	r, err := Merge([]MergeSource{{"a.json", a}, {"b.json", b}}, MergeOptions{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range r.Findings {
+		if f.Kind == KindRetransmission || f.Kind == KindDSCPMismatch || f.Kind == KindNonRDMAOnCompute {
+			got = append(got, string(f.Kind)+" "+variantOf(&f))
+		}
+	}
+	want := []string{"retransmission fatal naks_remote_access_err", "retransmission fatal naks_remote_op_err",
+		"dscp_mismatch data", "dscp_mismatch cnp", "non_rdma_on_compute " + nonRDMASSH, "non_rdma_on_compute " + nonRDMABootstrap}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("order\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestMergeFabricLossOfAllReports: mirror_loss's fabric_lost_psns is the
+// fabric loss of the whole capture, so a merge counts it from the reports
+// without mirror loss too (their go-back-N and ACK-timeout findings).
+func TestMergeFabricLossOfAllReports(t *testing.T) {
+	mirror := counted(KindMirrorLoss, Warning, mirrorLossTitle(2, 1, 1, false), map[string]float64{
+		"mirror_lost_psns": 2, "mirror_gaps": 1, "qps": 1, "fabric_lost_psns": 1})
+	gbn := counted(KindRetransmission, Warning, goBackNTitle(13, 1, 1), map[string]float64{
+		"gbn_episodes": 1, "retransmitted_packets": 13, "psn_seq_err_naks": 1, "fabric_lost_psns": 3, "fabric_gaps": 1, "qps": 1,
+		"recovery_ms_max": 0.01, "recovery_ms_mean": 0.01, "catch_up_ms_max": 0.01})
+	timeouts := counted(KindRetransmission, Warning, timeoutTitle(4, 1, 1), map[string]float64{
+		"timeouts": 1, "retransmitted_packets": 4, "qps": 1, "timeout_ms_min": 1, "timeout_ms_max": 1, "local_ack_timeout": 14, "fabric_lost_psns": 4})
+	// a: mirror loss, and the fabric loss of a go-back-N that its
+	// mirror_loss finding already counts; b: fabric loss only.
+	a := mergeFixture("a.pcap", "10.0.0.1", 1, 1000, 0, mirror, counted(KindRetransmission, Warning, goBackNTitle(2, 1, 1), map[string]float64{
+		"gbn_episodes": 1, "retransmitted_packets": 2, "psn_seq_err_naks": 1, "fabric_lost_psns": 1, "fabric_gaps": 1, "qps": 1,
+		"recovery_ms_max": 0.01, "recovery_ms_mean": 0.01, "catch_up_ms_max": 0.01}))
+	b := mergeFixture("b.pcap", "10.0.1.1", 2, 1000, 0, gbn, timeouts)
+	r, err := Merge([]MergeSource{{"a.json", a}, {"b.json", b}}, MergeOptions{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ml := ofKind(r.Findings, KindMirrorLoss)
+	if len(ml) != 1 {
+		t.Fatalf("mirror_loss findings:%s", summary(r.Findings))
+	}
+	wantCounts(t, ml[0], map[string]float64{"mirror_lost_psns": 2, "fabric_lost_psns": 1 + 3 + 4})
+}

@@ -2,6 +2,8 @@ package reports
 
 import (
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -228,6 +230,17 @@ func TestStorage(t *testing.T) {
 		"flows_4420": 2, "flows_3260": 2, "flows_20049": 0, "flows": 4,
 		"bytes": truthBytes(tr, "nvmeof-io", "iser-io"),
 	})
+	// The evidence spans the connections' traffic, not only their CM
+	// requests: the last frame is the last of their QPs' packets.
+	var last int
+	for _, fl := range in.Flows {
+		if slices.Contains(cm.Flows, fl.ID) {
+			last = max(last, fl.Last.Frame)
+		}
+	}
+	if cm.Evidence.Last == nil || cm.Evidence.Last.Frame != last {
+		t.Errorf("RDMA CM finding: last frame %+v, want frame %d (the last packet of its flows)", cm.Evidence.Last, last)
+	}
 	// IP lengths: payload, 40 header bytes a segment, and a 4-byte MSS
 	// option on the SYN and the SYN-ACK
 	ipBytes := func(name string) float64 {
@@ -629,5 +642,70 @@ func TestVerdictNoRoCE(t *testing.T) {
 	got = verdict(Summary{Warning: 1}, []Finding{noRoCE})
 	if !strings.HasPrefix(got, "No RoCE traffic in the capture: nothing to judge.") {
 		t.Errorf("with nothing else: got %q", got)
+	}
+}
+
+// TestCrossRailCMOnly: when only RDMA CM datagrams (QP1) cross rails, the
+// title names them rather than "0 QP connections", and its verb agrees
+// with its count.
+func TestCrossRailCMOnly(t *testing.T) {
+	const scenario = `name: cm-cross-rail
+start: 2026-11-02T10:00:00Z
+cm:
+  - {client: 10.0.0.1, server: 10.0.3.2, port: 5000, client_qpn: 0x181, server_qpn: 0x281, client_psn: 1, server_psn: 2, disconnect: false}
+flows:
+  - {src: 10.0.0.1, dst: 10.0.0.2, src_qpn: 0x110, dest_qpn: 0x210, start_psn: 1, ops: [{op: write, bytes: 4096}]}
+`
+	s, err := gen.ParseScenario([]byte(scenario), "cm-cross-rail.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "cm.pcap")
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gen.Generate(out, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fs := ofKind(runAll(loadInput(t, path, filepath.Join(topoDir, pod))), KindCrossRail)
+	if len(fs) != 1 {
+		t.Fatalf("want one cross_rail finding, got %s", summary(fs))
+	}
+	if want := "2 RDMA CM flows cross rails between 1 node pair (924 B)"; fs[0].Title != want {
+		t.Errorf("title %q, want %q", fs[0].Title, want)
+	}
+	wantCounts(t, fs[0], map[string]float64{"connections": 0, "qps": 0, "flows": 2, "node_pairs": 1})
+	if got := crossRailTitle(1, 2, 1, 1000); got != "1 QP connection crosses rails between 1 node pair (1.00 KB)" {
+		t.Errorf("title of one connection: %q", got)
+	}
+}
+
+// TestTopologyNamesNoEndpoint: a topology that names none of the RoCE
+// endpoints (another fabric's file) makes non_rdma_on_compute and fan_out
+// silent, as they count compute HCAs only; the cross_rail note says so
+// instead of only that cross-rail was not judged.
+func TestTopologyNamesNoEndpoint(t *testing.T) {
+	other := filepath.Join(t.TempDir(), "other.yaml")
+	if err := os.WriteFile(other, []byte("subnets:\n  - {cidr: 172.31.0.0/16, role: compute, rail: 0}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs := runAll(loadInput(t, genCapture(t, "report_ssh_bootstrap"), other))
+	if n := len(ofKind(fs, KindNonRDMAOnCompute)) + len(ofKind(fs, KindFanOut)); n != 0 {
+		t.Fatalf("want no compute-only findings with a topology naming no endpoint, got %s", summary(fs))
+	}
+	cr := ofKind(fs, KindCrossRail)
+	if len(cr) != 1 || cr[0].Severity != Info || !strings.HasPrefix(cr[0].Title, "The topology names none of the ") ||
+		!strings.Contains(cr[0].Detail, "non_rdma_on_compute") || !strings.Contains(cr[0].Detail, "fan_out") {
+		t.Fatalf("want a note that the topology names no endpoint, got %s", summary(cr))
+	}
+	wantCounts(t, cr[0], map[string]float64{"unknown_endpoints": cr[0].Evidence.Counts["roce_endpoints"]})
+	// Some endpoints named: the usual note, which says what else it means.
+	cr = ofKind(runAll(loadGen(t, "report_cross_rail", pod)), KindCrossRail)
+	if u := cr[len(cr)-1]; u.Title != "1 RoCE endpoint not placed on a rail by the topology" || !strings.Contains(u.Detail, "fan_out") {
+		t.Errorf("unknown-endpoint note: %s: %s", u.Title, u.Detail)
 	}
 }

@@ -261,12 +261,15 @@ var fatalNAK = map[bth.NAKCode]struct{ name, what, next string }{
 		"Check the HCA firmware and driver versions at both ends and the responder's logs."},
 }
 
+// fatalNAKCodes are the fatal NAK codes (IBTA Table 43), in the order
+// fatalNAKFindings reports them.
+var fatalNAKCodes = []bth.NAKCode{bth.NAKRemoteAccessError, bth.NAKInvalidRequest, bth.NAKRemoteOperationalError, bth.NAKInvalidRDRequest}
+
 // fatalNAKFindings makes one critical finding per fatal NAK code seen, and
 // one for reserved codes.
 func fatalNAKFindings(in *Input) []Finding {
 	var out []Finding
-	codes := []bth.NAKCode{bth.NAKRemoteAccessError, bth.NAKInvalidRequest, bth.NAKRemoteOperationalError, bth.NAKInvalidRDRequest}
-	for _, code := range codes {
+	for _, code := range fatalNAKCodes {
 		g := retxGroup{in: in}
 		var naks, qps uint64
 		for _, f := range in.flowScan().retx { // the others have none of it

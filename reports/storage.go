@@ -159,6 +159,8 @@ func storageCM(in *Input) (Finding, bool) {
 		}
 		s := get(port)
 		s.flows[fl.ID] = fl
+		span.add(fl.First)
+		span.add(fl.Last)
 		compute = compute || isCompute(in, fl.Key.Src) || isCompute(in, fl.Key.Dst)
 		f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
 	}

@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"strconv"
@@ -20,6 +21,9 @@ func parseRole(s string) (Role, error) {
 
 func parseRail(s string) (int, error) {
 	n, err := strconv.Atoi(s)
+	if errors.Is(err, strconv.ErrRange) { // digits, but more than an int holds
+		return 0, fmt.Errorf("rail %s is out of range (rails count from 0: one per GPU of a node)", s)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("rail %q is not an integer", s)
 	}

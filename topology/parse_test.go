@@ -60,6 +60,7 @@ var parseErrorCases = []struct {
 	{"negative rail", "nodes:\n  - name: a\n    interfaces:\n      - name: mlx5_0\n        ip: 10.0.0.1\n        role: compute\n        rail: -1\n", 7, ErrRail, "rail -1 is negative"},
 	{"rail not an integer", one("{name: mlx5_0, ip: 10.0.0.1, role: compute, rail: two}"), 4, ErrRail, `rail "two" is not an integer`},
 	{"rail a float", one("{name: mlx5_0, ip: 10.0.0.1, role: compute, rail: 3.0}"), 4, ErrRail, `rail "3.0" is not an integer`},
+	{"rail too large", one("{name: mlx5_0, ip: 10.0.0.1, role: compute, rail: 99999999999999999999}"), 4, ErrRail, "rail 99999999999999999999 is out of range"},
 	{"rail a list", one("{name: mlx5_0, ip: 10.0.0.1, role: compute, rail: [3]}"), 4, ErrRail, "must be a single integer"},
 	{"duplicate ip two roles", "nodes:\n  - name: a\n    interfaces:\n      - {name: mlx5_0, ip: 10.0.0.1, role: compute, rail: 0}\n  - name: b\n    interfaces:\n      - {name: eno1, ip: 10.0.0.1, role: management}\n",
 		7, ErrDuplicate, "10.0.0.1 is management here but compute at line 4 (a mlx5_0); an address has one role"},

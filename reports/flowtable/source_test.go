@@ -458,13 +458,12 @@ func TestRowSameCells(t *testing.T) {
 // string functions (strconv, concatenation) across magnitudes.
 func TestHumanUnitsSame(t *testing.T) {
 	three := func(v float64) string {
-		switch {
-		case v >= 100:
-			return strconv.FormatFloat(v, 'f', 0, 64)
-		case v >= 10:
-			return strconv.FormatFloat(v, 'f', 1, 64)
+		for dec := 2; dec >= 0; dec-- { // the most decimals that keep three digits
+			if s := strconv.FormatFloat(v, 'f', dec, 64); len(s) <= 4 || dec == 0 {
+				return s
+			}
 		}
-		return strconv.FormatFloat(v, 'f', 2, 64)
+		return ""
 	}
 	oldBytes := func(n uint64) string {
 		if n < 1000 {
@@ -473,19 +472,19 @@ func TestHumanUnitsSame(t *testing.T) {
 		v := float64(n)
 		for _, u := range []string{"KB", "MB", "GB", "TB", "PB"} {
 			v /= 1000
-			if v < 1000 || u == "PB" {
+			if strconv.FormatFloat(v, 'f', 0, 64) != "1000" && v < 1000 || u == "PB" {
 				return three(v) + " " + u
 			}
 		}
 		return ""
 	}
 	oldRate := func(bps float64) string {
-		if bps < 1000 {
+		if bps < 1000 && strconv.FormatFloat(bps, 'f', 0, 64) != "1000" {
 			return strconv.FormatFloat(bps, 'f', 0, 64) + " bps"
 		}
 		for _, u := range []string{"Kbps", "Mbps", "Gbps", "Tbps"} {
 			bps /= 1000
-			if bps < 1000 || u == "Tbps" {
+			if bps < 1000 && strconv.FormatFloat(bps, 'f', 0, 64) != "1000" || u == "Tbps" {
 				return three(bps) + " " + u
 			}
 		}
@@ -497,9 +496,9 @@ func TestHumanUnitsSame(t *testing.T) {
 			return "0 s"
 		case d < time.Microsecond:
 			return strconv.FormatInt(int64(d), 10) + " ns"
-		case d < time.Millisecond:
+		case d < time.Millisecond && three(float64(d)/1e3) != "1000":
 			return three(float64(d)/1e3) + " µs"
-		case d < time.Millisecond*1000:
+		case d < time.Second && three(float64(d)/1e6) != "1000":
 			return three(float64(d)/1e6) + " ms"
 		case d < time.Minute:
 			return three(d.Seconds()) + " s"

@@ -9,7 +9,9 @@ func TestHumanUnits(t *testing.T) {
 	bytes := []struct {
 		n    uint64
 		want string
-	}{{0, "0 B"}, {999, "999 B"}, {1000, "1.00 KB"}, {1234, "1.23 KB"}, {45_600_000, "45.6 MB"}, {7_890_000_000, "7.89 GB"}, {1_020_000_000_000, "1.02 TB"}}
+	}{{0, "0 B"}, {999, "999 B"}, {1000, "1.00 KB"}, {1234, "1.23 KB"}, {45_600_000, "45.6 MB"}, {7_890_000_000, "7.89 GB"}, {1_020_000_000_000, "1.02 TB"},
+		// values that round up to the next unit or digit
+		{999_999, "1.00 MB"}, {999_500, "1.00 MB"}, {999_499, "999 KB"}, {9_999, "10.0 KB"}, {99_990, "100 KB"}, {9_994, "9.99 KB"}}
 	for _, c := range bytes {
 		if got := HumanBytes(c.n); got != c.want {
 			t.Errorf("HumanBytes(%d): want %q, got %q", c.n, c.want, got)
@@ -18,7 +20,8 @@ func TestHumanUnits(t *testing.T) {
 	rates := []struct {
 		bps  float64
 		want string
-	}{{0, "0 bps"}, {512, "512 bps"}, {12_300, "12.3 Kbps"}, {4_560_000, "4.56 Mbps"}, {398e9, "398 Gbps"}, {3.2e12, "3.20 Tbps"}}
+	}{{0, "0 bps"}, {512, "512 bps"}, {12_300, "12.3 Kbps"}, {4_560_000, "4.56 Mbps"}, {398e9, "398 Gbps"}, {3.2e12, "3.20 Tbps"},
+		{999.6, "1.00 Kbps"}, {999.4, "999 bps"}, {999_999, "1.00 Mbps"}, {9_999, "10.0 Kbps"}}
 	for _, c := range rates {
 		if got := HumanRate(c.bps); got != c.want {
 			t.Errorf("HumanRate(%v): want %q, got %q", c.bps, c.want, got)
@@ -27,7 +30,8 @@ func TestHumanUnits(t *testing.T) {
 	durs := []struct {
 		d    time.Duration
 		want string
-	}{{0, "0 s"}, {850, "850 ns"}, {12300 * time.Nanosecond, "12.3 µs"}, {4560 * time.Microsecond, "4.56 ms"}, {1230 * time.Millisecond, "1.23 s"}, {125 * time.Second, "2m5s"}}
+	}{{0, "0 s"}, {850, "850 ns"}, {12300 * time.Nanosecond, "12.3 µs"}, {4560 * time.Microsecond, "4.56 ms"}, {1230 * time.Millisecond, "1.23 s"}, {125 * time.Second, "2m5s"},
+		{999_999, "1.00 ms"}, {9_999, "10.0 µs"}, {999_999_999, "1.00 s"}, {59_999_900 * time.Microsecond, "60.0 s"}, {59_990 * time.Millisecond, "60.0 s"}, {-5, "0 s"}}
 	for _, c := range durs {
 		if got := HumanDuration(c.d); got != c.want {
 			t.Errorf("HumanDuration(%v): want %q, got %q", c.d, c.want, got)

@@ -25,15 +25,26 @@ const (
 
 // charts draws the three charts of the HTML report.
 func charts(r *reports.Report) []chart {
+	cs := []chart{
+		{"Throughput of the top flows", "Mean rate per time bin of the " + strconv.Itoa(chartFlows) + " flows with the most bytes.", ""},
+		{"Congestion signals", "ECN CE-marked RoCE packets (bars) and CNPs (line) per second.", ""},
+		{"Retransmission events", "Retransmitted packets and PSN gaps per time bin, each lane on its own scale.", ""},
+	}
 	tl := r.Timeline
 	if tl == nil {
-		tl = &reports.Timeline{}
+		// Only a report not made from packets has none: rocedump merge's,
+		// whose JSON reports carry no time bins. Saying "the capture has
+		// none" would contradict its findings' counts.
+		const why = "No data: a merged report has no time series (each mirror's own report has them)."
+		cs[0].SVG = emptyChart("Throughput over time of the top flows", bgThroughput, why)
+		cs[1].SVG = emptyChart("CNPs and ECN CE marks over time", bgCongestion, why)
+		cs[2].SVG = emptyChart("Retransmission events over time", bgEvents, why)
+		return cs
 	}
-	return []chart{
-		{"Throughput of the top flows", "Mean rate per time bin of the " + strconv.Itoa(chartFlows) + " flows with the most bytes.", throughputChart(tl, r.FlowRecords())},
-		{"Congestion signals", "ECN CE-marked RoCE packets (bars) and CNPs (line) per second.", congestionChart(tl)},
-		{"Retransmission events", "Retransmitted packets and PSN gaps per time bin, each lane on its own scale.", eventsChart(tl)},
-	}
+	cs[0].SVG = throughputChart(tl, r.FlowRecords())
+	cs[1].SVG = congestionChart(tl)
+	cs[2].SVG = eventsChart(tl)
+	return cs
 }
 
 // topSeries picks the flows to draw: those with a series, most bytes

@@ -32,8 +32,14 @@ func TestChartsEdgeCases(t *testing.T) {
 		not  []string // in no chart
 	}{
 		{
-			name: "nil timeline",
+			name: "nil timeline (a merged report)",
 			tl:   nil,
+			want: []string{"No data: a merged report has no time series", "No data: a merged report has no time series", "No data: a merged report has no time series"},
+			not:  []string{"the capture has no"},
+		},
+		{
+			name: "empty timeline",
+			tl:   &reports.Timeline{},
 			want: []string{"No data: the capture has no per-flow", "No data: the capture has no CNP", "No data: the capture has no retransmission"},
 		},
 		{

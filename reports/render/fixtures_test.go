@@ -333,11 +333,13 @@ func quietReport() *reports.Report {
 	}
 }
 
-// emptyReport is what a capture without RoCE gives: nothing but nils.
+// emptyReport is what a capture without RoCE gives: nothing but nils and
+// a timeline without series (a report made from packets always has one).
 func emptyReport() *reports.Report {
 	return &reports.Report{
 		SchemaVersion: reports.SchemaVersion,
 		Tool:          "rocedump 0.4.0-test",
+		Timeline:      &reports.Timeline{},
 		Summary:       reports.Summary{Verdict: "No RoCE traffic in the capture: nothing to judge. Check that the mirror sees the compute links (UDP 4791)."},
 	}
 }
