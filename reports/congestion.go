@@ -97,11 +97,7 @@ func congestionFinding(in *Input) (Finding, bool) {
 	f.Detail = fmt.Sprintf("Switches marked %s of %d RoCE data packets CE (%s) and receiving HCAs sent %s back, "+
 		"so DCQCN cut the rate of the notified QPs. ", plural(ce, "packet"), data, percent(float64(ce), float64(data)), plural(cnps, "CNP"))
 	if in.Collect != nil && cnps > 0 {
-		tl := in.Collect.Timeline()
-		peak, at := peakPerWindow(tl.CNPs, time.Millisecond)
-		f.Evidence.Counts["peak_cnps_per_ms"] = peak
-		f.Detail += fmt.Sprintf("CNPs peaked at %.0f in the millisecond starting %s. ", peak,
-			at.UTC().Format("15:04:05.000000"))
+		f.Detail += cnpPeak(in.Collect.Timeline().CNPs, &f.Evidence)
 	}
 	if sev == Warning {
 		f.Detail += "At 1% or more of the data this is sustained congestion: the AllReduce runs below line rate for as long as it lasts."
@@ -476,6 +472,28 @@ func pfcTitle(stormPrios []int, frames uint64) string {
 // peakPerWindow is the most events of s in any window of width w (at
 // least one bin) sliding bin by bin, and the window's start: a rate that
 // does not depend on how fine the timeline's bins are.
+// cnpPeak puts the CNPs' peak rate in ev (peak_cnps_per_ms) and returns
+// the sentence that says it. The time bins are 1 µs wide and double as a
+// capture runs longer, so that there are at most timelineMaxBins: past
+// ~200 ms of capture a bin is wider than a millisecond and the busiest
+// bin's count is not a millisecond's. Then peak_cnps_per_ms is that bin's
+// mean per millisecond (the busiest millisecond in it had at least as
+// many) and peak_cnps_bin_ms says how wide the bin is.
+func cnpPeak(cnps Series, ev *Evidence) string {
+	peak, at := peakPerWindow(cnps, time.Millisecond)
+	stamp := at.UTC().Format("15:04:05.000000")
+	if cnps.Bin <= time.Millisecond {
+		ev.Counts["peak_cnps_per_ms"] = peak
+		return fmt.Sprintf("CNPs peaked at %.0f in the millisecond starting %s. ", peak, stamp)
+	}
+	ms := float64(cnps.Bin) / float64(time.Millisecond)
+	ev.Counts["peak_cnps_per_ms"] = peak / ms
+	ev.Counts["peak_cnps_bin_ms"] = ms
+	bin := flowtable.HumanDuration(cnps.Bin)
+	return fmt.Sprintf("CNPs peaked at %.0f in the %s starting %s, %.1f a millisecond "+
+		"(on a capture this long the report's time bins are %s wide). ", peak, bin, stamp, peak/ms, bin)
+}
+
 func peakPerWindow(s Series, w time.Duration) (peak float64, start time.Time) {
 	k := 1
 	if s.Bin > 0 && w > s.Bin {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -731,8 +732,12 @@ func (m *merger) patch(f Finding, given []sourced) Finding {
 	}
 	if _, ok := had["peak_cnps_per_ms"]; !ok {
 		if v, ok := f.Evidence.Counts["peak_cnps_per_ms"]; ok {
-			peak := fmt.Sprintf("CNPs peaked at %.0f per ms in the busiest of the merged reports (their time bins cannot be added up from JSON, "+
-				"so over all of them the peak may be higher). ", v)
+			bins := ""
+			if b, ok := f.Evidence.Counts["peak_cnps_bin_ms"]; ok {
+				bins = fmt.Sprintf(", a mean over time bins of up to %.3g ms", b)
+			}
+			peak := fmt.Sprintf("CNPs peaked at %s per ms in the busiest of the merged reports%s (their time bins cannot be added up from JSON, "+
+				"so over all of them the peak may be higher). ", cnpRate(v), bins)
 			// Where congestionFinding puts its peak sentence.
 			const after = "cut the rate of the notified QPs. "
 			if i := strings.Index(f.Detail, after); i >= 0 {
@@ -743,6 +748,15 @@ func (m *merger) patch(f Finding, given []sourced) Finding {
 		}
 	}
 	return f
+}
+
+// cnpRate writes a peak_cnps_per_ms: a count of CNPs in a millisecond,
+// or a bin's mean per millisecond (see cnpPeak).
+func cnpRate(v float64) string {
+	if v == math.Trunc(v) {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
 }
 
 // fixTotals puts back, into combined findings, the totals over the whole

@@ -287,14 +287,14 @@ func (m *merger) approximations(given []sourced) {
 	var sum, peak float64
 	for _, g := range given {
 		if v, ok := g.f.Evidence.Counts["peak_cnps_per_ms"]; ok && g.f.Kind == KindCongestion {
-			peaks = append(peaks, fmt.Sprintf("%s: %.0f", m.srcs[g.src].Name, v))
+			peaks = append(peaks, fmt.Sprintf("%s: %s", m.srcs[g.src].Name, cnpRate(v)))
 			sum += v
 			peak = max(peak, v)
 		}
 	}
 	if len(peaks) > 1 {
-		m.notef("congestion: peak_cnps_per_ms %.0f is the highest of the reports' own peaks (%s): their CNP time bins are not in the JSON, "+
-			"so over all the captures the peak may be higher, up to their sum (%.0f)", peak, strings.Join(peaks, ", "), sum)
+		m.notef("congestion: peak_cnps_per_ms %s is the highest of the reports' own peaks (%s): their CNP time bins are not in the JSON, "+
+			"so over all the captures the peak may be higher, up to their sum (%s)", cnpRate(peak), strings.Join(peaks, ", "), cnpRate(sum))
 	}
 	if c := present(KindRetransmission, "go-back-N"); c != nil && len(c.srcs) > 1 {
 		m.notef("retransmission: go-back-N recovery_ms_mean is the highest of the %d reports' means, not the mean over every episode "+
