@@ -39,6 +39,14 @@ func (p *packetPrinter) appendJSON(b []byte, rec *capture.Record, pkt *packet.Pa
 	b = append(b, `,"ecn":"`...)
 	b = append(b, ecnName(pkt.ECN)...)
 	b = append(b, '"')
+	if pkt.IPVersion != 0 {
+		b = append(b, `,"ttl":`...)
+		b = strconv.AppendUint(b, uint64(pkt.TTL), 10)
+		if pkt.IPVersion == 6 {
+			b = append(b, `,"flow_label":`...)
+			b = strconv.AppendUint(b, uint64(pkt.FlowLabel), 10)
+		}
+	}
 	if pkt.HasVLAN {
 		b = append(b, `,"vlan":`...)
 		b = strconv.AppendUint(b, uint64(pkt.VLAN), 10)

@@ -20,6 +20,10 @@ type readJSONPacket struct {
 	PSN       uint64  `json:"psn"`
 	PKey      uint64  `json:"pkey"`
 	Malformed string  `json:"malformed"`
+	RoCE      uint64  `json:"roce_version"`
+	IPVersion uint64  `json:"ip_version"`
+	TTL       *uint64 `json:"ttl"`
+	FlowLabel *uint64 `json:"flow_label"`
 	Transport string  `json:"transport"`
 	AtomicETH *struct {
 		VA   uint64 `json:"va"`
@@ -47,6 +51,8 @@ var tsharkFields = []string{
 	"infiniband.reth.va", "infiniband.reth.r_key", "infiniband.reth.dmalen",
 	"infiniband.aeth.syndrome", "infiniband.aeth.msn",
 	"infiniband.deth.q_key", "infiniband.deth.srcqp",
+	// The last of each: a mirror's outer header comes first.
+	"ip.ttl", "ipv6.hlim", "ipv6.flow", "infiniband.grh.hoplmt", "infiniband.grh.flowlabel",
 }
 
 // TestReadMatchesTshark is the differential test: for every RoCE capture in
@@ -172,6 +178,7 @@ func comparePacket(t *testing.T, frame int, p readJSONPacket, tf []string) {
 		t.Errorf("frame %d: tshark decodes opcode %s, rocedump has no BTH", frame, tf[1])
 		return
 	}
+	compareIP(t, frame, p, tf, check)
 	check("opcode", tf[1], *p.Opcode, true)
 	check("dest_qpn", tf[2], p.DestQPN, true)
 	check("psn", tf[3], p.PSN, true)
@@ -315,5 +322,32 @@ func TestReadTimeRelMatchesTshark(t *testing.T) {
 				t.Fatal("no packet printed")
 			}
 		})
+	}
+}
+
+// compareIP checks the TTL or hop limit and the flow label of the header
+// that carries the BTH (tf in tsharkFields order; check as comparePacket's).
+func compareIP(t *testing.T, frame int, p readJSONPacket, tf []string, check func(name, theirs string, ours uint64, present bool)) {
+	t.Helper()
+	if p.TTL == nil {
+		t.Errorf("frame %d: no ttl in rocedump's JSON", frame)
+		return
+	}
+	label, hasLabel := uint64(0), p.FlowLabel != nil
+	if hasLabel {
+		label = *p.FlowLabel
+	}
+	switch {
+	case p.RoCE == 1:
+		check("grh.hoplmt", tf[15], *p.TTL, true)
+		check("grh.flowlabel", tf[16], label, hasLabel)
+	case p.IPVersion == 6:
+		check("ipv6.hlim", tf[13], *p.TTL, true)
+		check("ipv6.flow", tf[14], label, hasLabel)
+	default:
+		check("ip.ttl", tf[12], *p.TTL, true)
+		if hasLabel {
+			t.Errorf("frame %d: a flow label on IPv4", frame)
+		}
 	}
 }

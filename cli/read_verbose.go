@@ -44,6 +44,9 @@ func appendVerbose(b []byte, rec *capture.Record, pkt *packet.Packet) []byte {
 		b = strconv.AppendUint(b, uint64(pkt.DSCP), 10)
 		b = append(b, " ecn "...)
 		b = append(b, ecnName(pkt.ECN)...)
+		b = appendFlowLabel(b, pkt.FlowLabel)
+		b = append(b, " hoplmt "...)
+		b = strconv.AppendUint(b, uint64(pkt.TTL), 10)
 	} else {
 		if pkt.IPVersion == 6 {
 			b = append(b, "\n    IPv6 "...)
@@ -57,6 +60,13 @@ func appendVerbose(b []byte, rec *capture.Record, pkt *packet.Packet) []byte {
 		b = strconv.AppendUint(b, uint64(pkt.DSCP), 10)
 		b = append(b, " ecn "...)
 		b = append(b, ecnName(pkt.ECN)...)
+		if pkt.IPVersion == 6 {
+			b = appendFlowLabel(b, pkt.FlowLabel)
+			b = append(b, " hlim "...)
+		} else {
+			b = append(b, " ttl "...)
+		}
+		b = strconv.AppendUint(b, uint64(pkt.TTL), 10)
 		b = append(b, " length "...)
 		b = strconv.AppendInt(b, int64(pkt.IPTotalLen), 10)
 		b = append(b, "\n    UDP sport "...)
@@ -263,6 +273,12 @@ func appendBit(b []byte, v bool) []byte {
 		return append(b, '1')
 	}
 	return append(b, '0')
+}
+
+// appendFlowLabel writes an IPv6 or GRH flow label as tcpdump -v does.
+func appendFlowLabel(b []byte, label uint32) []byte {
+	b = append(b, " flowlabel "...)
+	return appendHex(b, uint64(label), 5)
 }
 
 // ecnName names the two ECN bits of the IP header (RFC 3168).

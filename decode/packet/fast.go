@@ -359,12 +359,14 @@ func decodeFastLayers(data []byte, origLen int, p *Packet) bool {
 	if et == etherTypeIPv4 {
 		p.IPVersion = 4
 		p.DSCP, p.ECN = ip[1]>>2, ip[1]&0x03
+		p.TTL, p.FlowLabel = ip[8], 0
 		p.Src = netip.AddrFrom4([4]byte(ip[12:16]))
 		p.Dst = netip.AddrFrom4([4]byte(ip[16:20]))
 	} else {
 		p.IPVersion = 6
 		tc := ip[0]<<4 | ip[1]>>4
 		p.DSCP, p.ECN = tc>>2, tc&0x03
+		p.TTL, p.FlowLabel = ip[7], flowLabel(ip)
 		p.Src = netip.AddrFrom16([16]byte(ip[8:24]))
 		p.Dst = netip.AddrFrom16([16]byte(ip[24:40]))
 	}
@@ -425,6 +427,7 @@ func decodePlainIPv4(data []byte, origLen int, p *Packet) bool {
 	p.RoCEVersion = 2
 	p.IPVersion = 4
 	p.DSCP, p.ECN = h[ipOff+1]>>2, h[ipOff+1]&0x03
+	p.TTL, p.FlowLabel = h[ipOff+8], 0
 	p.Src = netip.AddrFrom4([4]byte(h[ipOff+12 : ipOff+16]))
 	p.Dst = netip.AddrFrom4([4]byte(h[ipOff+16 : ipOff+20]))
 	p.IPTotalLen = total

@@ -37,6 +37,7 @@ func (w *walker) ipv6(b []byte) {
 	p.IPVersion = 6
 	tc := b[0]<<4 | b[1]>>4
 	p.DSCP, p.ECN = tc>>2, tc&0x03
+	p.TTL, p.FlowLabel = b[7], flowLabel(b)
 	plen := int(binary.BigEndian.Uint16(b[4:]))
 	p.IPTotalLen = ipv6HeaderLen + plen
 	p.Proto = b[6]
@@ -102,3 +103,8 @@ func (w *walker) ipv6(b []byte) {
 		left -= hl
 	}
 }
+
+// flowLabel reads the 20-bit flow label of an IPv6 header or a GRH (RFC
+// 8200 §3, IBTA vol 1 §8.3.1: the same layout) at the start of b, which
+// holds at least 4 bytes.
+func flowLabel(b []byte) uint32 { return binary.BigEndian.Uint32(b) & 0x000fffff }

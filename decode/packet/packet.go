@@ -41,6 +41,8 @@ type Packet struct {
 	IPVersion  uint8      // 4 or 6; 6 for RoCEv1, whose GRH carries GIDs
 	Src, Dst   netip.Addr // IP addresses, or RoCEv1 SGID/DGID (unmapped if IPv4-mapped)
 	DSCP, ECN  uint8      // from the IPv4 TOS, IPv6 traffic class or GRH TClass (RFC 2474, RFC 3168)
+	TTL        uint8      // IPv4 TTL, IPv6 hop limit or GRH HopLmt: a mirror's ingress and egress copies of a packet differ in it
+	FlowLabel  uint32     // IPv6 or GRH flow label (RFC 6437; IBTA vol 1 §8.3.1), 20 bits; 0 for IPv4
 	IPTotalLen int        // IPv4 total length, or 40 + IPv6/GRH payload length, as the header says
 	Fragment   bool       // the IP datagram is a fragment (MF set or offset nonzero)
 
@@ -89,6 +91,7 @@ func (p *Packet) clearIP() {
 	p.IPVersion = 0
 	p.Src, p.Dst = netip.Addr{}, netip.Addr{}
 	p.DSCP, p.ECN = 0, 0
+	p.TTL, p.FlowLabel = 0, 0
 	p.IPTotalLen = 0
 	p.Fragment = false
 	p.Proto = 0

@@ -37,6 +37,7 @@ func (w *walker) roceV1(b []byte) {
 	p.IPVersion = 6
 	tc := b[0]<<4 | b[1]>>4
 	p.DSCP, p.ECN = tc>>2, tc&0x03
+	p.TTL, p.FlowLabel = b[7], flowLabel(b) // HopLmt and FlowLabel, where IPv6 has them
 	payLen := int(binary.BigEndian.Uint16(b[4:]))
 	p.IPTotalLen = bth.GRHLen + payLen
 	p.Proto = grhNextBTH
