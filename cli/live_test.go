@@ -484,6 +484,8 @@ func TestLiveFlags(t *testing.T) {
 		{"rotation without -w", []string{"live", "-i", "x", "-C", "10"}, "need -w FILE"},
 		{"ring without rotation", []string{"live", "-i", "x", "-w", "f.pcap", "-W", "3"}, "-W needs -C or -G"},
 		{"-w to stdout", []string{"live", "-i", "x", "-w", "-"}, "standard output carries the report"},
+		{"report over the capture", []string{"live", "-i", "x", "-w", "f.pcap", "-o", "./f.pcap"}, "the report would replace the capture"},
+		{"report over a rotated file", []string{"live", "-i", "x", "-w", "f.pcap", "-C", "1", "-W", "3", "-o", "f.pcap0"}, "-o f.pcap0 is a file -w f.pcap writes"},
 		{"format", []string{"live", "-i", "x", "--format", "csv"}, "--format"},
 		{"fail-on", []string{"live", "-i", "x", "--fail-on", "info"}, "--fail-on"},
 		{"buffer", []string{"live", "-i", "x", "-B", "0"}, "--buffer-size"},
