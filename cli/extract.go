@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -224,6 +225,13 @@ type frameWriter struct {
 func newFrameWriter(w io.Writer, pcapng bool) *frameWriter { return &frameWriter{w: w, ng: pcapng} }
 
 func (fw *frameWriter) write(rec *capture.Record) error {
+	ts := rec.Timestamp
+	if ts.IsZero() {
+		// A pcapng Simple Packet Block has no time, and neither file
+		// format can say so: the epoch, as editcap writes it, rather
+		// than failing the extract.
+		ts = time.Unix(0, 0)
+	}
 	if fw.ng {
 		if fw.png == nil {
 			var err error
@@ -231,7 +239,7 @@ func (fw *frameWriter) write(rec *capture.Record) error {
 				return err
 			}
 		}
-		return fw.png.WritePacket(rec.Timestamp, rec.LinkType, rec.Data, rec.OrigLen)
+		return fw.png.WritePacket(ts, rec.LinkType, rec.Data, rec.OrigLen)
 	}
 	if fw.pcap == nil {
 		var err error
@@ -243,5 +251,5 @@ func (fw *frameWriter) write(rec *capture.Record) error {
 	if rec.LinkType != fw.pcapLT {
 		return fmt.Errorf("frames of link types %v and %v cannot share a pcap file; name the output .pcapng", fw.pcapLT, rec.LinkType)
 	}
-	return fw.pcap.WritePacket(rec.Timestamp, rec.Data, rec.OrigLen)
+	return fw.pcap.WritePacket(ts, rec.Data, rec.OrigLen)
 }
