@@ -15,6 +15,7 @@ import (
 	"github.com/rocedump/rocedump/capture"
 	"github.com/rocedump/rocedump/decode/packet"
 	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/reports"
 )
 
 // ExtractOptions are the inputs of `rocedump extract`.
@@ -209,7 +210,7 @@ func extractRun(opts *ExtractOptions) error {
 	// The problems of the input (skipped link types, cut-off files), as
 	// flows and report give them: pass 2 had the same.
 	printProblems(opts.IO.ErrOut, st)
-	fmt.Fprintf(opts.IO.ErrOut, "rocedump: wrote %d packets of %d flows to %s\n", written, len(chosen), opts.Output)
+	fmt.Fprintf(opts.IO.ErrOut, "rocedump: wrote %s of %s to %s\n", reports.Plural(written, "packet"), reports.Plural(len(chosen), "flow"), opts.Output)
 	return nil
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rocedump/rocedump/capture"
 	"github.com/rocedump/rocedump/decode/packet"
+	"github.com/rocedump/rocedump/reports"
 )
 
 // LiveOptions are the inputs of `rocedump live`.
@@ -289,8 +290,8 @@ func liveRun(opts *LiveOptions) error {
 	}
 	printProblems(opts.IO.ErrOut, s.st)
 	e := opts.IO.ErrOut
-	fmt.Fprintf(e, "rocedump: captured %d packets on %s in %s; dropped %d in the kernel, %d at the interface\n",
-		s.st.Packets, opts.Interface, time.Since(s.start).Round(time.Millisecond), s.stats.KernelDrops, s.stats.InterfaceDrops)
+	fmt.Fprintf(e, "rocedump: captured %s on %s in %s; dropped %d in the kernel, %d at the interface\n",
+		reports.Plural(s.st.Packets, "packet"), opts.Interface, time.Since(s.start).Round(time.Millisecond), s.stats.KernelDrops, s.stats.InterfaceDrops)
 	if w != nil {
 		printWritten(e, w.Files(), s.writeErr)
 	}
