@@ -143,6 +143,9 @@ func extractRun(opts *ExtractOptions) error {
 	if err := checkOutputNotInput(opts.Output, files); err != nil {
 		return err
 	}
+	if err := probeOutput(opts.Output); err != nil {
+		return err
+	}
 	// Pass 1: build the flow table to learn which flows (and epochs) are chosen.
 	table := flows.NewTable(flows.Config{})
 	st, err := analyze(analyzeOptions{Files: files, Progress: opts.IO.ErrOut, Sinks: []packetSink{table}})

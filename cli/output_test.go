@@ -194,3 +194,27 @@ func TestExtractStandardInput(t *testing.T) {
 		t.Errorf("extract left %v", names)
 	}
 }
+
+// TestOutputCheckedFirst: an -o that cannot be written (a directory that
+// does not exist, a directory) is a usage error before the work that would
+// fill it: report read its whole input, and live captured for its whole
+// --duration, before finding it out, and lost the report.
+func TestOutputCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	// Not a capture: reading it first would be an error of its own.
+	notes := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notes, []byte("rail 3 mirror, 256-byte snaps\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{filepath.Join(dir, "no", "such", "dir", "r.txt"), dir} {
+		_, errOut, code := runCLI(t, "report", "-o", out, notes)
+		if code != ExitUsage || !strings.Contains(errOut, "-o "+out) {
+			t.Errorf("report -o %s: exit %d, stderr %q; want exit 2 and a word on -o before reading", out, code, errOut)
+		}
+		// "nosuch0" is not opened: the -o error comes first.
+		_, errOut, code = runCLI(t, "live", "-i", "nosuch0", "--duration", "1s", "-o", out)
+		if code != ExitUsage || !strings.Contains(errOut, "-o "+out) {
+			t.Errorf("live -o %s: exit %d, stderr %q; want exit 2 and a word on -o before capturing", out, code, errOut)
+		}
+	}
+}

@@ -146,7 +146,8 @@ func (opts *ReportOptions) config() reports.Config {
 }
 
 // checkOutputFlags validates the flags of the report's output (--format,
-// --fail-on) and loads the topology (--topology, --rail-subnet).
+// --fail-on, -o: see probeOutput) and loads the topology (--topology,
+// --rail-subnet).
 func checkOutputFlags(opts *ReportOptions) (*topology.Topology, reports.Severity, bool, error) {
 	switch opts.Format {
 	case "text", "markdown", "json", "html":
@@ -176,6 +177,9 @@ func checkOutputFlags(opts *ReportOptions) (*topology.Topology, reports.Severity
 		if err := topo.AddRailSubnet(spec); err != nil {
 			return nil, 0, false, usageErrorf("--rail-subnet: %v", err)
 		}
+	}
+	if err := probeOutput(opts.Output); err != nil {
+		return nil, 0, false, err
 	}
 	return topo, failOn, never, nil
 }
