@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,9 +54,9 @@ next to it and renamed to OUT only when every packet is written, so a
 failed run leaves no broken OUT; OUT may not be one of the captures.
 
 CAPTURE is a pcap or pcapng file (gzip or not) or a directory of them (files
-in it that are not captures are skipped with a warning). Standard input is
-not accepted: extract reads its input twice, once to number the flows as
-"rocedump flows" does and once to copy their packets.`,
+in it that are not captures are skipped with a warning). Standard input and
+pipes are not accepted: extract reads its input twice, once to number the
+flows as "rocedump flows" does and once to copy their packets.`,
 		Example: `  rocedump flows mirror.pcap            # note the flow number, say 7
   rocedump extract --flow 7 -o qp-7.pcap mirror.pcap
   rocedump extract --qpn 0x1a2b,0x1a2c -o qps.pcap /captures/incident-4711/
@@ -120,6 +121,19 @@ func parseFlowChoice(o *ExtractOptions) (*flowChoice, error) {
 	return c, nil
 }
 
+// checkRereadable refuses a capture named on the command line that is
+// not a regular file: a named pipe, or the /dev/fd/N of a shell's
+// <(zcat ...), gives its bytes once, and the second pass found it empty
+// after the first had read it all ("writing OUT: /dev/fd/63: empty file").
+func checkRereadable(files []string) error {
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil && !st.Mode().IsRegular() {
+			return usageErrorf("extract reads its input twice: %s is not a regular file (a pipe?): save the capture to a file first", f)
+		}
+	}
+	return nil
+}
+
 func (c *flowChoice) match(f *flows.Flow) bool {
 	return c.ids[f.ID] || c.qpns[f.Key.DestQP] || c.pairs[[2]netip.Addr{f.Key.Src, f.Key.Dst}]
 }
@@ -139,6 +153,9 @@ func extractRun(opts *ExtractOptions) error {
 	}
 	if slices.Contains(files, "-") {
 		return usageErrorf("extract reads its input twice: give a file, not standard input")
+	}
+	if err := checkRereadable(files); err != nil {
+		return err
 	}
 	if err := checkOutputNotInput(opts.Output, files); err != nil {
 		return err
