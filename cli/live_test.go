@@ -674,3 +674,23 @@ func TestPrintWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveScreenNotOnDevNull: with stdout on /dev/null (a character
+// device, not a terminal) the live view goes to stderr, as for any
+// redirected stdout; it was drawn on /dev/null, out of sight.
+func TestLiveScreenNotOnDevNull(t *testing.T) {
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devNull.Close()
+	errOut, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errOut.Close()
+	sc := newLiveScreen(IOStreams{Out: devNull, ErrOut: errOut})
+	if sc.w != errOut || sc.term {
+		t.Errorf("stdout on %s: the live view goes to %v (in place: %v), want stderr, one line per refresh", os.DevNull, sc.w, sc.term)
+	}
+}
