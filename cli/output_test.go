@@ -218,3 +218,36 @@ func TestOutputCheckedFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputIsTopology: -o naming the --topology file is refused (exit 2)
+// before anything is read, by report, merge and live: the report replaced
+// the topology.
+func TestOutputIsTopology(t *testing.T) {
+	dir := t.TempDir()
+	topo := filepath.Join(dir, "pod.yaml")
+	src, err := os.ReadFile(filepath.Join(repoRoot, "testdata", "topology", "dgx-pod.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(topo, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	report, _, _ := runCLI(t, "report", "--format", "json", "--fail-on", "never", genCapture("congestion.pcap"))
+	rep := filepath.Join(dir, "rail0.json")
+	if err := os.WriteFile(rep, []byte(report), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"report", "--topology", topo, "-o", topo, genCapture("congestion.pcap")},
+		{"merge", "--topology", topo, "-o", topo, rep},
+		{"live", "-i", "nosuch0", "--topology", topo, "-o", topo},
+	} {
+		_, stderr, code := runCLI(t, args...)
+		if code != ExitUsage || !strings.Contains(stderr, "is one of the inputs") {
+			t.Errorf("rocedump %s: exit %d, stderr %q; want exit 2, -o is an input", strings.Join(args, " "), code, stderr)
+		}
+	}
+	if b, _ := os.ReadFile(topo); !bytes.Equal(b, src) {
+		t.Errorf("the topology file was changed")
+	}
+}

@@ -164,6 +164,10 @@ func checkOutputFlags(opts *ReportOptions) (*topology.Topology, reports.Severity
 	}
 	var topo *topology.Topology
 	if opts.Topology != "" {
+		// The report written over the topology file would lose it.
+		if err := checkOutputNotInput(opts.Output, []string{opts.Topology}); err != nil {
+			return nil, 0, false, err
+		}
 		t, err := topology.Load(opts.Topology)
 		if err != nil {
 			return nil, 0, false, usageErrorf("%v", err)
