@@ -63,8 +63,9 @@ func OpenLive(cfg LiveConfig) (*LiveHandle, error) {
 	if err != nil {
 		return nil, liveOpenError(cfg.Interface, err)
 	}
-	if cfg.Filter != "" {
-		if err := h.SetBPFFilter(cfg.Filter); err != nil {
+	lt := linkTypeOfDLT(int(h.LinkType()))
+	if filter := liveFilterFor(cfg.Filter, lt); filter != "" {
+		if err := h.SetBPFFilter(filter); err != nil {
 			h.Close()
 			return nil, &LiveError{Interface: cfg.Interface, Err: ErrLiveFilter, Reason: err.Error()}
 		}
@@ -72,7 +73,7 @@ func OpenLive(cfg LiveConfig) (*LiveHandle, error) {
 	return &LiveHandle{
 		name:    cfg.Interface,
 		h:       h,
-		lt:      linkTypeOfDLT(int(h.LinkType())),
+		lt:      lt,
 		snapLen: h.SnapLen(),
 	}, nil
 }

@@ -56,6 +56,21 @@ func DefaultLiveFilter() string {
 	return untagged + " or (vlan and (" + untagged + " or (vlan and (" + untagged + "))))"
 }
 
+// liveFilterFor is the filter to compile for a capture whose frames are of
+// link type lt. pcap-filter(7) has "vlan" on Ethernet only, so on any other
+// link type (the Linux cooked frames of the "any" device above all) the
+// default filter did not compile ("no VLAN support for Linux cooked v1")
+// and "rocedump live -i any" could not start. There the default keeps its
+// untagged part: Linux takes the 802.1Q tag off a frame before a packet
+// socket's filter sees it (and hands the tag over beside it), so that part
+// keeps tagged frames too. A filter the user gave is compiled as given.
+func liveFilterFor(filter string, lt LinkType) string {
+	if lt != LinkTypeEthernet && filter == DefaultLiveFilter() {
+		return strings.Join(liveFilterTargets(), " or ")
+	}
+	return filter
+}
+
 // LiveConfig says how to open a live capture.
 type LiveConfig struct {
 	Interface string // e.g. "eth1", or "any" (Linux cooked frames)

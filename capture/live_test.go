@@ -54,6 +54,19 @@ func TestOpenLiveLoopback(t *testing.T) {
 	}
 }
 
+// TestOpenLiveAny: "any" (Linux cooked frames) opens with the default
+// filter, whose "vlan" part libpcap compiles for Ethernet only (root only).
+func TestOpenLiveAny(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("opening a live capture needs root or CAP_NET_RAW")
+	}
+	h, err := OpenLive(LiveConfig{Interface: "any", SnapLen: 128, Timeout: 20 * time.Millisecond, Filter: DefaultLiveFilter()})
+	if err != nil {
+		t.Fatalf("OpenLive(any) with the default filter: %v", err)
+	}
+	h.Close()
+}
+
 func TestLinkTypeOfDLT(t *testing.T) {
 	for dlt, want := range map[int]LinkType{1: LinkTypeEthernet, 12: LinkTypeRaw, 14: LinkTypeRaw, 113: LinkTypeLinuxSLL, 276: LinkTypeLinuxSLL2} {
 		if got := linkTypeOfDLT(dlt); got != want {

@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"errors"
 	"io"
 	"slices"
 	"time"
@@ -27,7 +28,8 @@ type Merger struct {
 
 // OpenMerged opens every path. An error opening any of them (missing file,
 // not a capture) is returned at once, naming the file, and nothing is left
-// open.
+// open. So is an error at a file's first record that is not a cut or a bad
+// record (see firstRecord): the file cannot be read at all.
 func OpenMerged(paths []string) (*Merger, error) {
 	size := bufSize
 	if len(paths) > 4 {
@@ -44,23 +46,33 @@ func OpenMerged(paths []string) (*Merger, error) {
 	}
 	m.heads = make([]Record, len(m.readers))
 	for i := range m.readers {
-		m.advance(i)
+		if err := m.firstRecord(i); err != nil {
+			m.Close()
+			return nil, err
+		}
 	}
 	m.h.init()
 	return m, nil
 }
 
-// advance reads reader i's next record into heads[i] and pushes it on the
-// heap, or retires the reader at its end.
-func (m *Merger) advance(i int) {
+// firstRecord reads reader i's first record into heads[i] and pushes it on
+// the heap, or retires the reader at its end. A file cut off or with a bad
+// record is analysed up to there, as a later record's error would leave
+// it (Problems); any other error, such as a pcapng interface whose
+// timestamp resolution is unsupported, is returned: nothing of the file
+// can be read, which a reader of one file (rocedump read) reports as an
+// input error.
+func (m *Merger) firstRecord(i int) error {
 	err := m.readers[i].Next(&m.heads[i])
-	if err == nil {
+	switch {
+	case err == nil:
 		m.h.items = append(m.h.items, mergeItem{mergeKey(&m.heads[i]), i, m.heads[i].Number})
-		return
-	}
-	if err != io.EOF {
+	case errors.Is(err, ErrCutOff) || errors.Is(err, ErrBadRecord):
 		m.problems = append(m.problems, err)
+	case err != io.EOF:
+		return err
 	}
+	return nil
 }
 
 // Next fills rec with the earliest record not yet returned and says which

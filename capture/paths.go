@@ -65,26 +65,46 @@ func ExpandPaths(args []string) (paths []string, skipped []Skipped, err error) {
 			continue
 		}
 		var found int
-		if paths, skipped, found, err = expandDir(a, paths, skipped, &taken); err != nil {
+		var subdirs []string
+		if paths, skipped, found, subdirs, err = expandDir(a, paths, skipped, &taken); err != nil {
 			return nil, nil, err
 		}
 		if found == 0 {
-			return nil, nil, fmt.Errorf("%s: directory holds no capture files", a)
+			return nil, nil, noCaptureError(a, subdirs)
 		}
 	}
 	return paths, skipped, nil
 }
 
+// noCaptureError is the error for a directory argument without a capture
+// in it. Captures are often kept one subdirectory per mirror or rail
+// (incident/rail0/, incident/rail1/), which a directory argument does not
+// read: the error then names the subdirectories to give instead.
+func noCaptureError(dir string, subdirs []string) error {
+	if len(subdirs) == 0 {
+		return fmt.Errorf("%s: directory holds no capture files", dir)
+	}
+	const show = 3
+	names := make([]string, 0, show+1)
+	for _, d := range subdirs[:min(len(subdirs), show)] {
+		names = append(names, filepath.Join(dir, d))
+	}
+	if len(subdirs) > show {
+		names = append(names, "...")
+	}
+	return fmt.Errorf("%s: directory holds no capture files; its subdirectories are not read: give them (%s)", dir, strings.Join(names, " "))
+}
+
 // expandDir appends the captures of directory dir to paths and the files
 // it leaves out to skipped, and returns how many captures it found (those
-// taken before included). Subdirectories and special files (pipes,
-// devices) are passed over without a word, as they always were: a
-// directory is not read recursively, and opening a pipe to look at it
-// could block.
-func expandDir(dir string, paths []string, skipped []Skipped, taken *takenFiles) (_ []string, _ []Skipped, found int, _ error) {
+// taken before included) and the names of its subdirectories (not
+// hidden). Subdirectories and special files (pipes, devices) are passed
+// over without a word, as they always were: a directory is not read
+// recursively, and opening a pipe to look at it could block.
+func expandDir(dir string, paths []string, skipped []Skipped, taken *takenFiles) (_ []string, _ []Skipped, found int, subdirs []string, _ error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, 0, nil, err
 	}
 	for _, e := range entries {
 		name := e.Name()
@@ -92,6 +112,10 @@ func expandDir(dir string, paths []string, skipped []Skipped, taken *takenFiles)
 			continue
 		}
 		p := filepath.Join(dir, name)
+		if e.IsDir() {
+			subdirs = append(subdirs, name)
+			continue
+		}
 		if !e.Type().IsRegular() && e.Type()&os.ModeSymlink == 0 {
 			continue
 		}
@@ -103,6 +127,9 @@ func expandDir(dir string, paths []string, skipped []Skipped, taken *takenFiles)
 		case err != nil:
 			paths = append(paths, p) // opening it says what is wrong
 			found++
+			continue
+		case st.IsDir(): // a symlink to a directory
+			subdirs = append(subdirs, name)
 			continue
 		case !st.Mode().IsRegular():
 			continue
@@ -118,7 +145,7 @@ func expandDir(dir string, paths []string, skipped []Skipped, taken *takenFiles)
 		}
 		paths = append(paths, p)
 	}
-	return paths, skipped, found, nil
+	return paths, skipped, found, subdirs, nil
 }
 
 // takenFiles are the files ExpandPaths has taken, to recognise one

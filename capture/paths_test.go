@@ -145,6 +145,25 @@ func TestExpandPathsNoCapture(t *testing.T) {
 	}
 }
 
+// TestExpandPathsSubdirectories: a directory whose captures are in
+// subdirectories (one per rail, say), which are not read, is an error
+// that names them.
+func TestExpandPathsSubdirectories(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"rail0", "rail1", ".snapshot"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("rails 0 and 1\n"), 0o644)
+	_, _, err := ExpandPaths([]string{dir})
+	want := dir + ": directory holds no capture files; its subdirectories are not read: give them (" +
+		filepath.Join(dir, "rail0") + " " + filepath.Join(dir, "rail1") + ")"
+	if err == nil || err.Error() != want {
+		t.Errorf("want %q, got %v", want, err)
+	}
+}
+
 // TestExpandPathsStdinTwice: standard input can be read only once, so
 // naming it twice is an error, not an empty second file.
 func TestExpandPathsStdinTwice(t *testing.T) {

@@ -5,15 +5,18 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rocedump/rocedump/capture"
 	"github.com/rocedump/rocedump/decode/packet"
 	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/reports"
 )
 
 // ExtractOptions are the inputs of `rocedump extract`.
@@ -51,9 +54,9 @@ next to it and renamed to OUT only when every packet is written, so a
 failed run leaves no broken OUT; OUT may not be one of the captures.
 
 CAPTURE is a pcap or pcapng file (gzip or not) or a directory of them (files
-in it that are not captures are skipped with a warning). Standard input is
-not accepted: extract reads its input twice, once to number the flows as
-"rocedump flows" does and once to copy their packets.`,
+in it that are not captures are skipped with a warning). Standard input and
+pipes are not accepted: extract reads its input twice, once to number the
+flows as "rocedump flows" does and once to copy their packets.`,
 		Example: `  rocedump flows mirror.pcap            # note the flow number, say 7
   rocedump extract --flow 7 -o qp-7.pcap mirror.pcap
   rocedump extract --qpn 0x1a2b,0x1a2c -o qps.pcap /captures/incident-4711/
@@ -118,6 +121,19 @@ func parseFlowChoice(o *ExtractOptions) (*flowChoice, error) {
 	return c, nil
 }
 
+// checkRereadable refuses a capture named on the command line that is
+// not a regular file: a named pipe, or the /dev/fd/N of a shell's
+// <(zcat ...), gives its bytes once, and the second pass found it empty
+// after the first had read it all ("writing OUT: /dev/fd/63: empty file").
+func checkRereadable(files []string) error {
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil && !st.Mode().IsRegular() {
+			return usageErrorf("extract reads its input twice: %s is not a regular file (a pipe?): save the capture to a file first", f)
+		}
+	}
+	return nil
+}
+
 func (c *flowChoice) match(f *flows.Flow) bool {
 	return c.ids[f.ID] || c.qpns[f.Key.DestQP] || c.pairs[[2]netip.Addr{f.Key.Src, f.Key.Dst}]
 }
@@ -138,7 +154,13 @@ func extractRun(opts *ExtractOptions) error {
 	if slices.Contains(files, "-") {
 		return usageErrorf("extract reads its input twice: give a file, not standard input")
 	}
+	if err := checkRereadable(files); err != nil {
+		return err
+	}
 	if err := checkOutputNotInput(opts.Output, files); err != nil {
+		return err
+	}
+	if err := probeOutput(opts.Output); err != nil {
 		return err
 	}
 	// Pass 1: build the flow table to learn which flows (and epochs) are chosen.
@@ -208,7 +230,7 @@ func extractRun(opts *ExtractOptions) error {
 	// The problems of the input (skipped link types, cut-off files), as
 	// flows and report give them: pass 2 had the same.
 	printProblems(opts.IO.ErrOut, st)
-	fmt.Fprintf(opts.IO.ErrOut, "rocedump: wrote %d packets of %d flows to %s\n", written, len(chosen), opts.Output)
+	fmt.Fprintf(opts.IO.ErrOut, "rocedump: wrote %s of %s to %s\n", reports.Plural(written, "packet"), reports.Plural(len(chosen), "flow"), opts.Output)
 	return nil
 }
 
@@ -224,6 +246,13 @@ type frameWriter struct {
 func newFrameWriter(w io.Writer, pcapng bool) *frameWriter { return &frameWriter{w: w, ng: pcapng} }
 
 func (fw *frameWriter) write(rec *capture.Record) error {
+	ts := rec.Timestamp
+	if ts.IsZero() {
+		// A pcapng Simple Packet Block has no time, and neither file
+		// format can say so: the epoch, as editcap writes it, rather
+		// than failing the extract.
+		ts = time.Unix(0, 0)
+	}
 	if fw.ng {
 		if fw.png == nil {
 			var err error
@@ -231,7 +260,7 @@ func (fw *frameWriter) write(rec *capture.Record) error {
 				return err
 			}
 		}
-		return fw.png.WritePacket(rec.Timestamp, rec.LinkType, rec.Data, rec.OrigLen)
+		return fw.png.WritePacket(ts, rec.LinkType, rec.Data, rec.OrigLen)
 	}
 	if fw.pcap == nil {
 		var err error
@@ -243,5 +272,5 @@ func (fw *frameWriter) write(rec *capture.Record) error {
 	if rec.LinkType != fw.pcapLT {
 		return fmt.Errorf("frames of link types %v and %v cannot share a pcap file; name the output .pcapng", fw.pcapLT, rec.LinkType)
 	}
-	return fw.pcap.WritePacket(rec.Timestamp, rec.Data, rec.OrigLen)
+	return fw.pcap.WritePacket(ts, rec.Data, rec.OrigLen)
 }

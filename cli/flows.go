@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/reports"
 	"github.com/rocedump/rocedump/reports/flowtable"
 )
 
@@ -115,7 +116,7 @@ func flowsRun(opts *FlowsOptions) error {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	printProblems(opts.IO.ErrOut, st)
-	fmt.Fprintf(opts.IO.ErrOut, "rocedump: %d flows, %d packets read, %d RoCE, %d malformed, %d truncated, %d ICRC bad\n",
-		all.Len(), st.Packets, st.RoCE, st.Malformed, st.Truncated, st.ICRCBad)
+	fmt.Fprintf(opts.IO.ErrOut, "rocedump: %s, %s read, %d RoCE, %d malformed, %d truncated, %d ICRC bad\n",
+		reports.Plural(all.Len(), "flow"), reports.Plural(st.Packets, "packet"), st.RoCE, st.Malformed, st.Truncated, st.ICRCBad)
 	return nil
 }

@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rocedump/rocedump/capture"
 )
 
 // TestFlowsGolden pins the flows table, Markdown, CSV and JSON for real and
@@ -139,5 +143,46 @@ func TestExtract(t *testing.T) {
 	_, stderr, code = runCLI(t, "extract", "--pair", pick.Src+","+pick.Dst, "--no-partner", "-o", dst, src)
 	if code != ExitOK || !strings.Contains(stderr, fmt.Sprintf("wrote %d packets", want)) {
 		t.Errorf("--pair: want %d packets, got %d: %s", want, code, stderr)
+	}
+}
+
+// TestExtractSimplePacketBlocks: frames of pcapng Simple Packet Blocks,
+// which carry no time, are extracted (at the epoch, as editcap writes
+// them) to pcap and pcapng: the writers refused their zero time and
+// extract failed with nothing written.
+func TestExtractSimplePacketBlocks(t *testing.T) {
+	r, err := capture.Open(filepath.Join(repoRoot, "testdata", "pcaps", "real", "linlinw5_rdma_write_bw.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	le := binary.LittleEndian
+	block := func(typ uint32, body []byte) []byte {
+		body = append(body, make([]byte, -len(body)&3)...)
+		b := le.AppendUint32(le.AppendUint32(nil, typ), uint32(12+len(body)))
+		return le.AppendUint32(append(b, body...), uint32(12+len(body)))
+	}
+	shb := le.AppendUint64(le.AppendUint16(le.AppendUint16(le.AppendUint32(nil, 0x1a2b3c4d), 1), 0), ^uint64(0))
+	idb := le.AppendUint32(le.AppendUint16(le.AppendUint16(nil, uint16(capture.LinkTypeEthernet)), 0), 0)
+	file := append(block(0x0a0d0d0a, shb), block(1, idb)...)
+	var rec capture.Record
+	for r.Next(&rec) == nil {
+		file = append(file, block(3, append(le.AppendUint32(nil, uint32(rec.OrigLen)), rec.Data...))...)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "spb.pcapng")
+	if err := os.WriteFile(src, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"out.pcap", "out.pcapng"} {
+		dst := filepath.Join(dir, name)
+		_, stderr, code := runCLI(t, "extract", "--flow", "1", "-o", dst, src)
+		if code != ExitOK || !strings.Contains(stderr, "wrote 20 packets of 2 flows") {
+			t.Fatalf("extract -o %s: exit %d: %s", name, code, stderr)
+		}
+		out, _, _ := runCLI(t, "read", "--time", "epoch", dst)
+		if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 20 || !strings.HasPrefix(lines[0], "0.000000000 ") {
+			t.Errorf("extract -o %s: read gives %d lines, first %q; want 20 at the epoch", name, len(lines), lines[0])
+		}
 	}
 }

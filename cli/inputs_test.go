@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,5 +133,40 @@ func TestSameCaptureTwice(t *testing.T) {
 	_, stderr, _ = runCLI(t, "flows", dir, link)
 	if msg := "rocedump: warning: " + link + " is the same file as " + files[0] + ": read once\n"; !strings.Contains(stderr, msg) {
 		t.Errorf("stderr lacks %q:\n%s", msg, stderr)
+	}
+}
+
+// TestUnreadableCaptureExitCode: a capture of which nothing can be read
+// (here a pcapng interface with a timestamp resolution of 10^-30 s, which
+// fits no 64-bit count) is an input error (exit 2) for every command, as
+// read always said; flows and report warned and exited 0 with no flow.
+func TestUnreadableCaptureExitCode(t *testing.T) {
+	le := binary.LittleEndian
+	block := func(typ uint32, body []byte) []byte {
+		b := le.AppendUint32(le.AppendUint32(nil, typ), uint32(12+len(body)))
+		return le.AppendUint32(append(b, body...), uint32(12+len(body)))
+	}
+	shb := le.AppendUint64(le.AppendUint16(le.AppendUint16(le.AppendUint32(nil, 0x1a2b3c4d), 1), 0), ^uint64(0))
+	idb := le.AppendUint32(le.AppendUint16(le.AppendUint16(nil, 1), 0), 0)
+	idb = append(idb, 9, 0, 1, 0, 30, 0, 0, 0, 0, 0, 0, 0) // if_tsresol 10^-30, opt_endofopt
+	epb := append(make([]byte, 12), le.AppendUint32(le.AppendUint32(nil, 60), 60)...)
+	epb = append(epb, make([]byte, 60)...)
+	file := append(append(block(0x0a0d0d0a, shb), block(1, idb)...), block(6, epb)...)
+	bad := filepath.Join(t.TempDir(), "tsresol.pcapng")
+	if err := os.WriteFile(bad, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const want = "tsresol.pcapng: record 1: if_tsresol 10^-30 does not fit in 64 bits"
+	out := filepath.Join(t.TempDir(), "out.pcap")
+	for _, args := range [][]string{
+		{"read", bad},
+		{"flows", bad, genCapture("congestion.pcap")},
+		{"report", bad},
+		{"extract", "--flow", "1", "-o", out, bad},
+	} {
+		_, stderr, code := runCLI(t, args...)
+		if code != ExitUsage || !strings.Contains(stderr, want) {
+			t.Errorf("rocedump %s: exit %d, stderr %q; want exit 2 and %q", strings.Join(args, " "), code, stderr, want)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/rocedump/rocedump/capture"
 	"github.com/rocedump/rocedump/decode/packet"
+	"github.com/rocedump/rocedump/reports"
 )
 
 // LiveOptions are the inputs of `rocedump live`.
@@ -188,10 +190,45 @@ func checkLiveOptions(o *LiveOptions) error {
 		return usageErrorf("-w -: write the packets to a file; standard output carries the report")
 	case o.FileCount > 0 && o.FileSizeMB == 0 && o.RotateSecs == 0:
 		return usageErrorf("-W needs -C or -G: without rotation there is only one file")
-	case o.Write != "" && o.Write == o.Report.Output:
-		return usageErrorf("-w and -o name the same file %q", o.Write)
+	case o.Write != "" && reportOverwritesCapture(o):
+		return usageErrorf("-o %s is a file -w %s writes: the report would replace the capture", o.Report.Output, o.Write)
 	}
 	return nil
+}
+
+// reportOverwritesCapture says whether -o names a file that -w writes:
+// the same path under another spelling (./f, an absolute path, a
+// directory or file symlink), or, with rotation (-C, -G), one of the
+// numbered files FILE1, FILE2, ... or FILE0 ... of the ring. The report
+// is written at the end, over the capture of the incident it is about.
+func reportOverwritesCapture(o *LiveOptions) bool {
+	if o.Report.Output == "" || o.Report.Output == "-" {
+		return false
+	}
+	w, out := resolvedPath(o.Write), resolvedPath(o.Report.Output)
+	if w == out {
+		return true
+	}
+	if o.FileSizeMB == 0 && o.RotateSecs == 0 {
+		return false
+	}
+	seq, ok := strings.CutPrefix(out, w)
+	return ok && seq != "" && strings.Trim(seq, "0123456789") == ""
+}
+
+// resolvedPath is the absolute path p names once symlinks are followed
+// (of its directory only, when p does not exist yet), as the files are
+// opened: -w by os.Create, -o by createOutput.
+func resolvedPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	} else if d, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		p = filepath.Join(d, filepath.Base(p))
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return filepath.Clean(p)
 }
 
 func liveRun(opts *LiveOptions) error {
@@ -253,8 +290,8 @@ func liveRun(opts *LiveOptions) error {
 	}
 	printProblems(opts.IO.ErrOut, s.st)
 	e := opts.IO.ErrOut
-	fmt.Fprintf(e, "rocedump: captured %d packets on %s in %s; dropped %d in the kernel, %d at the interface\n",
-		s.st.Packets, opts.Interface, time.Since(s.start).Round(time.Millisecond), s.stats.KernelDrops, s.stats.InterfaceDrops)
+	fmt.Fprintf(e, "rocedump: captured %s on %s in %s; dropped %d in the kernel, %d at the interface\n",
+		reports.Plural(s.st.Packets, "packet"), opts.Interface, time.Since(s.start).Round(time.Millisecond), s.stats.KernelDrops, s.stats.InterfaceDrops)
 	if w != nil {
 		printWritten(e, w.Files(), s.writeErr)
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mattn/go-isatty"
 )
 
 // ANSI sequences of the in-place screen.
@@ -34,20 +36,18 @@ type liveScreen struct {
 // (so that a report on a redirected stdout stays clean), in place when
 // that stream is a terminal.
 func newLiveScreen(ios IOStreams) *liveScreen {
-	if liveIsTerminal(ios.Out) {
+	if isTerminal(ios.Out) {
 		return &liveScreen{w: ios.Out, term: true}
 	}
-	return &liveScreen{w: ios.ErrOut, term: liveIsTerminal(ios.ErrOut)}
+	return &liveScreen{w: ios.ErrOut, term: isTerminal(ios.ErrOut)}
 }
 
-// liveIsTerminal says whether w is a character device (a terminal).
-func liveIsTerminal(w io.Writer) bool {
+// isTerminal says whether w is a terminal. Being a character device is
+// not enough: /dev/null is one, and "rocedump live ... > /dev/null" drew
+// the live view there, out of sight, instead of on stderr.
+func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && isatty.IsTerminal(f.Fd())
 }
 
 // draw shows v.

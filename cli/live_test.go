@@ -484,6 +484,8 @@ func TestLiveFlags(t *testing.T) {
 		{"rotation without -w", []string{"live", "-i", "x", "-C", "10"}, "need -w FILE"},
 		{"ring without rotation", []string{"live", "-i", "x", "-w", "f.pcap", "-W", "3"}, "-W needs -C or -G"},
 		{"-w to stdout", []string{"live", "-i", "x", "-w", "-"}, "standard output carries the report"},
+		{"report over the capture", []string{"live", "-i", "x", "-w", "f.pcap", "-o", "./f.pcap"}, "the report would replace the capture"},
+		{"report over a rotated file", []string{"live", "-i", "x", "-w", "f.pcap", "-C", "1", "-W", "3", "-o", "f.pcap0"}, "-o f.pcap0 is a file -w f.pcap writes"},
 		{"format", []string{"live", "-i", "x", "--format", "csv"}, "--format"},
 		{"fail-on", []string{"live", "-i", "x", "--fail-on", "info"}, "--fail-on"},
 		{"buffer", []string{"live", "-i", "x", "-B", "0"}, "--buffer-size"},
@@ -670,5 +672,25 @@ func TestPrintWritten(t *testing.T) {
 		if b.String() != tt.want {
 			t.Errorf("%s: got %q, want %q", tt.name, b.String(), tt.want)
 		}
+	}
+}
+
+// TestLiveScreenNotOnDevNull: with stdout on /dev/null (a character
+// device, not a terminal) the live view goes to stderr, as for any
+// redirected stdout; it was drawn on /dev/null, out of sight.
+func TestLiveScreenNotOnDevNull(t *testing.T) {
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devNull.Close()
+	errOut, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errOut.Close()
+	sc := newLiveScreen(IOStreams{Out: devNull, ErrOut: errOut})
+	if sc.w != errOut || sc.term {
+		t.Errorf("stdout on %s: the live view goes to %v (in place: %v), want stderr, one line per refresh", os.DevNull, sc.w, sc.term)
 	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -110,6 +111,10 @@ func mergeRun(opts *MergeOptions) error {
 	}
 	if err := checkOutputNotInput(opts.Output, opts.Reports); err != nil {
 		return err
+	}
+	if i := slices.Index(opts.Reports, "-"); i >= 0 && slices.Contains(opts.Reports[i+1:], "-") {
+		// The second read found it empty: "-: not a rocedump report: EOF".
+		return usageErrorf(`standard input ("-") is given twice: it can be read only once`)
 	}
 	var srcs []reports.MergeSource
 	for _, path := range opts.Reports {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -179,6 +180,14 @@ func TestMergeBadInput(t *testing.T) {
 	_, stderr, code := runCLI(t, "merge", path)
 	if code != ExitUsage || !strings.Contains(stderr, "clean_allreduce.truth.json") {
 		t.Errorf("exit %d, stderr %q: want exit %d naming the file", code, stderr, ExitUsage)
+	}
+	// Standard input twice: the second read found it empty ("-: not a
+	// rocedump report: EOF"); it is said as the capture commands say it.
+	rep, _, _ := runCLI(t, "report", "--format", "json", "--fail-on", "never", genCapture("congestion.pcap"))
+	var out, errOut bytes.Buffer
+	code = Execute([]string{"merge", "-", "-"}, strings.NewReader(rep), &out, &errOut)
+	if code != ExitUsage || !strings.Contains(errOut.String(), `standard input ("-") is given twice`) {
+		t.Errorf("merge - -: exit %d, stderr %q: want exit %d and a word on standard input", code, errOut.String(), ExitUsage)
 	}
 }
 

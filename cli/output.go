@@ -68,6 +68,28 @@ func createOutput(path string, stdout io.Writer) (*outputFile, error) {
 	return createTempOutput(dst, st.Mode().Perm())
 }
 
+// probeOutput makes sure the output path names can be written before the
+// work that fills it: a report over a large capture, or a live capture of
+// --duration, found a missing directory or a directory named by -o only
+// at the end, and the report was lost. It creates and removes the
+// temporary file createOutput would write. An existing file that is not
+// regular (/dev/null, a pipe) is left alone: opening a pipe waits for its
+// reader, and closing it would end the reader's input.
+func probeOutput(path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		return nil
+	}
+	o, err := createOutput(path, nil)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	o.discard()
+	return nil
+}
+
 // createTempOutput creates the temporary file that becomes dst, with
 // dst's permissions perm when it replaces a file (0: a new file's, as
 // os.Create gives them).

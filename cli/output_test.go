@@ -194,3 +194,60 @@ func TestExtractStandardInput(t *testing.T) {
 		t.Errorf("extract left %v", names)
 	}
 }
+
+// TestOutputCheckedFirst: an -o that cannot be written (a directory that
+// does not exist, a directory) is a usage error before the work that would
+// fill it: report read its whole input, and live captured for its whole
+// --duration, before finding it out, and lost the report.
+func TestOutputCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	// Not a capture: reading it first would be an error of its own.
+	notes := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notes, []byte("rail 3 mirror, 256-byte snaps\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{filepath.Join(dir, "no", "such", "dir", "r.txt"), dir} {
+		_, errOut, code := runCLI(t, "report", "-o", out, notes)
+		if code != ExitUsage || !strings.Contains(errOut, "-o "+out) {
+			t.Errorf("report -o %s: exit %d, stderr %q; want exit 2 and a word on -o before reading", out, code, errOut)
+		}
+		// "nosuch0" is not opened: the -o error comes first.
+		_, errOut, code = runCLI(t, "live", "-i", "nosuch0", "--duration", "1s", "-o", out)
+		if code != ExitUsage || !strings.Contains(errOut, "-o "+out) {
+			t.Errorf("live -o %s: exit %d, stderr %q; want exit 2 and a word on -o before capturing", out, code, errOut)
+		}
+	}
+}
+
+// TestOutputIsTopology: -o naming the --topology file is refused (exit 2)
+// before anything is read, by report, merge and live: the report replaced
+// the topology.
+func TestOutputIsTopology(t *testing.T) {
+	dir := t.TempDir()
+	topo := filepath.Join(dir, "pod.yaml")
+	src, err := os.ReadFile(filepath.Join(repoRoot, "testdata", "topology", "dgx-pod.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(topo, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	report, _, _ := runCLI(t, "report", "--format", "json", "--fail-on", "never", genCapture("congestion.pcap"))
+	rep := filepath.Join(dir, "rail0.json")
+	if err := os.WriteFile(rep, []byte(report), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"report", "--topology", topo, "-o", topo, genCapture("congestion.pcap")},
+		{"merge", "--topology", topo, "-o", topo, rep},
+		{"live", "-i", "nosuch0", "--topology", topo, "-o", topo},
+	} {
+		_, stderr, code := runCLI(t, args...)
+		if code != ExitUsage || !strings.Contains(stderr, "is one of the inputs") {
+			t.Errorf("rocedump %s: exit %d, stderr %q; want exit 2, -o is an input", strings.Join(args, " "), code, stderr)
+		}
+	}
+	if b, _ := os.ReadFile(topo); !bytes.Equal(b, src) {
+		t.Errorf("the topology file was changed")
+	}
+}

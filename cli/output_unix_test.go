@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -38,5 +39,30 @@ func TestOutputToPipe(t *testing.T) {
 	}
 	if report := <-got; !strings.Contains(report, "congestion") {
 		t.Errorf("the pipe's reader got %q, want the report", report)
+	}
+}
+
+// TestExtractPipe: extract refuses a capture that is a pipe (the /dev/fd/N
+// of a shell's <(zcat mirror.pcap.gz)), which it cannot read twice: the
+// second pass found it empty once the first had read it.
+func TestExtractPipe(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	src, err := os.ReadFile(genCapture("congestion.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { w.Write(src); w.Close() }()
+	in := fmt.Sprintf("/dev/fd/%d", r.Fd())
+	dir := t.TempDir()
+	_, stderr, code := runCLI(t, "extract", "-o", filepath.Join(dir, "x.pcap"), "--flow", "1", in)
+	if code != ExitUsage || !strings.Contains(stderr, in+" is not a regular file") {
+		t.Errorf("want exit 2 and a word on the pipe, got %d: %s", code, stderr)
+	}
+	if names := dirNames(t, dir); len(names) != 0 {
+		t.Errorf("extract left %v", names)
 	}
 }

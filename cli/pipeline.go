@@ -198,11 +198,7 @@ const progressDelay = 1500 * time.Millisecond
 // newProgress returns a progress line on w, or a silent one when w is not a
 // terminal (scripts, CI, redirected stderr).
 func newProgress(w io.Writer) *progress {
-	f, ok := w.(*os.File)
-	if !ok {
-		return &progress{}
-	}
-	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+	if !isTerminal(w) {
 		return &progress{}
 	}
 	return &progress{w: w, start: time.Now()}

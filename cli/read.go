@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -136,6 +138,26 @@ func (s *readStats) summary() string {
 		countNoun(s.packets, "packet"), s.roce, s.malformed, s.truncated, s.icrcBad)
 }
 
+// filterGivenAsFiles says what went wrong when the capture arguments end
+// in a filter expression, as tcpdump takes it ("rocedump read mirror.pcap
+// udp port 4791"): the first word that is not a file begins an
+// expression that compiles. The error was "stat udp: no such file or
+// directory".
+func filterGivenAsFiles(files []string) error {
+	for i, f := range files {
+		if _, err := os.Stat(f); f == "-" || !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		expr := strings.Join(files[i:], " ")
+		if newFilterCache(expr).check() != nil {
+			return nil // not a filter: the missing file is the error
+		}
+		return usageErrorf("%s: no such file; a capture filter goes after -- or in --filter: rocedump read %s -- '%s'",
+			f, strings.Join(files[:i], " "), expr)
+	}
+	return nil
+}
+
 // countNoun writes n and the noun, plural unless n is 1: "1 frame",
 // "2 frames".
 func countNoun(n int, noun string) string {
@@ -155,6 +177,9 @@ func readRun(opts *ReadOptions) error {
 	}
 	filters := newFilterCache(opts.Filter)
 	if err := filters.check(); err != nil {
+		return err
+	}
+	if err := filterGivenAsFiles(opts.Files); err != nil {
 		return err
 	}
 	files, err := expandCaptures(opts.Files, opts.IO.ErrOut)

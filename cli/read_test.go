@@ -208,6 +208,9 @@ func TestReadErrors(t *testing.T) {
 		{"no file", []string{"read"}, ExitUsage, "requires at least 1 arg"},
 		{"unknown flag", []string{"read", "--frobnicate", cm}, ExitUsage, "unknown flag"},
 		{"negative count", []string{"read", "-c", "-1", cm}, ExitUsage, "--count"},
+		// tcpdump's order, a filter after the files with no "--".
+		{"filter as files", []string{"read", cm, "udp", "port", "4791"}, ExitUsage,
+			"udp: no such file; a capture filter goes after -- or in --filter: rocedump read " + cm + " -- 'udp port 4791'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -146,7 +146,8 @@ func (opts *ReportOptions) config() reports.Config {
 }
 
 // checkOutputFlags validates the flags of the report's output (--format,
-// --fail-on) and loads the topology (--topology, --rail-subnet).
+// --fail-on, -o: see probeOutput) and loads the topology (--topology,
+// --rail-subnet).
 func checkOutputFlags(opts *ReportOptions) (*topology.Topology, reports.Severity, bool, error) {
 	switch opts.Format {
 	case "text", "markdown", "json", "html":
@@ -163,6 +164,10 @@ func checkOutputFlags(opts *ReportOptions) (*topology.Topology, reports.Severity
 	}
 	var topo *topology.Topology
 	if opts.Topology != "" {
+		// The report written over the topology file would lose it.
+		if err := checkOutputNotInput(opts.Output, []string{opts.Topology}); err != nil {
+			return nil, 0, false, err
+		}
 		t, err := topology.Load(opts.Topology)
 		if err != nil {
 			return nil, 0, false, usageErrorf("%v", err)
@@ -176,6 +181,9 @@ func checkOutputFlags(opts *ReportOptions) (*topology.Topology, reports.Severity
 		if err := topo.AddRailSubnet(spec); err != nil {
 			return nil, 0, false, usageErrorf("--rail-subnet: %v", err)
 		}
+	}
+	if err := probeOutput(opts.Output); err != nil {
+		return nil, 0, false, err
 	}
 	return topo, failOn, never, nil
 }

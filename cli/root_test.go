@@ -117,6 +117,14 @@ func TestReadCountsSingular(t *testing.T) {
 	if !strings.Contains(errOut, "rocedump: 1 packet read, 1 RoCE,") {
 		t.Errorf("one packet: %q", errOut)
 	}
+	_, errOut, _ = runCLI(t, "flows", filepath.Join(dir, "one.pcap"))
+	if !strings.Contains(errOut, "rocedump: 1 flow, 1 packet read, 1 RoCE,") {
+		t.Errorf("flows, one packet: %q", errOut)
+	}
+	_, errOut, _ = runCLI(t, "extract", "--flow", "1", "-o", filepath.Join(dir, "out.pcap"), filepath.Join(dir, "one.pcap"))
+	if !strings.Contains(errOut, "rocedump: wrote 1 packet of 1 flow to ") {
+		t.Errorf("extract, one packet: %q", errOut)
+	}
 	_, errOut, _ = runCLI(t, "read", filepath.Join(dir, "mixed.pcapng"))
 	if !strings.Contains(errOut, "skipped 1 frame: unsupported link type ERF") || !strings.Contains(errOut, "rocedump: 2 packets read, 1 RoCE,") {
 		t.Errorf("one of two frames skipped: %q", errOut)
