@@ -126,7 +126,11 @@ func totalsRow(n int, pk, by, retx, gaps, nk, cnps, ce uint64, first, last strin
 	if d > 0 {
 		rate = float64(by) * 8 / d.Seconds()
 	}
-	return []string{"", "TOTAL", strconv.Itoa(n) + " flows", "", "", "",
+	flows := strconv.Itoa(n) + " flows"
+	if n == 1 {
+		flows = "1 flow"
+	}
+	return []string{"", "TOTAL", flows, "", "", "",
 		u(pk), HumanBytes(by), HumanDuration(d), HumanRate(rate),
 		u(retx), u(gaps), u(nk), u(cnps), u(ce)}
 }

@@ -59,6 +59,9 @@ func TestRowAndTotals(t *testing.T) {
 	if !equal(tot, wantTot) {
 		t.Errorf("TotalsRow:\nwant %q\ngot  %q", wantTot, tot)
 	}
+	if got := TotalsRow([]Record{b})[2]; got != "1 flow" {
+		t.Errorf("TotalsRow of one flow: %q, want \"1 flow\"", got)
+	}
 }
 
 func equal(a, b []string) bool {

@@ -45,7 +45,7 @@ func captureFacts(r *reports.Report) []fact {
 func captureLine(c reports.CaptureInfo) string {
 	parts := []string{
 		files(c.Files),
-		u64(c.Packets) + " packets (" + u64(c.RoCE) + " RoCE)",
+		reports.Plural(c.Packets, "packet") + " (" + u64(c.RoCE) + " RoCE)",
 		spanText(c),
 		u64(c.Truncated) + " truncated",
 	}

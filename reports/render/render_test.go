@@ -139,4 +139,7 @@ func TestSummaryPlurals(t *testing.T) {
 			t.Errorf("Flows fact %q", f.Value)
 		}
 	}
+	if got := captureLine(reports.CaptureInfo{Files: []string{"a.pcap"}, Packets: 1, RoCE: 1}); !strings.Contains(got, "1 packet (1 RoCE)") {
+		t.Errorf("captureLine = %q, want 1 packet", got)
+	}
 }
