@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +26,12 @@ type Skipped struct {
 	// reading it twice would count every frame twice. Dir and Name are
 	// then the repeat's ("" and the argument for a file argument).
 	SameAs string
+
+	// CopyOf, when set, is the path of a capture in the same directory of
+	// which this file is a gzip-compressed copy (NAME.gz beside NAME, as
+	// `gzip -k` leaves them, holding the same bytes): it is left out, for
+	// the same reason.
+	CopyOf string
 }
 
 // ExpandPaths turns the capture arguments of a command into file paths: a
@@ -39,7 +46,9 @@ type Skipped struct {
 // in order, with dangling symlinks. A file that cannot be opened is kept,
 // so that opening it says what is wrong. A file named as an argument is
 // never judged here: if it is not a capture, opening it says so. A file
-// reached a second time (see Skipped.SameAs) is left out too.
+// reached a second time (see Skipped.SameAs), or a gzip-compressed copy of
+// a capture beside it in the same directory (Skipped.CopyOf), is left out
+// too.
 func ExpandPaths(args []string) (paths []string, skipped []Skipped, err error) {
 	var taken takenFiles
 	stdin := false
@@ -106,6 +115,7 @@ func expandDir(dir string, paths []string, skipped []Skipped, taken *takenFiles)
 	if err != nil {
 		return nil, nil, 0, nil, err
 	}
+	first := len(paths)
 	for _, e := range entries {
 		name := e.Name()
 		if strings.HasPrefix(name, ".") {
@@ -145,7 +155,66 @@ func expandDir(dir string, paths []string, skipped []Skipped, taken *takenFiles)
 		}
 		paths = append(paths, p)
 	}
+	paths, skipped = dropGzipCopies(dir, paths, first, skipped)
 	return paths, skipped, found, subdirs, nil
+}
+
+// dropGzipCopies moves the captures paths[first:] of directory dir that
+// are gzip-compressed copies of another of them (NAME.gz of NAME) from
+// paths to skipped.
+func dropGzipCopies(dir string, paths []string, first int, skipped []Skipped) ([]string, []Skipped) {
+	inDir := paths[first:]
+	plain := map[string]bool{}
+	for _, p := range inDir {
+		plain[p] = true
+	}
+	kept := paths[:first]
+	for _, p := range inDir {
+		if orig, ok := strings.CutSuffix(p, ".gz"); ok && plain[orig] && isGzipCopy(p, orig) {
+			skipped = append(skipped, Skipped{Dir: dir, Name: filepath.Base(p), CopyOf: orig})
+			continue
+		}
+		kept = append(kept, p)
+	}
+	return kept, skipped
+}
+
+// gzipCopyCheck is how many bytes isGzipCopy compares from the start.
+const gzipCopyCheck = 64 << 10
+
+// isGzipCopy says whether the gzip file gz holds the bytes of the file
+// orig: its trailer gives orig's size (modulo 2^32, RFC 1952 §2.3.1 ISIZE,
+// of its last member) and it starts with orig's first gzipCopyCheck bytes.
+// Two captures of one mirror that differ are told apart by their first
+// records' times long before that; a file that cannot be read is no copy.
+func isGzipCopy(gz, orig string) bool {
+	o, err := os.Open(orig)
+	if err != nil {
+		return false
+	}
+	defer o.Close()
+	g, err := os.Open(gz)
+	if err != nil {
+		return false
+	}
+	defer g.Close()
+	ost, err1 := o.Stat()
+	gst, err2 := g.Stat()
+	if err1 != nil || err2 != nil || gst.Size() < 18 { // a gzip header and trailer
+		return false
+	}
+	var isize [4]byte
+	if _, err := g.ReadAt(isize[:], gst.Size()-4); err != nil || binary.LittleEndian.Uint32(isize[:]) != uint32(ost.Size()) {
+		return false
+	}
+	zr, err := gzip.NewReader(g)
+	if err != nil {
+		return false
+	}
+	a, b := make([]byte, gzipCopyCheck), make([]byte, gzipCopyCheck)
+	na, _ := io.ReadFull(o, a)
+	nb, _ := io.ReadFull(zr, b)
+	return na == nb && bytes.Equal(a[:na], b[:nb])
 }
 
 // takenFiles are the files ExpandPaths has taken, to recognise one

@@ -1,6 +1,8 @@
 package capture
 
 import (
+	"bytes"
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -170,5 +172,44 @@ func TestExpandPathsStdinTwice(t *testing.T) {
 	_, _, err := ExpandPaths([]string{"-", "-"})
 	if err == nil || !strings.Contains(err.Error(), "given twice") {
 		t.Errorf("want an error saying standard input is given twice, got %v", err)
+	}
+}
+
+// TestExpandPathsGzipCopy: NAME.gz beside NAME in a directory, holding the
+// same bytes (as `gzip -k` leaves them), is read once, as NAME; a NAME.gz
+// that holds another capture is read too, and so is a copy named as a file.
+func TestExpandPathsGzipCopy(t *testing.T) {
+	dir := t.TempDir()
+	gzipTo := func(src, dst string) {
+		t.Helper()
+		data, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		zw.Write(data)
+		zw.Close()
+		if err := os.WriteFile(dst, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := writeTaggedPcap(t, dir, "a.pcap", 'a', []int{0, 10})
+	gzipTo(a, a+".gz")
+	b := writeTaggedPcap(t, dir, "b.pcap", 'b', []int{0, 10})
+	other := writeTaggedPcap(t, t.TempDir(), "b.pcap", 'c', []int{0, 10}) // same size, other bytes
+	gzipTo(other, b+".gz")
+	got, skipped, err := ExpandPaths([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{a, b, b + ".gz"}; !slices.Equal(got, want) {
+		t.Errorf("paths: want %v, got %v", want, got)
+	}
+	if want := []Skipped{{Dir: dir, Name: "a.pcap.gz", CopyOf: a}}; !slices.Equal(skipped, want) {
+		t.Errorf("skipped: want %v, got %v", want, skipped)
+	}
+	if got, _, _ := ExpandPaths([]string{a, a + ".gz"}); len(got) != 2 {
+		t.Errorf("both named as files: want both read, got %v", got)
 	}
 }

@@ -25,6 +25,11 @@ func expandCaptures(args []string, errOut io.Writer) ([]string, error) {
 		return nil, &exitError{code: ExitUsage, err: err}
 	}
 	skipped = slices.DeleteFunc(skipped, func(s capture.Skipped) bool {
+		if s.CopyOf != "" {
+			fmt.Fprintf(errOut, "rocedump: warning: %s is a gzip-compressed copy of %s: read once (name both files to read both)\n",
+				printableName(filepath.Join(s.Dir, s.Name)), printableName(s.CopyOf))
+			return true
+		}
 		if s.SameAs == "" {
 			return false
 		}
