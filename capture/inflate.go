@@ -39,6 +39,12 @@ type inflater struct {
 	cur []byte // the unread part of the current chunk
 	buf []byte // the current chunk's buffer, to give back
 	err error  // what ended src, once the caller has its last chunk
+
+	// fill is the least a chunk holds before it is handed over (but for
+	// the last): a whole chunk from a file, any bytes at all from a
+	// stream, whose next bytes may be a while coming (a capture still
+	// being written to a pipe).
+	fill int
 }
 
 // inflated is a chunk of src's bytes and the error src returned after
@@ -48,12 +54,17 @@ type inflated struct {
 	err error
 }
 
-// startInflater starts reading src in chunks of size bytes.
-func startInflater(src io.Reader, size int, done func()) *inflater {
+// startInflater starts reading src in chunks of size bytes, each handed
+// over full, or as soon as it holds anything if stream is set.
+func startInflater(src io.Reader, size int, stream bool, done func()) *inflater {
 	a := &inflater{
 		full: make(chan inflated, inflateChunks),
 		free: make(chan []byte, inflateChunks),
 		stop: make(chan struct{}),
+		fill: size,
+	}
+	if stream {
+		a.fill = 1
 	}
 	for range inflateChunks {
 		a.free <- make([]byte, size)
@@ -78,7 +89,7 @@ func (a *inflater) run(src io.Reader, done func()) {
 		case <-a.stop:
 			return
 		}
-		n, err := readAtLeast(src, buf, len(buf))
+		n, err := readAtLeast(src, buf, a.fill)
 		select {
 		case a.full <- inflated{buf[:n], err}:
 		case <-a.stop:

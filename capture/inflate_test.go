@@ -98,7 +98,7 @@ func TestInflaterBytesThenError(t *testing.T) {
 	src := frame(7, 100_000)
 	boom := errors.New("boom")
 	done := make(chan struct{})
-	a := startInflater(iotest.OneByteReader(&failingReader{data: src, err: boom}), 4096, func() { close(done) })
+	a := startInflater(iotest.OneByteReader(&failingReader{data: src, err: boom}), 4096, false, func() { close(done) })
 	var got []byte
 	buf := make([]byte, 333)
 	var err error
@@ -124,7 +124,7 @@ func TestInflaterBytesThenError(t *testing.T) {
 // never ends.
 func TestInflaterStop(t *testing.T) {
 	done := make(chan struct{})
-	a := startInflater(&loopReader{body: frame(1, 1000)}, 4096, func() { close(done) })
+	a := startInflater(&loopReader{body: frame(1, 1000)}, 4096, false, func() { close(done) })
 	buf := make([]byte, 10_000)
 	if _, err := io.ReadFull(a, buf); err != nil {
 		t.Fatal(err)

@@ -197,6 +197,7 @@ func (r *Reader) openGzip(size int) error {
 	p, _ := r.peek(gzipHeaderLen)
 	have := len(p)
 	var raw io.Reader = r.br
+	stream := r.br != nil // not a regular file (see Open)
 	if r.br == nil {
 		// The block moves out of r: the decompressor reads it.
 		blk := new(block)
@@ -214,7 +215,7 @@ func (r *Reader) openGzip(size int) error {
 	r.format.Gzip = true
 	var src io.Reader = zr
 	if inflateAhead() {
-		r.inflate = startInflater(zr, min(size, blockSize), func() { zr.Close() })
+		r.inflate = startInflater(zr, min(size, blockSize), stream, func() { zr.Close() })
 		src = r.inflate
 	}
 	r.blk, r.br = newBlock(src, min(size, blockSize)), nil
@@ -384,6 +385,17 @@ func (r *Reader) discard(n int) (int, error) {
 		return r.br.Discard(n)
 	}
 	return r.blk.discard(n)
+}
+
+// Buffered returns how many bytes the Reader has read from its input and
+// not yet used: at 0, the next Next may wait for the input (a pipe from a
+// capture still running), so a program printing records as it reads them
+// flushes its output then.
+func (r *Reader) Buffered() int {
+	if r.br != nil {
+		return r.br.Buffered()
+	}
+	return r.blk.hi - r.blk.lo
 }
 
 // source returns the input as an io.Reader (past the bytes consumed).

@@ -294,6 +294,31 @@ type packetHandler struct {
 	pipe    *readPipeline  // if not nil, does the frames' work
 }
 
+// flush writes out every frame handled so far.
+func (h *packetHandler) flush() error {
+	if h.pipe != nil {
+		h.pipe.flush(h.stats)
+	}
+	if err := h.out.Flush(); err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	return nil
+}
+
+// streamingInput says whether the capture at path ("-" for standard
+// input) is a pipe, a terminal or another input that is not a regular
+// file: one that may be written while it is read.
+func streamingInput(path string) bool {
+	var st os.FileInfo
+	var err error
+	if path == "-" {
+		st, err = os.Stdin.Stat()
+	} else {
+		st, err = os.Stat(path)
+	}
+	return err == nil && !st.Mode().IsRegular()
+}
+
 // handle processes one record. It returns errStop once -c packets were
 // printed, or a usage error for a filter that does not apply to the
 // record's link type (filterCache.get).
@@ -396,7 +421,15 @@ func readFile(path string, h *packetHandler) (problems []fileProblem, err error)
 		h.pipe.startFile(path)
 		defer h.pipe.flush(h.stats)
 	}
+	streaming := streamingInput(path)
 	for {
+		if streaming && r.Buffered() == 0 {
+			// The next record may be a while coming (tcpdump -U -w - |
+			// rocedump read -): what was read so far is printed first.
+			if err := h.flush(); err != nil {
+				return problems, err
+			}
+		}
 		err := r.Next(&rec)
 		if err == io.EOF {
 			break
