@@ -65,7 +65,9 @@
 //     timeout or an RNR NAK, a packet lost after the mirror saw it. A READ
 //     request that re-issues the rest of the previous READ (same R_Key and
 //     end address, a later start, a PSN within the first READ's response
-//     PSNs) is retransmitted too, though its PSN is ahead.
+//     PSNs) is retransmitted too, though its PSN is ahead; so is one that
+//     repeats the whole previous READ while the READ responses answering
+//     it skipped its PSN (its first response packet went missing).
 //
 // A flow remembers its last 8 open gaps: a PSN of an older gap that
 // arrives later counts as retransmitted and stays in MissingPSNs.
@@ -182,6 +184,8 @@
 //     timer has run (the requester waits at least that long, IBTA vol 1
 //     Table 45); for a READ response FIRST or ONLY (how a responder
 //     answers a READ), no re-issued READ from its PSN awaits its answer;
+//     for a READ request, the READ responses answering its flow did not
+//     skip its PSN (then it re-issues the whole READ);
 //   - it does not continue a run of resends (its PSN is not the one after
 //     the space's last);
 //   - its space first carried the PSN within the window, or the last run

@@ -206,6 +206,9 @@ const (
 // mirror's copy, and counts it in f's MirrorDuplicates if so. Out of
 // Table.addFlow, whose packets in order do not call it.
 func (t *Table) copied(f *Flow, p *packet.Packet, c opBits, now int64) bool {
+	if c&opReadRequest != 0 && t.rereadsWhole(f, &p.BTH) {
+		return false
+	}
 	if !f.repeats(p, c, now, t.seesReverse(f, now)) || t.newNAK(f, &p.BTH) {
 		return false
 	}
@@ -383,6 +386,56 @@ func (t *Table) newNAK(f *Flow, h *bth.BTH) bool {
 	}
 	p := r.retx
 	return p == nil || !p.pending.valid || p.pending.psn != h.PSN || p.pending.rnr != rnr
+}
+
+// rereadsWhole says whether h, an RDMA READ request of f at or behind its
+// highest PSN, re-issues the whole of f's last READ because its first
+// response packet went missing: the same PSN, R_Key, address and length,
+// while the READ responses answering f skipped that PSN (an open gap). A
+// requester that sees a READ's responses begin past the READ's PSN (an
+// implied NAK, IBTA vol 1 ch. 9) asks again from the missing PSN, here the
+// READ's own: a few microseconds after the first, as a mirror's copy
+// would come, but a copy cannot fill a gap in the other direction. It
+// marks the READ so that Flow.rereads counts the request as a re-issue.
+func (t *Table) rereadsWhole(f *Flow, h *bth.BTH) bool {
+	if f.cold == nil || h.Ext&bth.HasRETH == 0 {
+		return false
+	}
+	r := &f.cold.lastRead
+	e := &h.RETH
+	if !r.valid || h.PSN != r.psn || e.RKey != r.rkey || e.VA != r.va || e.VA+uint64(e.DMALen) != r.end {
+		return false
+	}
+	if !t.readResponseGap(f, h.PSN) {
+		return false
+	}
+	r.firstLost = true
+	return true
+}
+
+// readResponseGap says whether the READ responses that answer f's
+// requests skipped psn and have not carried it since: those of the flow
+// whose responses answered f last, or the reverse flow of f's RDMA CM
+// exchange; with neither, of any flow from f's responder back (at most
+// maxPairCands), as noteReissue looks for them.
+func (t *Table) readResponseGap(f *Flow, psn uint32) bool {
+	s := f.respLink
+	if s == nil && f.CM != nil {
+		s = t.Current(f.Key.Reverse(f.CM.SrcQP))
+	}
+	if s != nil {
+		return s.readResp && s.ReadResponses.inGap(psn)
+	}
+	n := 0
+	for c := t.byHosts[hostPair{f.Key.Dst, f.Key.Src}].first; c != nil && n < maxPairCands; c = c.hostNext {
+		if c.readResp {
+			if c.ReadResponses.inGap(psn) {
+				return true
+			}
+			n++
+		}
+	}
+	return false
 }
 
 // noteReissue makes the READ re-issued at psn on f, a request flow,

@@ -504,3 +504,36 @@ func TestMirrorOneDirection(t *testing.T) {
 		t.Errorf("Retransmitted %d, MirrorDuplicates %d; want 4 resent and 1 copy", f.Requests.Retransmitted, f.MirrorDuplicates())
 	}
 }
+
+// TestReadReissuedWhole: the first response packet of a READ is lost
+// before the mirror, so its later ones open a gap in the READ responses;
+// the requester re-issues the whole READ (its own PSN, address and length)
+// microseconds later, as a mirror's copy would come. It is a re-issued
+// READ, not a copy, and the responses it draws are resent, not copies.
+// The same READ repeated without the gap is still a copy.
+func TestReadReissuedWhole(t *testing.T) {
+	c := newClock(Config{})
+	resp := func(psn uint32, ops ...bth.Opcode) {
+		for i, op := range ops {
+			c.add(100*time.Nanosecond, roce(hostB, hostA, op, aQP, psn+uint32(i), 1024))
+		}
+	}
+	c.add(us, readReq(hostA, hostB, bQP, 1000, 0x10000, 4096))
+	resp(1000, opReadFirst, opReadMid, opReadMid, opReadLast)
+	c.add(us, readReq(hostA, hostB, bQP, 1004, 0x20000, 4096))
+	resp(1005, opReadMid, opReadMid, opReadLast) // 1004 lost
+	c.add(3*us, readReq(hostA, hostB, bQP, 1004, 0x20000, 4096))
+	resp(1004, opReadFirst, opReadMid, opReadMid, opReadLast)
+	c.add(us, readReq(hostA, hostB, bQP, 1008, 0x30000, 4096))
+	c.add(us, readReq(hostA, hostB, bQP, 1008, 0x30000, 4096)) // the mirror's copy
+	resp(1008, opReadFirst, opReadMid, opReadMid, opReadLast)
+	r := only(t, c, key(hostA, hostB, bQP))
+	if r.Retx.ReissuedReads != 1 || r.Requests.Retransmitted != 1 || r.Retx.Timeouts != 0 || r.MirrorDuplicates() != 1 || r.Messages != 3 {
+		t.Errorf("requests: ReissuedReads %d, Retransmitted %d, Timeouts %d, MirrorDuplicates %d, Messages %d; want 1, 1, 0, 1, 3",
+			r.Retx.ReissuedReads, r.Requests.Retransmitted, r.Retx.Timeouts, r.MirrorDuplicates(), r.Messages)
+	}
+	s := only(t, c, key(hostB, hostA, aQP)).ReadResponses
+	if s.Packets != 15 || s.PSNGaps != 1 || s.OutOfOrder != 1 || s.Retransmitted != 3 || s.MissingPSNs != 0 {
+		t.Errorf("READ responses %+v; want 15 packets, 1 gap filled out of order, 3 resent", s)
+	}
+}

@@ -66,6 +66,9 @@ type readState struct {
 	va    uint64
 	end   uint64 // VA + DMA length
 	rkey  uint32
+	// firstLost: its READ responses skipped its own PSN, and the
+	// request that repeats it whole is a re-issue (Table.rereadsWhole).
+	firstLost bool
 }
 
 // noteRead remembers h, an RDMA READ request.
@@ -93,6 +96,11 @@ func (f *Flow) rereads(h *bth.BTH) bool {
 	}
 	r := &f.cold.lastRead
 	e := &h.RETH
+	if r.firstLost && h.PSN == r.psn && e.VA == r.va {
+		// The whole READ again: its first response went missing.
+		r.firstLost = false
+		return true
+	}
 	if e.RKey != r.rkey || e.VA <= r.va || e.VA+uint64(e.DMALen) != r.end {
 		return false
 	}
