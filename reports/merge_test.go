@@ -172,7 +172,7 @@ func congestionCounts(n, cnps, peak float64) map[string]float64 {
 // come together.
 func TestMergeCombined(t *testing.T) {
 	gbn := func(resent, mean float64) Finding {
-		return counted(KindRetransmission, Warning, goBackNTitle(uint64(resent), 1, 1), map[string]float64{
+		return counted(KindRetransmission, Warning, goBackNTitle(uint64(resent), 1, 1, 1), map[string]float64{
 			"gbn_episodes": 1, "retransmitted_packets": resent, "psn_seq_err_naks": 1, "fabric_lost_psns": 0, "fabric_gaps": 0, "qps": 1,
 			"recovery_ms_max": mean, "recovery_ms_mean": mean, "catch_up_ms_max": 0.051})
 	}
@@ -301,7 +301,7 @@ func TestMergeNotesOnlyWhenApproximate(t *testing.T) {
 // capture is judged on the merged capture, even for a finding of one
 // report, whose text then says so.
 func TestMergeSeverityOfMergedCapture(t *testing.T) {
-	gbn := counted(KindRetransmission, Critical, goBackNTitle(150, 3, 1), map[string]float64{
+	gbn := counted(KindRetransmission, Critical, goBackNTitle(150, 3, 1, 3), map[string]float64{
 		"gbn_episodes": 3, "retransmitted_packets": 150, "psn_seq_err_naks": 3, "fabric_lost_psns": 0, "fabric_gaps": 0, "qps": 1,
 		"recovery_ms_max": 0, "recovery_ms_mean": 0, "catch_up_ms_max": 0})
 	a := mergeFixture("a.pcap", "10.0.0.1", 1, 10000, 0, gbn) // 1.5% of its capture: critical
