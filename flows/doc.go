@@ -142,8 +142,9 @@
 //     gap. It did not reach the responder and was sent again;
 //   - mirror loss (MirrorLostPSNs): the responder acknowledges it (an ACK,
 //     READ or atomic response at its PSN or later, or a NAK or RNR NAK at a
-//     later PSN) before any copy is captured or a NAK names it. It was
-//     delivered; the capture missed it.
+//     later PSN; a response whose AETH the snap length cut, which may be a
+//     NAK, counts as one) before any copy is captured or a NAK names it. It
+//     was delivered; the capture missed it.
 //
 // FabricGaps and MirrorGaps count the gaps with at least one PSN decided
 // each way (a gap can count in both). At Finish, PSNs still undecided at or
