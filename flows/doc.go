@@ -16,7 +16,9 @@
 // epoch began, or when the flow has been idle for Config.EpochIdle and the
 // packet's PSN is more than Config.EpochJump from the highest PSN of its
 // PSN space (requests, READ responses, or other responses) in the current
-// epoch. A burst of go-back-N resends never goes idle and stays within the
+// epoch; a READ response must also be that far from the other responses,
+// which answer the same requests: the ACKs of the RDMA WRITEs between two
+// READs move that PSN space on. A burst of go-back-N resends never goes idle and stays within the
 // window, so it is never a new epoch.
 //
 // # The counters
