@@ -69,7 +69,9 @@
 //     end address, a later start, a PSN within the first READ's response
 //     PSNs) is retransmitted too, though its PSN is ahead; so is one that
 //     repeats the whole previous READ while the READ responses answering
-//     it skipped its PSN (its first response packet went missing).
+//     it skipped its PSN (its first response packet went missing). When
+//     the snap length cut the RETH, a READ at a PSN after the previous
+//     READ's and at or before the highest READ response captured is one.
 //
 // A flow remembers its last 8 open gaps: a PSN of an older gap that
 // arrives later counts as retransmitted and stays in MissingPSNs.

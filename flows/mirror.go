@@ -390,20 +390,24 @@ func (t *Table) newNAK(f *Flow, h *bth.BTH) bool {
 
 // rereadsWhole says whether h, an RDMA READ request of f at or behind its
 // highest PSN, re-issues the whole of f's last READ because its first
-// response packet went missing: the same PSN, R_Key, address and length,
-// while the READ responses answering f skipped that PSN (an open gap). A
+// response packet went missing: the same PSN, R_Key, address and length
+// (or the same PSN, when the snap length cut either RETH), while the READ
+// responses answering f skipped that PSN (an open gap). A
 // requester that sees a READ's responses begin past the READ's PSN (an
 // implied NAK, IBTA vol 1 ch. 9) asks again from the missing PSN, here the
 // READ's own: a few microseconds after the first, as a mirror's copy
 // would come, but a copy cannot fill a gap in the other direction. It
 // marks the READ so that Flow.rereads counts the request as a re-issue.
 func (t *Table) rereadsWhole(f *Flow, h *bth.BTH) bool {
-	if f.cold == nil || h.Ext&bth.HasRETH == 0 {
+	if f.cold == nil {
 		return false
 	}
 	r := &f.cold.lastRead
 	e := &h.RETH
-	if !r.valid || h.PSN != r.psn || e.RKey != r.rkey || e.VA != r.va || e.VA+uint64(e.DMALen) != r.end {
+	if !r.valid || h.PSN != r.psn {
+		return false
+	}
+	if !r.cut && h.Ext&bth.HasRETH != 0 && (e.RKey != r.rkey || e.VA != r.va || e.VA+uint64(e.DMALen) != r.end) {
 		return false
 	}
 	if !t.readResponseGap(f, h.PSN) {

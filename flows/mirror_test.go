@@ -537,3 +537,51 @@ func TestReadReissuedWhole(t *testing.T) {
 		t.Errorf("READ responses %+v; want 15 packets, 1 gap filled out of order, 3 resent", s)
 	}
 }
+
+// TestReadReissueRETHCut: behind an ERSPAN III header with its platform
+// subheader and a VLAN tag, 128-byte snaps cut the RETH of READ requests.
+// The PSNs still tell a re-issued READ: one past the previous READ's PSN
+// and at or before the READ responses already captured (a new READ comes
+// after them), or the previous READ's own PSN while its responses skip
+// it. The responses a re-issue draws are resent, not mirror copies; a
+// copy of a new READ is still a copy.
+func TestReadReissueRETHCut(t *testing.T) {
+	c := newClock(Config{})
+	read := func(psn uint32) {
+		p := readReq(hostA, hostB, bQP, psn, 0x10000, 4096)
+		p.BTH.Ext &^= bth.HasRETH
+		p.BTH.RETH = bth.RETH{}
+		p.BTH.Truncated, p.Truncated = true, true
+		c.add(us, p)
+	}
+	resp := func(psn uint32, ops ...bth.Opcode) {
+		for i, op := range ops {
+			c.add(100*time.Nanosecond, roce(hostB, hostA, op, aQP, psn+uint32(i), 1024))
+		}
+	}
+	read(1000)
+	resp(1000, opReadFirst, opReadMid)
+	resp(1003, opReadLast) // 1002 lost before the mirror
+	read(1002)
+	resp(1002, opReadFirst, opReadLast)
+	read(1004)
+	resp(1004, opReadFirst, opReadMid, opReadMid, opReadLast) // 1005 lost after the mirror
+	read(1005)
+	resp(1005, opReadFirst, opReadMid, opReadLast)
+	read(1008)
+	resp(1009, opReadMid, opReadMid, opReadLast) // 1008 lost before the mirror
+	read(1008)
+	resp(1008, opReadFirst, opReadMid, opReadMid, opReadLast)
+	read(1012)
+	read(1012) // the mirror's copy
+	resp(1012, opReadFirst, opReadMid, opReadMid, opReadLast)
+	r := only(t, c, key(hostA, hostB, bQP))
+	if r.Retx.ReissuedReads != 3 || r.Retx.Timeouts != 0 || r.MirrorDuplicates() != 1 || r.Messages != 4 {
+		t.Errorf("requests: ReissuedReads %d, Timeouts %d, MirrorDuplicates %d, Messages %d; want 3, 0, 1, 4",
+			r.Retx.ReissuedReads, r.Retx.Timeouts, r.MirrorDuplicates(), r.Messages)
+	}
+	s := only(t, c, key(hostB, hostA, aQP))
+	if rr := s.ReadResponses; s.MirrorDuplicates() != 0 || rr.PSNGaps != 2 || rr.OutOfOrder != 2 || rr.Retransmitted != 7 {
+		t.Errorf("READ responses: MirrorDuplicates %d, %+v; want no copy, 2 gaps filled out of order, 7 resent", s.MirrorDuplicates(), rr)
+	}
+}

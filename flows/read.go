@@ -61,6 +61,7 @@ func (f *Flow) learnMTU(p *packet.Packet) {
 // re-issue.
 type readState struct {
 	valid bool
+	cut   bool // its RETH was not captured: only psn is known
 	psn   uint32
 	span  int32 // most extra PSNs it may consume
 	va    uint64
@@ -74,9 +75,7 @@ type readState struct {
 // noteRead remembers h, an RDMA READ request.
 func (f *Flow) noteRead(h *bth.BTH) {
 	if h.Ext&bth.HasRETH == 0 {
-		if f.cold != nil {
-			f.cold.lastRead.valid = false
-		}
+		f.coldState().lastRead = readState{valid: true, cut: true, psn: h.PSN, span: maxReadSpan}
 		return
 	}
 	_, hi := readSpan(h, uint32(f.pmtu))
@@ -90,16 +89,26 @@ func (f *Flow) noteRead(h *bth.BTH) {
 // new READ has the same R_Key and end address, a later VA, and a PSN within
 // the first READ's response PSNs. Such a READ is a retransmission, not a new
 // message; it also shows the path MTU, (VA - first VA) / (PSN - first PSN).
+//
+// When the snap length cut the RETH of either READ, the PSNs alone decide:
+// a READ after the previous one's PSN and at or before the highest READ
+// response that answered this flow re-issues it, since a new READ comes
+// after every response to the READs before it.
 func (f *Flow) rereads(h *bth.BTH) bool {
-	if f.cold == nil || !f.cold.lastRead.valid || h.Ext&bth.HasRETH == 0 {
+	if f.cold == nil || !f.cold.lastRead.valid {
 		return false
 	}
 	r := &f.cold.lastRead
 	e := &h.RETH
-	if r.firstLost && h.PSN == r.psn && e.VA == r.va {
+	cut := r.cut || h.Ext&bth.HasRETH == 0
+	if r.firstLost && h.PSN == r.psn && (cut || e.VA == r.va) {
 		// The whole READ again: its first response went missing.
 		r.firstLost = false
 		return true
+	}
+	if cut {
+		s := f.respLink
+		return s != nil && s.readResp && psnDiff(h.PSN, r.psn) > 0 && psnDiff(h.PSN, s.ReadResponses.HighPSN) <= 0
 	}
 	if e.RKey != r.rkey || e.VA <= r.va || e.VA+uint64(e.DMALen) != r.end {
 		return false
