@@ -67,9 +67,10 @@
 //     timeout or an RNR NAK, a packet lost after the mirror saw it. A READ
 //     request that re-issues the rest of the previous READ (same R_Key and
 //     end address, a later start, a PSN within the first READ's response
-//     PSNs) is retransmitted too, though its PSN is ahead; so is one that
-//     repeats the whole previous READ while the READ responses answering
-//     it skipped its PSN (its first response packet went missing). When
+//     PSNs) is retransmitted too, though its PSN is ahead; so is a READ
+//     request at a PSN the READ responses answering its flow skipped (a
+//     response lost before the mirror, of whichever READ still
+//     outstanding: the requester asks again from there). When
 //     the snap length cut the RETH, a READ at a PSN after the previous
 //     READ's and at or before the highest READ response captured is one.
 //
@@ -190,7 +191,7 @@
 //     Table 45); for a READ response FIRST or ONLY (how a responder
 //     answers a READ), no re-issued READ from its PSN awaits its answer;
 //     for a READ request, the READ responses answering its flow did not
-//     skip its PSN (then it re-issues the whole READ);
+//     skip its PSN (then it re-issues a READ from there);
 //   - it does not continue a run of resends (its PSN is not the one after
 //     the space's last);
 //   - its space first carried the PSN within the window, or the last run

@@ -265,6 +265,7 @@ type flowCold struct {
 	lastRead  readState     // the last RDMA READ request, to recognise a re-issue
 	resent    [2]resendRun  // the last run of resends of the requests and of the READ responses
 	reissue   pendingPSN    // a re-issued READ the partner sent: the READ response it asks for again
+	lostRead  pendingPSN    // a READ request re-issued from a READ response the capture lacks (Table.reissuesLost)
 	copies    uint64        // MirrorDuplicates
 }
 

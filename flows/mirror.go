@@ -206,7 +206,7 @@ const (
 // mirror's copy, and counts it in f's MirrorDuplicates if so. Out of
 // Table.addFlow, whose packets in order do not call it.
 func (t *Table) copied(f *Flow, p *packet.Packet, c opBits, now int64) bool {
-	if c&opReadRequest != 0 && t.rereadsWhole(f, &p.BTH) {
+	if c&opReadRequest != 0 && t.reissuesLost(f, p.BTH.PSN) {
 		return false
 	}
 	if !f.repeats(p, c, now, t.seesReverse(f, now)) || t.newNAK(f, &p.BTH) {
@@ -388,32 +388,21 @@ func (t *Table) newNAK(f *Flow, h *bth.BTH) bool {
 	return p == nil || !p.pending.valid || p.pending.psn != h.PSN || p.pending.rnr != rnr
 }
 
-// rereadsWhole says whether h, an RDMA READ request of f at or behind its
-// highest PSN, re-issues the whole of f's last READ because its first
-// response packet went missing: the same PSN, R_Key, address and length
-// (or the same PSN, when the snap length cut either RETH), while the READ
-// responses answering f skipped that PSN (an open gap). A
-// requester that sees a READ's responses begin past the READ's PSN (an
-// implied NAK, IBTA vol 1 ch. 9) asks again from the missing PSN, here the
-// READ's own: a few microseconds after the first, as a mirror's copy
-// would come, but a copy cannot fill a gap in the other direction. It
-// marks the READ so that Flow.rereads counts the request as a re-issue.
-func (t *Table) rereadsWhole(f *Flow, h *bth.BTH) bool {
-	if f.cold == nil {
+// reissuesLost says whether h, an RDMA READ request of f at or behind its
+// highest PSN, re-issues a READ whose response packet at h's PSN went
+// missing before the mirror: the READ responses answering f skipped that
+// PSN (an open gap). A requester that sees a READ's responses skip a PSN
+// (an implied NAK, IBTA vol 1 ch. 9) asks again from the missing PSN: for
+// the READ's first response, with the READ's own PSN and address; for a
+// READ before the last one still outstanding, behind the last. It comes a
+// few microseconds after the first READ, as a mirror's copy would, but a
+// copy cannot fill a gap in the other direction. It notes the PSN so that
+// Flow.rereads counts the request as a re-issue.
+func (t *Table) reissuesLost(f *Flow, psn uint32) bool {
+	if !t.readResponseGap(f, psn) {
 		return false
 	}
-	r := &f.cold.lastRead
-	e := &h.RETH
-	if !r.valid || h.PSN != r.psn {
-		return false
-	}
-	if !r.cut && h.Ext&bth.HasRETH != 0 && (e.RKey != r.rkey || e.VA != r.va || e.VA+uint64(e.DMALen) != r.end) {
-		return false
-	}
-	if !t.readResponseGap(f, h.PSN) {
-		return false
-	}
-	r.firstLost = true
+	f.coldState().lostRead = pendingPSN{psn: psn, ok: true}
 	return true
 }
 

@@ -585,3 +585,30 @@ func TestReadReissueRETHCut(t *testing.T) {
 		t.Errorf("READ responses: MirrorDuplicates %d, %+v; want no copy, 2 gaps filled out of order, 7 resent", s.MirrorDuplicates(), rr)
 	}
 }
+
+// TestReadReissueOutstanding: two READs outstanding, a response packet of
+// the first lost before the mirror. The requester re-issues the first
+// READ from the missing PSN, behind the second READ's: a re-issue, not a
+// mirror copy, and so are the responses it draws.
+func TestReadReissueOutstanding(t *testing.T) {
+	c := newClock(Config{})
+	c.add(us, readReq(hostA, hostB, bQP, 1000, 0x10000, 4096))
+	c.add(us, readReq(hostA, hostB, bQP, 1004, 0x20000, 4096))
+	for _, psn := range []uint32{1000, 1002, 1003, 1004, 1005, 1006, 1007} { // 1001 lost
+		op := []bth.Opcode{opReadFirst, opReadMid, opReadMid, opReadLast}[(psn-1000)%4]
+		c.add(100*time.Nanosecond, roce(hostB, hostA, op, aQP, psn, 1024))
+	}
+	c.add(3*us, readReq(hostA, hostB, bQP, 1001, 0x10000+1024, 3072))
+	for i, op := range []bth.Opcode{opReadFirst, opReadMid, opReadLast} {
+		c.add(100*time.Nanosecond, roce(hostB, hostA, op, aQP, 1001+uint32(i), 1024))
+	}
+	r := only(t, c, key(hostA, hostB, bQP))
+	if r.Retx.ReissuedReads != 1 || r.Retx.Timeouts != 0 || r.MirrorDuplicates() != 0 || r.Messages != 2 {
+		t.Errorf("requests: ReissuedReads %d, Timeouts %d, MirrorDuplicates %d, Messages %d; want 1, 0, 0, 2",
+			r.Retx.ReissuedReads, r.Retx.Timeouts, r.MirrorDuplicates(), r.Messages)
+	}
+	s := only(t, c, key(hostB, hostA, aQP))
+	if rr := s.ReadResponses; s.MirrorDuplicates() != 0 || rr.OutOfOrder != 1 || rr.Retransmitted != 2 {
+		t.Errorf("READ responses: MirrorDuplicates %d, %+v; want no copy, 1 out of order, 2 resent", s.MirrorDuplicates(), rr)
+	}
+}

@@ -67,9 +67,6 @@ type readState struct {
 	va    uint64
 	end   uint64 // VA + DMA length
 	rkey  uint32
-	// firstLost: its READ responses skipped its own PSN, and the
-	// request that repeats it whole is a re-issue (Table.rereadsWhole).
-	firstLost bool
 }
 
 // noteRead remembers h, an RDMA READ request.
@@ -95,18 +92,20 @@ func (f *Flow) noteRead(h *bth.BTH) {
 // response that answered this flow re-issues it, since a new READ comes
 // after every response to the READs before it.
 func (f *Flow) rereads(h *bth.BTH) bool {
-	if f.cold == nil || !f.cold.lastRead.valid {
+	if f.cold == nil {
 		return false
 	}
-	r := &f.cold.lastRead
-	e := &h.RETH
-	cut := r.cut || h.Ext&bth.HasRETH == 0
-	if r.firstLost && h.PSN == r.psn && (cut || e.VA == r.va) {
-		// The whole READ again: its first response went missing.
-		r.firstLost = false
+	if l := &f.cold.lostRead; l.ok && l.psn == h.PSN {
+		// Table.reissuesLost saw its READ responses skip its PSN.
+		l.ok = false
 		return true
 	}
-	if cut {
+	r := &f.cold.lastRead
+	if !r.valid {
+		return false
+	}
+	e := &h.RETH
+	if r.cut || h.Ext&bth.HasRETH == 0 {
 		s := f.respLink
 		return s != nil && s.readResp && psnDiff(h.PSN, r.psn) > 0 && psnDiff(h.PSN, s.ReadResponses.HighPSN) <= 0
 	}
