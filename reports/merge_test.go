@@ -383,3 +383,27 @@ func TestMergeUnnamedFrames(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeBTHCut: a report whose truncation finding counts frames cut
+// inside their BTH keeps saying so once merged: the recomputed finding
+// (which has no per-packet state) gets the count, the warning and the
+// text back, and with no flow the verdict names the snap length.
+func TestMergeBTHCut(t *testing.T) {
+	a := mergeFixture("a.pcap", "10.0.0.1", 1, 10, 0)
+	a.Flows, a.Capture.Truncated = nil, 10
+	f := truncatedFinding(&Input{Capture: a.Capture})
+	f.Evidence.Counts["bth_cut"] = 10
+	bthCutNote(&f, 10)
+	a.Findings = []Finding{f}
+	r, err := Merge([]MergeSource{{"a.json", a}}, MergeOptions{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := ofKind(r.Findings, KindCaptureHealth)
+	if len(h) != 1 || h[0].Severity != Warning || h[0].Evidence.Counts["bth_cut"] != 10 || !strings.Contains(h[0].Title, "transport header") {
+		t.Fatalf("capture_health:%s %v", summary(h), h)
+	}
+	if !strings.Contains(r.Summary.Verdict, "snap length") {
+		t.Errorf("verdict %q: want the snap length named", r.Summary.Verdict)
+	}
+}
