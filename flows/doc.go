@@ -188,7 +188,10 @@
 //     arrives for the first time);
 //   - no PSN sequence error NAK is pending at its PSN, nor an RNR NAK whose
 //     timer has run (the requester waits at least that long, IBTA vol 1
-//     Table 45); for a READ response FIRST or ONLY (how a responder
+//     Table 45); nor at an earlier PSN, unless the mirror is known to copy
+//     the connection (it or its responses' flow has mirror duplicates): the
+//     requester resends every PSN from the NAK's, and the mirror may have
+//     missed the first resends; for a READ response FIRST or ONLY (how a responder
 //     answers a READ), no re-issued READ from its PSN awaits its answer;
 //     for a READ request, the READ responses answering its flow did not
 //     skip its PSN (then it re-issues a READ from there);

@@ -303,13 +303,27 @@ func (f *Flow) repeatsSequenced(space int, psn uint32, opens bool, now int64, tw
 // mirror lagging more than a round trip), is taken for the resend, and
 // the resend for its copy: the counts hold, the recovery time starts at
 // the copy.
+//
+// A requester answers either NAK by resending every PSN from the NAK's on
+// (go-back-N, IBTA vol 1 ch. 9), so while the NAK is pending a request
+// at a later PSN is a resend too: the mirror missed the resends before it
+// (mirror loss), and the rest of the episode is no copy. Unless the
+// mirror is known to copy the connection (f or the flow of its responses
+// has mirror duplicates), where that later PSN may be a lagging copy of
+// its original.
 func (f *Flow) resendAsked(space int, psn uint32, opens bool, now int64) bool {
 	if space == spaceRequests {
 		r := f.retx
-		if r == nil || !r.pending.valid || r.pending.psn != psn {
+		if r == nil || !r.pending.valid {
 			return false
 		}
 		p := &r.pending
+		switch d := psnDiff(psn, p.psn); {
+		case d < 0:
+			return false
+		case d > 0 && (f.MirrorDuplicates() != 0 || f.respLink != nil && f.respLink.MirrorDuplicates() != 0):
+			return false
+		}
 		return !p.rnr || sinceNanos(now, TimeNanos(p.at.Time, p.at.Time.UnixNano())) >= bth.RNRTimerDuration(p.timer)
 	}
 	c := f.cold

@@ -612,3 +612,20 @@ func TestReadReissueOutstanding(t *testing.T) {
 		t.Errorf("READ responses: MirrorDuplicates %d, %+v; want no copy, 1 out of order, 2 resent", s.MirrorDuplicates(), rr)
 	}
 }
+
+// TestMirrorMissedFirstResend: the mirror misses the first resend of a
+// go-back-N, the PSN the NAK names. The resends after it are still the
+// NAK's go-back-N, not copies of their originals.
+func TestMirrorMissedFirstResend(t *testing.T) {
+	c := newClock(Config{})
+	writes(c, bQP, 100, 109, us)
+	c.add(2*us, nak(hostB, hostA, aQP, 105, 0, false))
+	writes(c, bQP, 106, 109, us) // the resend of 105 is not in the capture
+	writes(c, bQP, 110, 112, us)
+	ack(c, aQP, 112)
+	f := only(t, c, key(hostA, hostB, bQP))
+	if f.Retx.GBNEpisodes != 1 || f.Retx.GBNResent != 4 || f.MirrorDuplicates() != 0 || f.Packets != 17 {
+		t.Errorf("Retx %+v, MirrorDuplicates %d, Packets %d; want 1 go-back-N episode of 4 resends, no copy, 17 packets",
+			f.Retx, f.MirrorDuplicates(), f.Packets)
+	}
+}
