@@ -191,8 +191,11 @@
 //     Table 45); nor at an earlier PSN, unless the mirror is known to copy
 //     the connection (it or its responses' flow has mirror duplicates): the
 //     requester resends every PSN from the NAK's, and the mirror may have
-//     missed the first resends; for a READ response FIRST or ONLY (how a responder
-//     answers a READ), no re-issued READ from its PSN awaits its answer;
+//     missed the first resends; for a READ response FIRST or ONLY (how a
+//     responder answers a READ), no re-issued READ from its PSN awaits its
+//     answer, nor, for a later READ response, from an earlier PSN (the
+//     mirror missed the FIRST that answered it; unless it is known to
+//     copy);
 //     for a READ request, the READ responses answering its flow did not
 //     skip its PSN (then it re-issues a READ from there);
 //   - it does not continue a run of resends (its PSN is not the one after

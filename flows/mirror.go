@@ -299,7 +299,8 @@ func (f *Flow) repeatsSequenced(space int, psn uint32, opens bool, now int64, tw
 // long, IBTA vol 1 Table 45: a packet at psn sooner is a copy of the one
 // the RNR NAK refused), or, for a READ response FIRST or ONLY (opens, as
 // the responder answers a READ), a re-issued READ from psn, which it then
-// answers. The copy of a packet a NAK names, delivered after the NAK (a
+// answers (a later READ response while it waits: the mirror missed that
+// FIRST, as below for requests). The copy of a packet a NAK names, delivered after the NAK (a
 // mirror lagging more than a round trip), is taken for the resend, and
 // the resend for its copy: the counts hold, the recovery time starts at
 // the copy.
@@ -327,7 +328,17 @@ func (f *Flow) resendAsked(space int, psn uint32, opens bool, now int64) bool {
 		return !p.rnr || sinceNanos(now, TimeNanos(p.at.Time, p.at.Time.UnixNano())) >= bth.RNRTimerDuration(p.timer)
 	}
 	c := f.cold
-	if !opens || c == nil || !c.reissue.ok || c.reissue.psn != psn {
+	if c == nil || !c.reissue.ok {
+		return false
+	}
+	req := f.reqLink // see Table.requester
+	if req == nil {
+		req = f.pairOne
+	}
+	switch d := psnDiff(psn, c.reissue.psn); {
+	case d == 0 && opens:
+	case d > 0 && f.MirrorDuplicates() == 0 && (req == nil || req.MirrorDuplicates() == 0):
+	default:
 		return false
 	}
 	c.reissue.ok = false

@@ -629,3 +629,21 @@ func TestMirrorMissedFirstResend(t *testing.T) {
 			f.Retx, f.MirrorDuplicates(), f.Packets)
 	}
 }
+
+// TestMirrorMissedReissuedFirst: a READ is re-issued from a lost response
+// and the mirror misses the FIRST response that answers it. The later
+// responses are resends the re-issued READ asked for, not copies.
+func TestMirrorMissedReissuedFirst(t *testing.T) {
+	c := newClock(Config{})
+	c.add(us, readReq(hostA, hostB, bQP, 1000, 0x10000, 4096))
+	for _, psn := range []uint32{1000, 1001, 1003} { // 1002 lost before the mirror
+		op := []bth.Opcode{opReadFirst, opReadMid, opReadMid, opReadLast}[psn-1000]
+		c.add(100*time.Nanosecond, roce(hostB, hostA, op, aQP, psn, 1024))
+	}
+	c.add(3*us, readReq(hostA, hostB, bQP, 1002, 0x10000+2048, 2048))
+	c.add(3*us, roce(hostB, hostA, opReadLast, aQP, 1003, 1024)) // its FIRST, 1002, missed
+	s := only(t, c, key(hostB, hostA, aQP))
+	if s.MirrorDuplicates() != 0 || s.ReadResponses.Retransmitted != 1 || s.Packets != 4 {
+		t.Errorf("READ responses: MirrorDuplicates %d, %+v; want no copy, 1 resent, 4 packets", s.MirrorDuplicates(), s.ReadResponses)
+	}
+}
