@@ -300,10 +300,10 @@ func (f *Flow) repeatsSequenced(space int, psn uint32, opens bool, now int64, tw
 // the RNR NAK refused), or, for a READ response FIRST or ONLY (opens, as
 // the responder answers a READ), a re-issued READ from psn, which it then
 // answers (a later READ response while it waits: the mirror missed that
-// FIRST, as below for requests). The copy of a packet a NAK names, delivered after the NAK (a
-// mirror lagging more than a round trip), is taken for the resend, and
-// the resend for its copy: the counts hold, the recovery time starts at
-// the copy.
+// FIRST, as below for requests). The copy of a packet a NAK names,
+// delivered after the NAK (a mirror lagging more than a round trip), is
+// taken for the resend, and the resend for its copy: the counts hold, the
+// recovery time starts at the copy.
 //
 // A requester answers either NAK by resending every PSN from the NAK's on
 // (go-back-N, IBTA vol 1 ch. 9), so while the NAK is pending a request
@@ -413,8 +413,8 @@ func (t *Table) newNAK(f *Flow, h *bth.BTH) bool {
 	return p == nil || !p.pending.valid || p.pending.psn != h.PSN || p.pending.rnr != rnr
 }
 
-// reissuesLost says whether h, an RDMA READ request of f at or behind its
-// highest PSN, re-issues a READ whose response packet at h's PSN went
+// reissuesLost says whether an RDMA READ request of f at psn, at or behind
+// its highest PSN, re-issues a READ whose response packet at psn went
 // missing before the mirror: the READ responses answering f skipped that
 // PSN (an open gap). A requester that sees a READ's responses skip a PSN
 // (an implied NAK, IBTA vol 1 ch. 9) asks again from the missing PSN: for
