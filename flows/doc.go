@@ -16,7 +16,9 @@
 // epoch began, or when the flow has been idle for Config.EpochIdle and the
 // packet's PSN is more than Config.EpochJump from the highest PSN of its
 // PSN space (requests, READ responses, or other responses) in the current
-// epoch. A burst of go-back-N resends never goes idle and stays within the
+// epoch; a READ response must also be that far from the other responses,
+// which answer the same requests: the ACKs of the RDMA WRITEs between two
+// READs move that PSN space on. A burst of go-back-N resends never goes idle and stays within the
 // window, so it is never a new epoch.
 //
 // # The counters
@@ -65,7 +67,12 @@
 //     timeout or an RNR NAK, a packet lost after the mirror saw it. A READ
 //     request that re-issues the rest of the previous READ (same R_Key and
 //     end address, a later start, a PSN within the first READ's response
-//     PSNs) is retransmitted too, though its PSN is ahead.
+//     PSNs) is retransmitted too, though its PSN is ahead; so is a READ
+//     request at a PSN the READ responses answering its flow skipped (a
+//     response lost before the mirror, of whichever READ still
+//     outstanding: the requester asks again from there). When
+//     the snap length cut the RETH, a READ at a PSN after the previous
+//     READ's and at or before the highest READ response captured is one.
 //
 // A flow remembers its last 8 open gaps: a PSN of an older gap that
 // arrives later counts as retransmitted and stays in MissingPSNs.
@@ -140,8 +147,9 @@
 //     gap. It did not reach the responder and was sent again;
 //   - mirror loss (MirrorLostPSNs): the responder acknowledges it (an ACK,
 //     READ or atomic response at its PSN or later, or a NAK or RNR NAK at a
-//     later PSN) before any copy is captured or a NAK names it. It was
-//     delivered; the capture missed it.
+//     later PSN; a response whose AETH the snap length cut, which may be a
+//     NAK, counts as one) before any copy is captured or a NAK names it. It
+//     was delivered; the capture missed it.
 //
 // FabricGaps and MirrorGaps count the gaps with at least one PSN decided
 // each way (a gap can count in both). At Finish, PSNs still undecided at or
@@ -180,8 +188,16 @@
 //     arrives for the first time);
 //   - no PSN sequence error NAK is pending at its PSN, nor an RNR NAK whose
 //     timer has run (the requester waits at least that long, IBTA vol 1
-//     Table 45); for a READ response FIRST or ONLY (how a responder
-//     answers a READ), no re-issued READ from its PSN awaits its answer;
+//     Table 45); nor at an earlier PSN, unless the mirror is known to copy
+//     the connection (it or its responses' flow has mirror duplicates): the
+//     requester resends every PSN from the NAK's, and the mirror may have
+//     missed the first resends; for a READ response FIRST or ONLY (how a
+//     responder answers a READ), no re-issued READ from its PSN awaits its
+//     answer, nor, for a later READ response, from an earlier PSN (the
+//     mirror missed the FIRST that answered it; unless it is known to
+//     copy);
+//     for a READ request, the READ responses answering its flow did not
+//     skip its PSN (then it re-issues a READ from there);
 //   - it does not continue a run of resends (its PSN is not the one after
 //     the space's last);
 //   - its space first carried the PSN within the window, or the last run

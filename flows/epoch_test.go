@@ -175,6 +175,29 @@ func TestEpochs(t *testing.T) {
 			wantEpochs: 1,
 			wantPair:   []PairMethod{PairPSN},
 		},
+		{
+			// The READ responses of one READ and of the next, after
+			// more than EpochJump PSNs of RDMA WRITEs (ACKed) and idle
+			// time: the second follows the last ACK, in the same PSN
+			// space, so it is no new connection.
+			name: "READ after many WRITEs and idle",
+			play: func(c *clock) {
+				c.add(time.Microsecond, readReq(hostA, hostB, bQP, 100, 0x1000, 1024))
+				c.add(time.Microsecond, roce(hostB, hostA, opReadOnly, aQP, 100, 1024))
+				psn := uint32(101)
+				for ; psn < 101+70000; psn++ {
+					c.add(100*time.Nanosecond, roce(hostA, hostB, opWriteMid, bQP, psn, 1024))
+					if psn%1000 == 0 {
+						c.add(100*time.Nanosecond, roce(hostB, hostA, opAck, aQP, psn, 0))
+					}
+				}
+				c.add(time.Microsecond, roce(hostB, hostA, opAck, aQP, psn-1, 0))
+				c.add(2*time.Millisecond, readReq(hostA, hostB, bQP, psn, 0x1000, 1024))
+				c.add(time.Microsecond, roce(hostB, hostA, opReadOnly, aQP, psn, 1024))
+			},
+			wantEpochs: 1,
+			wantPair:   []PairMethod{PairPSN},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

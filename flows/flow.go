@@ -265,6 +265,7 @@ type flowCold struct {
 	lastRead  readState     // the last RDMA READ request, to recognise a re-issue
 	resent    [2]resendRun  // the last run of resends of the requests and of the READ responses
 	reissue   pendingPSN    // a re-issued READ the partner sent: the READ response it asks for again
+	lostRead  pendingPSN    // a READ request re-issued from a READ response the capture lacks (Table.reissuesLost)
 	copies    uint64        // MirrorDuplicates
 }
 
@@ -463,14 +464,26 @@ func (r *respTracker) advance(pos uint32, at *FrameRef) {
 // PSN, then a NAK or RNR NAK before an ACK or READ or atomic response at
 // that PSN (the NAK acknowledges the PSNs before it, the others their
 // own), in 25 bits. A responder's responses go forward in this order.
+// A response whose AETH the snap length cut (aethCut) may be a NAK, so it
+// takes a NAK's place: it acknowledges only the PSNs before its own.
 func respPos(h *bth.BTH) uint32 {
 	pos := h.PSN<<1 | 1
 	if h.Ext&bth.HasAETH != 0 {
 		if k := h.AETH.Kind(); k == bth.AckKindNAK || k == bth.AckKindRNRNAK {
 			pos &^= 1
 		}
+	} else if aethCut(h) {
+		pos &^= 1
 	}
 	return pos & posMask
+}
+
+// aethCut says whether h's opcode carries an AETH (IBTA vol 1 §9.3.5:
+// ACKNOWLEDGE, ATOMIC ACKNOWLEDGE, READ response FIRST, LAST and ONLY)
+// that the snap length cut: the syndrome that tells an ACK from a NAK is
+// unknown. One compare for a packet whose headers were captured.
+func aethCut(h *bth.BTH) bool {
+	return h.Truncated && h.Opcode.Headers()&bth.HasAETH != 0
 }
 
 // posMask and posHalf are psnMask and psnHalf for positions.

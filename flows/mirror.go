@@ -206,6 +206,9 @@ const (
 // mirror's copy, and counts it in f's MirrorDuplicates if so. Out of
 // Table.addFlow, whose packets in order do not call it.
 func (t *Table) copied(f *Flow, p *packet.Packet, c opBits, now int64) bool {
+	if c&opReadRequest != 0 && t.reissuesLost(f, p.BTH.PSN) {
+		return false
+	}
 	if !f.repeats(p, c, now, t.seesReverse(f, now)) || t.newNAK(f, &p.BTH) {
 		return false
 	}
@@ -296,21 +299,46 @@ func (f *Flow) repeatsSequenced(space int, psn uint32, opens bool, now int64, tw
 // long, IBTA vol 1 Table 45: a packet at psn sooner is a copy of the one
 // the RNR NAK refused), or, for a READ response FIRST or ONLY (opens, as
 // the responder answers a READ), a re-issued READ from psn, which it then
-// answers. The copy of a packet a NAK names, delivered after the NAK (a
-// mirror lagging more than a round trip), is taken for the resend, and
-// the resend for its copy: the counts hold, the recovery time starts at
-// the copy.
+// answers (a later READ response while it waits: the mirror missed that
+// FIRST, as below for requests). The copy of a packet a NAK names,
+// delivered after the NAK (a mirror lagging more than a round trip), is
+// taken for the resend, and the resend for its copy: the counts hold, the
+// recovery time starts at the copy.
+//
+// A requester answers either NAK by resending every PSN from the NAK's on
+// (go-back-N, IBTA vol 1 ch. 9), so while the NAK is pending a request
+// at a later PSN is a resend too: the mirror missed the resends before it
+// (mirror loss), and the rest of the episode is no copy. Unless the
+// mirror is known to copy the connection (f or the flow of its responses
+// has mirror duplicates), where that later PSN may be a lagging copy of
+// its original.
 func (f *Flow) resendAsked(space int, psn uint32, opens bool, now int64) bool {
 	if space == spaceRequests {
 		r := f.retx
-		if r == nil || !r.pending.valid || r.pending.psn != psn {
+		if r == nil || !r.pending.valid {
 			return false
 		}
 		p := &r.pending
+		switch d := psnDiff(psn, p.psn); {
+		case d < 0:
+			return false
+		case d > 0 && (f.MirrorDuplicates() != 0 || f.respLink != nil && f.respLink.MirrorDuplicates() != 0):
+			return false
+		}
 		return !p.rnr || sinceNanos(now, TimeNanos(p.at.Time, p.at.Time.UnixNano())) >= bth.RNRTimerDuration(p.timer)
 	}
 	c := f.cold
-	if !opens || c == nil || !c.reissue.ok || c.reissue.psn != psn {
+	if c == nil || !c.reissue.ok {
+		return false
+	}
+	req := f.reqLink // see Table.requester
+	if req == nil {
+		req = f.pairOne
+	}
+	switch d := psnDiff(psn, c.reissue.psn); {
+	case d == 0 && opens:
+	case d > 0 && f.MirrorDuplicates() == 0 && (req == nil || req.MirrorDuplicates() == 0):
+	default:
 		return false
 	}
 	c.reissue.ok = false
@@ -383,6 +411,49 @@ func (t *Table) newNAK(f *Flow, h *bth.BTH) bool {
 	}
 	p := r.retx
 	return p == nil || !p.pending.valid || p.pending.psn != h.PSN || p.pending.rnr != rnr
+}
+
+// reissuesLost says whether an RDMA READ request of f at psn, at or behind
+// its highest PSN, re-issues a READ whose response packet at psn went
+// missing before the mirror: the READ responses answering f skipped that
+// PSN (an open gap). A requester that sees a READ's responses skip a PSN
+// (an implied NAK, IBTA vol 1 ch. 9) asks again from the missing PSN: for
+// the READ's first response, with the READ's own PSN and address; for a
+// READ before the last one still outstanding, behind the last. It comes a
+// few microseconds after the first READ, as a mirror's copy would, but a
+// copy cannot fill a gap in the other direction. It notes the PSN so that
+// Flow.rereads counts the request as a re-issue.
+func (t *Table) reissuesLost(f *Flow, psn uint32) bool {
+	if !t.readResponseGap(f, psn) {
+		return false
+	}
+	f.coldState().lostRead = pendingPSN{psn: psn, ok: true}
+	return true
+}
+
+// readResponseGap says whether the READ responses that answer f's
+// requests skipped psn and have not carried it since: those of the flow
+// whose responses answered f last, or the reverse flow of f's RDMA CM
+// exchange; with neither, of any flow from f's responder back (at most
+// maxPairCands), as noteReissue looks for them.
+func (t *Table) readResponseGap(f *Flow, psn uint32) bool {
+	s := f.respLink
+	if s == nil && f.CM != nil {
+		s = t.Current(f.Key.Reverse(f.CM.SrcQP))
+	}
+	if s != nil {
+		return s.readResp && s.ReadResponses.inGap(psn)
+	}
+	n := 0
+	for c := t.byHosts[hostPair{f.Key.Dst, f.Key.Src}].first; c != nil && n < maxPairCands; c = c.hostNext {
+		if c.readResp {
+			if c.ReadResponses.inGap(psn) {
+				return true
+			}
+			n++
+		}
+	}
+	return false
 }
 
 // noteReissue makes the READ re-issued at psn on f, a request flow,

@@ -504,3 +504,146 @@ func TestMirrorOneDirection(t *testing.T) {
 		t.Errorf("Retransmitted %d, MirrorDuplicates %d; want 4 resent and 1 copy", f.Requests.Retransmitted, f.MirrorDuplicates())
 	}
 }
+
+// TestReadReissuedWhole: the first response packet of a READ is lost
+// before the mirror, so its later ones open a gap in the READ responses;
+// the requester re-issues the whole READ (its own PSN, address and length)
+// microseconds later, as a mirror's copy would come. It is a re-issued
+// READ, not a copy, and the responses it draws are resent, not copies.
+// The same READ repeated without the gap is still a copy.
+func TestReadReissuedWhole(t *testing.T) {
+	c := newClock(Config{})
+	resp := func(psn uint32, ops ...bth.Opcode) {
+		for i, op := range ops {
+			c.add(100*time.Nanosecond, roce(hostB, hostA, op, aQP, psn+uint32(i), 1024))
+		}
+	}
+	c.add(us, readReq(hostA, hostB, bQP, 1000, 0x10000, 4096))
+	resp(1000, opReadFirst, opReadMid, opReadMid, opReadLast)
+	c.add(us, readReq(hostA, hostB, bQP, 1004, 0x20000, 4096))
+	resp(1005, opReadMid, opReadMid, opReadLast) // 1004 lost
+	c.add(3*us, readReq(hostA, hostB, bQP, 1004, 0x20000, 4096))
+	resp(1004, opReadFirst, opReadMid, opReadMid, opReadLast)
+	c.add(us, readReq(hostA, hostB, bQP, 1008, 0x30000, 4096))
+	c.add(us, readReq(hostA, hostB, bQP, 1008, 0x30000, 4096)) // the mirror's copy
+	resp(1008, opReadFirst, opReadMid, opReadMid, opReadLast)
+	r := only(t, c, key(hostA, hostB, bQP))
+	if r.Retx.ReissuedReads != 1 || r.Requests.Retransmitted != 1 || r.Retx.Timeouts != 0 || r.MirrorDuplicates() != 1 || r.Messages != 3 {
+		t.Errorf("requests: ReissuedReads %d, Retransmitted %d, Timeouts %d, MirrorDuplicates %d, Messages %d; want 1, 1, 0, 1, 3",
+			r.Retx.ReissuedReads, r.Requests.Retransmitted, r.Retx.Timeouts, r.MirrorDuplicates(), r.Messages)
+	}
+	s := only(t, c, key(hostB, hostA, aQP)).ReadResponses
+	if s.Packets != 15 || s.PSNGaps != 1 || s.OutOfOrder != 1 || s.Retransmitted != 3 || s.MissingPSNs != 0 {
+		t.Errorf("READ responses %+v; want 15 packets, 1 gap filled out of order, 3 resent", s)
+	}
+}
+
+// TestReadReissueRETHCut: behind an ERSPAN III header with its platform
+// subheader and a VLAN tag, 128-byte snaps cut the RETH of READ requests.
+// The PSNs still tell a re-issued READ: one past the previous READ's PSN
+// and at or before the READ responses already captured (a new READ comes
+// after them), or the previous READ's own PSN while its responses skip
+// it. The responses a re-issue draws are resent, not mirror copies; a
+// copy of a new READ is still a copy.
+func TestReadReissueRETHCut(t *testing.T) {
+	c := newClock(Config{})
+	read := func(psn uint32) {
+		p := readReq(hostA, hostB, bQP, psn, 0x10000, 4096)
+		p.BTH.Ext &^= bth.HasRETH
+		p.BTH.RETH = bth.RETH{}
+		p.BTH.Truncated, p.Truncated = true, true
+		c.add(us, p)
+	}
+	resp := func(psn uint32, ops ...bth.Opcode) {
+		for i, op := range ops {
+			c.add(100*time.Nanosecond, roce(hostB, hostA, op, aQP, psn+uint32(i), 1024))
+		}
+	}
+	read(1000)
+	resp(1000, opReadFirst, opReadMid)
+	resp(1003, opReadLast) // 1002 lost before the mirror
+	read(1002)
+	resp(1002, opReadFirst, opReadLast)
+	read(1004)
+	resp(1004, opReadFirst, opReadMid, opReadMid, opReadLast) // 1005 lost after the mirror
+	read(1005)
+	resp(1005, opReadFirst, opReadMid, opReadLast)
+	read(1008)
+	resp(1009, opReadMid, opReadMid, opReadLast) // 1008 lost before the mirror
+	read(1008)
+	resp(1008, opReadFirst, opReadMid, opReadMid, opReadLast)
+	read(1012)
+	read(1012) // the mirror's copy
+	resp(1012, opReadFirst, opReadMid, opReadMid, opReadLast)
+	r := only(t, c, key(hostA, hostB, bQP))
+	if r.Retx.ReissuedReads != 3 || r.Retx.Timeouts != 0 || r.MirrorDuplicates() != 1 || r.Messages != 4 {
+		t.Errorf("requests: ReissuedReads %d, Timeouts %d, MirrorDuplicates %d, Messages %d; want 3, 0, 1, 4",
+			r.Retx.ReissuedReads, r.Retx.Timeouts, r.MirrorDuplicates(), r.Messages)
+	}
+	s := only(t, c, key(hostB, hostA, aQP))
+	if rr := s.ReadResponses; s.MirrorDuplicates() != 0 || rr.PSNGaps != 2 || rr.OutOfOrder != 2 || rr.Retransmitted != 7 {
+		t.Errorf("READ responses: MirrorDuplicates %d, %+v; want no copy, 2 gaps filled out of order, 7 resent", s.MirrorDuplicates(), rr)
+	}
+}
+
+// TestReadReissueOutstanding: two READs outstanding, a response packet of
+// the first lost before the mirror. The requester re-issues the first
+// READ from the missing PSN, behind the second READ's: a re-issue, not a
+// mirror copy, and so are the responses it draws.
+func TestReadReissueOutstanding(t *testing.T) {
+	c := newClock(Config{})
+	c.add(us, readReq(hostA, hostB, bQP, 1000, 0x10000, 4096))
+	c.add(us, readReq(hostA, hostB, bQP, 1004, 0x20000, 4096))
+	for _, psn := range []uint32{1000, 1002, 1003, 1004, 1005, 1006, 1007} { // 1001 lost
+		op := []bth.Opcode{opReadFirst, opReadMid, opReadMid, opReadLast}[(psn-1000)%4]
+		c.add(100*time.Nanosecond, roce(hostB, hostA, op, aQP, psn, 1024))
+	}
+	c.add(3*us, readReq(hostA, hostB, bQP, 1001, 0x10000+1024, 3072))
+	for i, op := range []bth.Opcode{opReadFirst, opReadMid, opReadLast} {
+		c.add(100*time.Nanosecond, roce(hostB, hostA, op, aQP, 1001+uint32(i), 1024))
+	}
+	r := only(t, c, key(hostA, hostB, bQP))
+	if r.Retx.ReissuedReads != 1 || r.Retx.Timeouts != 0 || r.MirrorDuplicates() != 0 || r.Messages != 2 {
+		t.Errorf("requests: ReissuedReads %d, Timeouts %d, MirrorDuplicates %d, Messages %d; want 1, 0, 0, 2",
+			r.Retx.ReissuedReads, r.Retx.Timeouts, r.MirrorDuplicates(), r.Messages)
+	}
+	s := only(t, c, key(hostB, hostA, aQP))
+	if rr := s.ReadResponses; s.MirrorDuplicates() != 0 || rr.OutOfOrder != 1 || rr.Retransmitted != 2 {
+		t.Errorf("READ responses: MirrorDuplicates %d, %+v; want no copy, 1 out of order, 2 resent", s.MirrorDuplicates(), rr)
+	}
+}
+
+// TestMirrorMissedFirstResend: the mirror misses the first resend of a
+// go-back-N, the PSN the NAK names. The resends after it are still the
+// NAK's go-back-N, not copies of their originals.
+func TestMirrorMissedFirstResend(t *testing.T) {
+	c := newClock(Config{})
+	writes(c, bQP, 100, 109, us)
+	c.add(2*us, nak(hostB, hostA, aQP, 105, 0, false))
+	writes(c, bQP, 106, 109, us) // the resend of 105 is not in the capture
+	writes(c, bQP, 110, 112, us)
+	ack(c, aQP, 112)
+	f := only(t, c, key(hostA, hostB, bQP))
+	if f.Retx.GBNEpisodes != 1 || f.Retx.GBNResent != 4 || f.MirrorDuplicates() != 0 || f.Packets != 17 {
+		t.Errorf("Retx %+v, MirrorDuplicates %d, Packets %d; want 1 go-back-N episode of 4 resends, no copy, 17 packets",
+			f.Retx, f.MirrorDuplicates(), f.Packets)
+	}
+}
+
+// TestMirrorMissedReissuedFirst: a READ is re-issued from a lost response
+// and the mirror misses the FIRST response that answers it. The later
+// responses are resends the re-issued READ asked for, not copies.
+func TestMirrorMissedReissuedFirst(t *testing.T) {
+	c := newClock(Config{})
+	c.add(us, readReq(hostA, hostB, bQP, 1000, 0x10000, 4096))
+	for _, psn := range []uint32{1000, 1001, 1003} { // 1002 lost before the mirror
+		op := []bth.Opcode{opReadFirst, opReadMid, opReadMid, opReadLast}[psn-1000]
+		c.add(100*time.Nanosecond, roce(hostB, hostA, op, aQP, psn, 1024))
+	}
+	c.add(3*us, readReq(hostA, hostB, bQP, 1002, 0x10000+2048, 2048))
+	c.add(3*us, roce(hostB, hostA, opReadLast, aQP, 1003, 1024)) // its FIRST, 1002, missed
+	s := only(t, c, key(hostB, hostA, aQP))
+	if s.MirrorDuplicates() != 0 || s.ReadResponses.Retransmitted != 1 || s.Packets != 4 {
+		t.Errorf("READ responses: MirrorDuplicates %d, %+v; want no copy, 1 resent, 4 packets", s.MirrorDuplicates(), s.ReadResponses)
+	}
+}

@@ -61,6 +61,7 @@ func (f *Flow) learnMTU(p *packet.Packet) {
 // re-issue.
 type readState struct {
 	valid bool
+	cut   bool // its RETH was not captured: only psn is known
 	psn   uint32
 	span  int32 // most extra PSNs it may consume
 	va    uint64
@@ -71,9 +72,7 @@ type readState struct {
 // noteRead remembers h, an RDMA READ request.
 func (f *Flow) noteRead(h *bth.BTH) {
 	if h.Ext&bth.HasRETH == 0 {
-		if f.cold != nil {
-			f.cold.lastRead.valid = false
-		}
+		f.coldState().lastRead = readState{valid: true, cut: true, psn: h.PSN, span: maxReadSpan}
 		return
 	}
 	_, hi := readSpan(h, uint32(f.pmtu))
@@ -87,12 +86,29 @@ func (f *Flow) noteRead(h *bth.BTH) {
 // new READ has the same R_Key and end address, a later VA, and a PSN within
 // the first READ's response PSNs. Such a READ is a retransmission, not a new
 // message; it also shows the path MTU, (VA - first VA) / (PSN - first PSN).
+//
+// When the snap length cut the RETH of either READ, the PSNs alone decide:
+// a READ after the previous one's PSN and at or before the highest READ
+// response that answered this flow re-issues it, since a new READ comes
+// after every response to the READs before it.
 func (f *Flow) rereads(h *bth.BTH) bool {
-	if f.cold == nil || !f.cold.lastRead.valid || h.Ext&bth.HasRETH == 0 {
+	if f.cold == nil {
 		return false
 	}
+	if l := &f.cold.lostRead; l.ok && l.psn == h.PSN {
+		// Table.reissuesLost saw its READ responses skip its PSN.
+		l.ok = false
+		return true
+	}
 	r := &f.cold.lastRead
+	if !r.valid {
+		return false
+	}
 	e := &h.RETH
+	if r.cut || h.Ext&bth.HasRETH == 0 {
+		s := f.respLink
+		return s != nil && s.readResp && psnDiff(h.PSN, r.psn) > 0 && psnDiff(h.PSN, s.ReadResponses.HighPSN) <= 0
+	}
 	if e.RKey != r.rkey || e.VA <= r.va || e.VA+uint64(e.DMALen) != r.end {
 		return false
 	}

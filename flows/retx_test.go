@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rocedump/rocedump/decode/bth"
+	"github.com/rocedump/rocedump/decode/packet"
 	"github.com/rocedump/rocedump/gen"
 )
 
@@ -479,5 +480,30 @@ func TestRetxGenerated(t *testing.T) {
 				t.Errorf("%s: flow %s: Retx = %+v, events %d; want none", filepath.Base(p), flowName(f), f.Retx, len(f.RetxEvents()))
 			}
 		}
+	}
+}
+
+// TestRetxAETHCut: a mirror's snap length cut the AETH of the responses
+// (ERSPAN with a VLAN, cut at 110 bytes), so a NAK cannot be told from an
+// ACK. Such a response at PSN p acknowledges only the PSNs before p, as a
+// NAK does: the PSN lost before the mirror that it names is fabric loss
+// (resent), not a PSN the responder got and the mirror missed.
+func TestRetxAETHCut(t *testing.T) {
+	cut := func(p *packet.Packet) *packet.Packet {
+		p.BTH.Ext &^= bth.HasAETH
+		p.BTH.AETH = bth.AETH{}
+		p.BTH.Truncated, p.Truncated = true, true
+		p.CapLen = 14 + 20 + 8 + bth.BTHLen + 2
+		return p
+	}
+	c := newClock(Config{})
+	writes(c, bQP, 100, 101, us)
+	writes(c, bQP, 103, 104, us) // 102 lost before the mirror
+	c.add(3*us, cut(nak(hostB, hostA, aQP, 102, 0, false)))
+	writes(c, bQP, 102, 104, us) // go-back-N
+	c.add(3*us, cut(roce(hostB, hostA, opAck, aQP, 104, 0)))
+	f := only(t, c, key(hostA, hostB, bQP))
+	if f.Retx.FabricLostPSNs != 1 || f.Retx.MirrorLostPSNs != 0 {
+		t.Errorf("FabricLostPSNs %d, MirrorLostPSNs %d; want 1 and 0", f.Retx.FabricLostPSNs, f.Retx.MirrorLostPSNs)
 	}
 }

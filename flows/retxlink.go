@@ -20,6 +20,9 @@ func (t *Table) noteResponse(s *Flow, h *bth.BTH, at *FrameRef) {
 			through = psnAdd(h.PSN, -1)
 			rnr, timer = true, h.AETH.RNRTimer()
 		}
+	} else if aethCut(h) {
+		// An ACK or a NAK: either acknowledges the PSNs before its own.
+		through = psnAdd(h.PSN, -1)
 	}
 	r := t.requester(s)
 	if r != nil {

@@ -293,8 +293,14 @@ func (t *Table) startsEpoch(f *Flow, p *packet.Packet, c opBits, at *FrameAt) bo
 		s := &f.Requests
 		jumps = s.started() && far(p.BTH.PSN, s.HighPSN, s.seq.expHi, t.cfg.EpochJump)
 	case c&opReadResponse != 0:
-		s := &f.ReadResponses
-		jumps = s.started() && far(p.BTH.PSN, s.HighPSN, s.seq.expHi, t.cfg.EpochJump)
+		// Far from the READ responses and from the other responses
+		// too: they answer the partner's requests in one PSN space,
+		// and its RDMA WRITEs between two READs (and their ACKs) move
+		// it on, so a READ response far past the last one may follow
+		// the last ACK. f.resp follows every response.
+		s, r := &f.ReadResponses, &f.resp
+		jumps = s.started() && far(p.BTH.PSN, s.HighPSN, s.seq.expHi, t.cfg.EpochJump) &&
+			far(p.BTH.PSN, r.high(), psnAdd(r.high(), 1), t.cfg.EpochJump)
 	case c&opResponse != 0:
 		r := &f.resp
 		jumps = r.started && far(p.BTH.PSN, r.high(), psnAdd(r.high(), 1), t.cfg.EpochJump)

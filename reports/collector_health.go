@@ -15,7 +15,10 @@ type healthObs struct {
 	// mgmtCut counts QP1 management datagrams cut by the snap length
 	// before their CM header or service ID.
 	mgmtCut uint64
-	copies  frameSpan // the mirror's second copies of packets (flows.Flow.MirrorDuplicates)
+	// bthCut counts RoCE frames the snap length cut inside their BTH:
+	// in no flow (flows keeps only packets whose BTH was captured).
+	bthCut uint64
+	copies frameSpan // the mirror's second copies of packets (flows.Flow.MirrorDuplicates)
 }
 
 func (h *healthObs) add(p *packet.Packet, at *flows.FrameRef) {

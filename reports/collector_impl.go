@@ -143,6 +143,7 @@ func (c *Collector) addRoCE(p *packet.Packet, fa *flows.FrameAt) {
 		bin = s.tl.index(fa.Nanos, s)
 	}
 	if !p.HasBTH {
+		s.health.bthCut++
 		s.tl.roce[bin] += float64(p.IPTotalLen) * 8
 		c.Table.AddFrame(p, fa) // the table decides what it keeps
 		return

@@ -137,6 +137,7 @@ func (h *healthObs) merge(o *healthObs) {
 		h.reasons[r] += n
 	}
 	h.mgmtCut += o.mgmtCut
+	h.bthCut += o.bthCut
 	h.copies.merge(&o.copies)
 }
 

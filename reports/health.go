@@ -273,6 +273,18 @@ func malformedFinding(in *Input) Finding {
 	return f
 }
 
+// bthCutNote makes f, the truncation finding, say that n frames were cut
+// inside their BTH: with no QP, opcode or PSN they are in no flow, and no
+// finding but this one sees them, so it is a warning.
+func bthCutNote(f *Finding, n uint64) {
+	f.Severity = Warning
+	f.Title += fmt.Sprintf(", %d inside their transport header", n)
+	f.Detail += fmt.Sprintf(" %d of them were cut inside their InfiniBand base transport header (BTH, the 12 bytes after the UDP header): "+
+		"their QP, opcode and PSN are unknown, so they are in no flow and the QP, loss and congestion findings cannot see them.", n)
+	f.Next = "Capture with a snap length that keeps the transport headers: the mirror's own headers (ERSPAN, VLAN tags) come first, " +
+		"so count them in: 128 bytes keeps the BTH and the AETH and RETH behind an ERSPAN II header and a VLAN tag, 256 bytes behind any."
+}
+
 func truncatedFinding(in *Input) Finding {
 	c := &in.Capture
 	f := Finding{
@@ -286,6 +298,10 @@ func truncatedFinding(in *Input) Finding {
 		Next:     "Nothing to fix for QP, loss and congestion analysis; for ICRC checks capture whole frames.",
 	}
 	if in.Collect != nil {
+		if n := in.Collect.c.health.bthCut; n > 0 {
+			f.Evidence.Counts["bth_cut"] = float64(n)
+			bthCutNote(&f, n)
+		}
 		if n := in.Collect.c.health.mgmtCut; n > 0 {
 			f.Evidence.Counts["cm_mads_cut"] = float64(n)
 			f.Detail += fmt.Sprintf(" %s on QP1 were cut before their CM header or service ID, so RDMA CM connections "+

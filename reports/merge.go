@@ -730,6 +730,11 @@ func (m *merger) patch(f Finding, given []sourced) Finding {
 				"(and storage over RDMA CM) cannot be identified from them; a snap length of 256 bytes keeps them.", plural(uint64(n), "management datagram"))
 		}
 	}
+	if _, ok := had["bth_cut"]; !ok {
+		if n := f.Evidence.Counts["bth_cut"]; n > 0 {
+			bthCutNote(&f, uint64(n))
+		}
+	}
 	if _, ok := had["peak_cnps_per_ms"]; !ok {
 		if v, ok := f.Evidence.Counts["peak_cnps_per_ms"]; ok {
 			bins := ""

@@ -195,7 +195,7 @@ func titleFromCounts(f *Finding) (string, bool) {
 	case KindRetransmission:
 		switch v {
 		case "go-back-N":
-			return goBackNTitle(n("retransmitted_packets"), n("gbn_episodes"), n("qps")), true
+			return goBackNTitle(n("retransmitted_packets"), n("gbn_episodes"), n("qps"), n("psn_seq_err_naks")), true
 		case "timeouts":
 			return timeoutTitle(n("retransmitted_packets"), n("timeouts"), n("qps")), true
 		case "rnr":

@@ -172,7 +172,7 @@ func congestionCounts(n, cnps, peak float64) map[string]float64 {
 // come together.
 func TestMergeCombined(t *testing.T) {
 	gbn := func(resent, mean float64) Finding {
-		return counted(KindRetransmission, Warning, goBackNTitle(uint64(resent), 1, 1), map[string]float64{
+		return counted(KindRetransmission, Warning, goBackNTitle(uint64(resent), 1, 1, 1), map[string]float64{
 			"gbn_episodes": 1, "retransmitted_packets": resent, "psn_seq_err_naks": 1, "fabric_lost_psns": 0, "fabric_gaps": 0, "qps": 1,
 			"recovery_ms_max": mean, "recovery_ms_mean": mean, "catch_up_ms_max": 0.051})
 	}
@@ -301,7 +301,7 @@ func TestMergeNotesOnlyWhenApproximate(t *testing.T) {
 // capture is judged on the merged capture, even for a finding of one
 // report, whose text then says so.
 func TestMergeSeverityOfMergedCapture(t *testing.T) {
-	gbn := counted(KindRetransmission, Critical, goBackNTitle(150, 3, 1), map[string]float64{
+	gbn := counted(KindRetransmission, Critical, goBackNTitle(150, 3, 1, 3), map[string]float64{
 		"gbn_episodes": 3, "retransmitted_packets": 150, "psn_seq_err_naks": 3, "fabric_lost_psns": 0, "fabric_gaps": 0, "qps": 1,
 		"recovery_ms_max": 0, "recovery_ms_mean": 0, "catch_up_ms_max": 0})
 	a := mergeFixture("a.pcap", "10.0.0.1", 1, 10000, 0, gbn) // 1.5% of its capture: critical
@@ -423,14 +423,14 @@ func TestMergeKeepsModuleOrder(t *testing.T) {
 func TestMergeFabricLossOfAllReports(t *testing.T) {
 	mirror := counted(KindMirrorLoss, Warning, mirrorLossTitle(2, 1, 1, false), map[string]float64{
 		"mirror_lost_psns": 2, "mirror_gaps": 1, "qps": 1, "fabric_lost_psns": 1})
-	gbn := counted(KindRetransmission, Warning, goBackNTitle(13, 1, 1), map[string]float64{
+	gbn := counted(KindRetransmission, Warning, goBackNTitle(13, 1, 1, 1), map[string]float64{
 		"gbn_episodes": 1, "retransmitted_packets": 13, "psn_seq_err_naks": 1, "fabric_lost_psns": 3, "fabric_gaps": 1, "qps": 1,
 		"recovery_ms_max": 0.01, "recovery_ms_mean": 0.01, "catch_up_ms_max": 0.01})
 	timeouts := counted(KindRetransmission, Warning, timeoutTitle(4, 1, 1), map[string]float64{
 		"timeouts": 1, "retransmitted_packets": 4, "qps": 1, "timeout_ms_min": 1, "timeout_ms_max": 1, "local_ack_timeout": 14, "fabric_lost_psns": 4})
 	// a: mirror loss, and the fabric loss of a go-back-N that its
 	// mirror_loss finding already counts; b: fabric loss only.
-	a := mergeFixture("a.pcap", "10.0.0.1", 1, 1000, 0, mirror, counted(KindRetransmission, Warning, goBackNTitle(2, 1, 1), map[string]float64{
+	a := mergeFixture("a.pcap", "10.0.0.1", 1, 1000, 0, mirror, counted(KindRetransmission, Warning, goBackNTitle(2, 1, 1, 1), map[string]float64{
 		"gbn_episodes": 1, "retransmitted_packets": 2, "psn_seq_err_naks": 1, "fabric_lost_psns": 1, "fabric_gaps": 1, "qps": 1,
 		"recovery_ms_max": 0.01, "recovery_ms_mean": 0.01, "catch_up_ms_max": 0.01}))
 	b := mergeFixture("b.pcap", "10.0.1.1", 2, 1000, 0, gbn, timeouts)
@@ -443,4 +443,28 @@ func TestMergeFabricLossOfAllReports(t *testing.T) {
 		t.Fatalf("mirror_loss findings:%s", summary(r.Findings))
 	}
 	wantCounts(t, ml[0], map[string]float64{"mirror_lost_psns": 2, "fabric_lost_psns": 1 + 3 + 4})
+}
+
+// TestMergeBTHCut: a report whose truncation finding counts frames cut
+// inside their BTH keeps saying so once merged: the recomputed finding
+// (which has no per-packet state) gets the count, the warning and the
+// text back, and with no flow the verdict names the snap length.
+func TestMergeBTHCut(t *testing.T) {
+	a := mergeFixture("a.pcap", "10.0.0.1", 1, 10, 0)
+	a.Flows, a.Capture.Truncated = nil, 10
+	f := truncatedFinding(&Input{Capture: a.Capture})
+	f.Evidence.Counts["bth_cut"] = 10
+	bthCutNote(&f, 10)
+	a.Findings = []Finding{f}
+	r, err := Merge([]MergeSource{{"a.json", a}}, MergeOptions{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := ofKind(r.Findings, KindCaptureHealth)
+	if len(h) != 1 || h[0].Severity != Warning || h[0].Evidence.Counts["bth_cut"] != 10 || !strings.Contains(h[0].Title, "transport header") {
+		t.Fatalf("capture_health:%s %v", summary(h), h)
+	}
+	if !strings.Contains(r.Summary.Verdict, "snap length") {
+		t.Errorf("verdict %q: want the snap length named", r.Summary.Verdict)
+	}
 }

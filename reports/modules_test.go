@@ -709,3 +709,44 @@ func TestTopologyNamesNoEndpoint(t *testing.T) {
 		t.Errorf("unknown-endpoint note: %s: %s", u.Title, u.Detail)
 	}
 }
+
+// TestBTHCut: a mirror that cuts frames inside their BTH (ERSPAN II and a
+// VLAN tag take 96 bytes before the UDP payload: 100-byte snaps) leaves
+// RoCE frames in no flow. The truncation finding says how many and is a
+// warning, and the verdict says why there is nothing to judge rather than
+// "No RoCE traffic in the capture".
+func TestBTHCut(t *testing.T) {
+	sc, err := gen.ParseScenario([]byte(`
+name: bth_cut
+snaplen: 100
+encap: [{erspan2: {session: 7}}, {vlan: 100}]
+flows:
+  - {src: 10.0.0.1, dst: 10.0.0.2, src_qpn: 0x100, dest_qpn: 0x200, ops: [{op: write, bytes: 8192}]}
+`), "bth_cut.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "bth_cut.pcap")
+	w, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gen.Generate(w, sc); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	in := loadInput(t, path, "")
+	if len(in.Flows) != 0 || in.Capture.RoCE == 0 {
+		t.Fatalf("%d flows and %d RoCE frames; want none and some", len(in.Flows), in.Capture.RoCE)
+	}
+	fs := runAll(in)
+	h := ofKind(fs, KindCaptureHealth)
+	if len(h) != 1 || h[0].Severity != Warning || h[0].Evidence.Counts["bth_cut"] != float64(in.Capture.RoCE) {
+		t.Fatalf("capture_health: want one warning with bth_cut %d, got %s %v", in.Capture.RoCE, summary(h), h)
+	}
+	if v := summarize(in, fs).Verdict; strings.HasPrefix(v, "No RoCE traffic") || !strings.Contains(v, "snap length") {
+		t.Errorf("verdict %q: want the snap length named", v)
+	}
+}

@@ -150,6 +150,12 @@ func summarize(in *Input, fs []Finding) Summary {
 func verdict(s Summary, fs []Finding) string {
 	switch {
 	case s.Flows == 0:
+		for _, f := range fs {
+			if n := f.Evidence.Counts["bth_cut"]; f.Kind == KindCaptureHealth && n > 0 {
+				return fmt.Sprintf("Nothing to judge: the snap length cut the transport header of %s, so no QP is known. "+
+					"Capture again with a larger snap length (see the capture_health finding).", plural(uint64(n), "RoCE frame"))
+			}
+		}
 		// The rest of the capture may still say something: storage or
 		// SSH on a compute link, PFC storms.
 		for _, f := range fs {

@@ -390,7 +390,7 @@ func goBackNFinding(in *Input, roce uint64) (Finding, bool) {
 	fd := Finding{
 		Kind:     KindRetransmission,
 		Severity: retxSeverity(resent, roce),
-		Title:    goBackNTitle(resent, episodes, qps),
+		Title:    goBackNTitle(resent, episodes, qps, naks),
 		Evidence: Evidence{Counts: map[string]float64{
 			"gbn_episodes": float64(episodes), "retransmitted_packets": float64(resent), "psn_seq_err_naks": float64(naks),
 			"fabric_lost_psns": float64(fabric), "fabric_gaps": float64(fabricGaps), "qps": float64(qps),
@@ -402,6 +402,15 @@ func goBackNFinding(in *Input, roce uint64) (Finding, bool) {
 			"(DOM levels) on the switch ports. " + counterHint,
 	}
 	var b strings.Builder
+	if episodes == 0 {
+		fmt.Fprintf(&b, "The responder found a PSN missing (PSN sequence error) and NAKed with the PSN it expected, %s, so that the requester "+
+			"goes back N and resends from that PSN on: a packet was lost between requester and responder. The capture holds no resend answering "+
+			"them: it ends before the resend, it began after the packets the NAK asks for were first sent, or it does not show the requester's "+
+			"direction (a mirror of one direction).", retxPlural(naks, "once", "times"))
+		fd.Detail = b.String()
+		g.fill(&fd)
+		return fd, true
+	}
 	fmt.Fprintf(&b, "The responder found a PSN missing (PSN sequence error), NAKed with the PSN it expected, and the requester went back N: "+
 		"it resent everything from that PSN on, the lost packet and all those behind it. %s on %s resent %s (%s of the RoCE packets in the capture)",
 		retxPlural(episodes, "go-back-N episode", "go-back-N episodes"), retxPlural(qps, "QP", "QPs"), retxPlural(resent, "packet", "packets"), retxShare(resent, roce))
@@ -692,7 +701,12 @@ func reservedNAKTitle(naks uint64) string {
 	return fmt.Sprintf("%s with a reserved NAK code", retxPlural(naks, "NAK", "NAKs"))
 }
 
-func goBackNTitle(resent, episodes, qps uint64) string {
+// goBackNTitle is the go-back-N finding's title; with no episode (NAKs
+// only, whose resends the capture lacks) it names the NAKs instead.
+func goBackNTitle(resent, episodes, qps, naks uint64) string {
+	if episodes == 0 {
+		return fmt.Sprintf("Go-back-N: %s, no resend captured", retxPlural(naks, "PSN sequence error NAK", "PSN sequence error NAKs"))
+	}
 	return fmt.Sprintf("Go-back-N: %s resent in %s after packet loss on %s", retxPlural(resent, "packet", "packets"),
 		retxPlural(episodes, "episode", "episodes"), retxPlural(qps, "QP", "QPs"))
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/rocedump/rocedump/capture"
+	"github.com/rocedump/rocedump/decode/bth"
 	"github.com/rocedump/rocedump/decode/packet"
 	"github.com/rocedump/rocedump/flows"
 	"github.com/rocedump/rocedump/gen"
@@ -374,4 +375,30 @@ func TestRetransmissionsTopology(t *testing.T) {
 		return
 	}
 	t.Error("no go-back-N finding")
+}
+
+// TestRetransmissionsNAKWithoutResend: PSN sequence error NAKs whose
+// resends the capture lacks (a mirror of the responder's direction only,
+// or a capture that ends after the NAK) make a go-back-N finding that says
+// so, not one of "0 packets resent in 0 episodes on 0 QPs".
+func TestRetransmissionsNAKWithoutResend(t *testing.T) {
+	fs := retxFlows(1, 100, flows.RetxStats{})
+	fs[1].NAKs[bth.NAKPSNSequenceError] = 2
+	got := Retransmissions(&Input{Flows: fs})
+	if len(got) != 1 {
+		t.Fatalf("%d findings, want 1", len(got))
+	}
+	f := got[0]
+	if want := "Go-back-N: 2 PSN sequence error NAKs, no resend captured"; f.Title != want {
+		t.Errorf("title %q, want %q", f.Title, want)
+	}
+	if strings.Contains(f.Detail, "0 go-back-N episodes") || !strings.Contains(f.Detail, "no resend") {
+		t.Errorf("detail %q: says nothing of the missing resends", f.Detail)
+	}
+	if len(f.Evidence.Details) != 1 || !strings.Contains(f.Evidence.Details[0], "no resend captured") {
+		t.Errorf("details %q, want the NAK's flow", f.Evidence.Details)
+	}
+	if title, ok := titleFromCounts(&f); !ok || title != f.Title {
+		t.Errorf("title from counts %q, %v; want %q", title, ok, f.Title)
+	}
 }
