@@ -323,3 +323,18 @@ func TestUnreliableNoResends(t *testing.T) {
 		}
 	}
 }
+
+// TestDurationClockBack: a capture whose clock goes back (a mirror's
+// timestamps are not always monotonic) gives a flow whose last packet is
+// earlier than its first: its duration is 0, not negative, and so is its
+// mean rate.
+func TestDurationClockBack(t *testing.T) {
+	c := newClock(Config{})
+	c.add(time.Microsecond, roce(hostA, hostB, opSendOnly, 0x11, 100, 8))
+	c.add(10*time.Microsecond, roce(hostA, hostB, opSendOnly, 0x11, 101, 8))
+	c.add(-500*time.Microsecond, roce(hostA, hostB, opSendOnly, 0x11, 102, 8))
+	f := only(t, c, key(hostA, hostB, 0x11))
+	if d, r := f.Duration(), f.MeanBitsPerSecond(); d != 0 || r != 0 {
+		t.Errorf("duration %v, mean rate %v: want 0 and 0", d, r)
+	}
+}

@@ -321,8 +321,10 @@ type PSNStats struct {
 	OutOfOrder    uint64 // packets behind the highest PSN filling a PSN skipped by an open gap
 }
 
-// Duration is the time from the first to the last packet.
-func (f *Flow) Duration() time.Duration { return f.Last.Time.Sub(f.First.Time) }
+// Duration is the time from the first to the last packet; 0 when the
+// capture's clock went back between them (the last packet, in capture
+// order, has the earlier time), rather than a negative duration and rate.
+func (f *Flow) Duration() time.Duration { return max(0, f.Last.Time.Sub(f.First.Time)) }
 
 // MeanBitsPerSecond is the mean wire rate over the flow's duration; 0 for a
 // flow of one packet.
