@@ -8,7 +8,9 @@
 // destination QP number: Key{Src, Dst, DestQP}. An RC connection between
 // QP a on host A and QP b on host B is two flows, A→B for b (A's requests,
 // and A's responses to B's requests) and B→A for a; each is the other's
-// partner. Only RoCE packets whose BTH was captured belong to flows.
+// partner. Only RoCE packets whose BTH was captured belong to flows. Of a
+// UD flow fed by several source QPs of one host (DETH), the PSN sequence,
+// gaps and epochs are its first source QP's (Flow.otherSender).
 //
 // A QPN reused for a new connection starts a new epoch of the key: a new
 // Flow with the same Key and Epoch+1. A packet starts a new epoch when an

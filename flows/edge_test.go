@@ -338,3 +338,28 @@ func TestDurationClockBack(t *testing.T) {
 		t.Errorf("duration %v, mean rate %v: want 0 and 0", d, r)
 	}
 }
+
+// TestUDSeveralSenders: two UD QPs of one host send to one destination QP
+// (as the processes of an MPI job over UCX's UD transport do), each in its
+// own PSN sequence, one far from the other, with an idle spell: one flow,
+// whose PSN sequence is its first sender's (no gap, nothing out of order or
+// missing, no new epoch), with every datagram in its packets and messages.
+func TestUDSeveralSenders(t *testing.T) {
+	c := newClock(Config{})
+	send := func(dt time.Duration, srcQP, psn uint32) {
+		p := roce(hostA, hostB, opUDSend, 0x33, psn, 256)
+		p.BTH.DETH = bth.DETH{QKey: 0x11111111, SrcQP: srcQP}
+		c.add(dt, p)
+	}
+	for i := uint32(0); i < 5; i++ {
+		send(time.Microsecond, 0x44, 1000+i)
+		send(time.Microsecond, 0x45, 500000+i)
+	}
+	send(2*time.Millisecond, 0x45, 500005) // after idle time, far from the first sender's PSNs
+	send(time.Microsecond, 0x44, 1005)
+	want{
+		transport: bth.TransportUD, packets: 12, messages: 12, reqPackets: 12,
+		wire: 12 * (20 + 8 + 20 + 256 + 4), payload: 12 * 256,
+		hasPSN: true, firstPSN: 1000, lastPSN: 1005, srcQP: 0x44,
+	}.check(t, only(t, c, key(hostA, hostB, 0x33)))
+}

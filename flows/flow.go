@@ -502,3 +502,15 @@ func posDiff(a, b uint32) int32 {
 	}
 	return int32(d)
 }
+
+// otherSender says whether h, a request to UD flow f, comes from another
+// source QP (its DETH) than the flow's first: several UD QPs of one host
+// may send to one destination QP (one per process of an MPI job over
+// UCX's UD transport, say), and each numbers its datagrams in a PSN
+// sequence of its own (the PSN is the sending QP's, IBTA vol 1 ch. 9). A
+// flow's PSN sequence, last PSN, gaps and epochs follow its first source
+// QP; the others' datagrams count in its packets, bytes and messages only.
+// For an RC or UC flow it is one compare.
+func (f *Flow) otherSender(h *bth.BTH) bool {
+	return f.Transport == bth.TransportUD && f.HasSrcQP && h.Ext&bth.HasDETH != 0 && h.DETH.SrcQP != f.SrcQP
+}

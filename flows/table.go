@@ -175,7 +175,7 @@ func (t *Table) addFlow(p *packet.Packet, at *FrameAt, delta bool) (f *Flow, ret
 	// compare.
 	switch h := &p.BTH; {
 	case c&opRequest != 0:
-		if f.Requests.behind(h.PSN, c) && t.copied(f, p, c, at.Nanos) {
+		if f.Requests.behind(h.PSN, c) && !f.otherSender(h) && t.copied(f, p, c, at.Nanos) {
 			return f, 0, 0, true
 		}
 	case c&opReadResponse != 0:
@@ -291,7 +291,7 @@ func (t *Table) startsEpoch(f *Flow, p *packet.Packet, c opBits, at *FrameAt) bo
 	switch {
 	case c&opRequest != 0:
 		s := &f.Requests
-		jumps = s.started() && far(p.BTH.PSN, s.HighPSN, s.seq.expHi, t.cfg.EpochJump)
+		jumps = s.started() && far(p.BTH.PSN, s.HighPSN, s.seq.expHi, t.cfg.EpochJump) && !f.otherSender(&p.BTH)
 	case c&opReadResponse != 0:
 		// Far from the READ responses and from the other responses
 		// too: they answer the partner's requests in one PSN space,
@@ -373,7 +373,9 @@ func (f *Flow) add(p *packet.Packet, c opBits, fa *FrameAt) (reissue bool) {
 	if !f.HasPSN {
 		f.FirstPSN, f.HasPSN = h.PSN, true
 	}
-	f.LastPSN = h.PSN
+	if !f.otherSender(h) {
+		f.LastPSN = h.PSN
+	}
 	if c&opShowsMTU != 0 {
 		f.learnMTU(p)
 	}
@@ -384,6 +386,13 @@ func (f *Flow) add(p *packet.Packet, c opBits, fa *FrameAt) (reissue bool) {
 		f.Requests.retransmitted(h.PSN)
 		f.noteReissuedRead(h.PSN, at)
 		reissue = true
+	case c&opRequest != 0 && f.otherSender(h):
+		// Another source QP's datagram: its PSNs are its own. It is a
+		// request all the same (the Collector's ECN counts rely on it).
+		f.Requests.Packets++
+		if c&opEndsRequest != 0 {
+			f.Messages++
+		}
 	case c&opRequest != 0:
 		var lo, hi int32
 		if c&opReadRequest != 0 {
