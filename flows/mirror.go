@@ -206,6 +206,9 @@ const (
 // mirror's copy, and counts it in f's MirrorDuplicates if so. Out of
 // Table.addFlow, whose packets in order do not call it.
 func (t *Table) copied(f *Flow, p *packet.Packet, c opBits, now int64) bool {
+	if f.otherSender(&p.BTH) {
+		return false // another UD sender's PSNs are its own
+	}
 	if c&opReadRequest != 0 && t.reissuesLost(f, p.BTH.PSN) {
 		return false
 	}

@@ -175,7 +175,7 @@ func (t *Table) addFlow(p *packet.Packet, at *FrameAt, delta bool) (f *Flow, ret
 	// compare.
 	switch h := &p.BTH; {
 	case c&opRequest != 0:
-		if f.Requests.behind(h.PSN, c) && !f.otherSender(h) && t.copied(f, p, c, at.Nanos) {
+		if f.Requests.behind(h.PSN, c) && t.copied(f, p, c, at.Nanos) {
 			return f, 0, 0, true
 		}
 	case c&opReadResponse != 0:
@@ -291,7 +291,7 @@ func (t *Table) startsEpoch(f *Flow, p *packet.Packet, c opBits, at *FrameAt) bo
 	switch {
 	case c&opRequest != 0:
 		s := &f.Requests
-		jumps = s.started() && far(p.BTH.PSN, s.HighPSN, s.seq.expHi, t.cfg.EpochJump) && !f.otherSender(&p.BTH)
+		jumps = s.started() && far(p.BTH.PSN, s.HighPSN, s.seq.expHi, t.cfg.EpochJump)
 	case c&opReadResponse != 0:
 		// Far from the READ responses and from the other responses
 		// too: they answer the partner's requests in one PSN space,
@@ -305,7 +305,11 @@ func (t *Table) startsEpoch(f *Flow, p *packet.Packet, c opBits, at *FrameAt) bo
 		r := &f.resp
 		jumps = r.started && far(p.BTH.PSN, r.high(), psnAdd(r.high(), 1), t.cfg.EpochJump)
 	}
-	return jumps && at.Time.Sub(f.Last.Time) >= t.cfg.EpochIdle
+	if !jumps || at.Time.Sub(f.Last.Time) < t.cfg.EpochIdle {
+		return false
+	}
+	// Another UD sender's PSNs are its own (otherSender).
+	return c&opRequest == 0 || !f.otherSender(&p.BTH)
 }
 
 // far says whether psn is more than jump PSNs behind high or ahead of next.
@@ -373,9 +377,17 @@ func (f *Flow) add(p *packet.Packet, c opBits, fa *FrameAt) (reissue bool) {
 	if !f.HasPSN {
 		f.FirstPSN, f.HasPSN = h.PSN, true
 	}
-	if !f.otherSender(h) {
-		f.LastPSN = h.PSN
+	if f.otherSender(h) {
+		// Another source QP's datagram (UD: every packet a request): its
+		// PSNs are its own. It is a request all the same (the
+		// Collector's ECN counts rely on it).
+		f.Requests.Packets++
+		if c&opEndsRequest != 0 {
+			f.Messages++
+		}
+		return false
 	}
+	f.LastPSN = h.PSN
 	if c&opShowsMTU != 0 {
 		f.learnMTU(p)
 	}
@@ -386,13 +398,6 @@ func (f *Flow) add(p *packet.Packet, c opBits, fa *FrameAt) (reissue bool) {
 		f.Requests.retransmitted(h.PSN)
 		f.noteReissuedRead(h.PSN, at)
 		reissue = true
-	case c&opRequest != 0 && f.otherSender(h):
-		// Another source QP's datagram: its PSNs are its own. It is a
-		// request all the same (the Collector's ECN counts rely on it).
-		f.Requests.Packets++
-		if c&opEndsRequest != 0 {
-			f.Messages++
-		}
 	case c&opRequest != 0:
 		var lo, hi int32
 		if c&opReadRequest != 0 {

@@ -122,13 +122,13 @@ const allExtHeaders = ExtHeaders(1)<<len(extSizes) - 1
 
 // decode does the work of DecodeFromBytes and DecodeReused. It writes every
 // field but the extended headers; of those it decodes the ones the opcode
-// carries, having first cleared, with reused, the ones b.Ext names, so
-// that the others are zero as DecodeFromBytes leaves them.
+// carries (each decode writes every field of its header) and then, with
+// reused, clears those b.Ext named that it did not decode, so that they are
+// zero as DecodeFromBytes leaves them: on a stream of one opcode, none.
 func (b *BTH) decode(data []byte, df gopacket.DecodeFeedback, reused bool) error {
+	var stale ExtHeaders // the extended headers b holds, to clear unless decoded
 	if reused {
-		for ext := b.Ext & allExtHeaders; ext != 0; ext &= ext - 1 {
-			b.clearExt(ExtHeaders(1) << bits.TrailingZeros16(uint16(ext)))
-		}
+		stale = b.Ext & allExtHeaders
 	}
 	if len(data) < BTHLen {
 		*b = BTH{}
@@ -155,6 +155,7 @@ func (b *BTH) decode(data []byte, df gopacket.DecodeFeedback, reused bool) error
 
 	info := &opcodeTable[op]
 	if tver != 0 || info.flags&flagKnown == 0 && !Opcode(op).IsVendor() {
+		b.clearExts(stale)
 		b.Contents, b.Payload = data[:BTHLen], data[BTHLen:]
 		if tver != 0 {
 			return ErrBadVersion
@@ -180,8 +181,18 @@ func (b *BTH) decode(data []byte, df gopacket.DecodeFeedback, reused bool) error
 		b.Ext |= h
 		off += size
 	}
+	if stale &^= b.Ext; stale != 0 {
+		b.clearExts(stale)
+	}
 	b.Contents, b.Payload = data[:off], data[off:]
 	return nil
+}
+
+// clearExts zeroes the extended headers exts names.
+func (b *BTH) clearExts(exts ExtHeaders) {
+	for ; exts != 0; exts &= exts - 1 {
+		b.clearExt(ExtHeaders(1) << bits.TrailingZeros16(uint16(exts)))
+	}
 }
 
 // clearExt zeroes extended header h.
