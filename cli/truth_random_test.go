@@ -730,7 +730,9 @@ func (s *rScenario) known() string {
 //
 //	D1 RNR NAK + mirror copies lagging past the RNR retry
 //	D2 mirror copy of the READ response to a READ re-issued after a timeout
-//	D3 a NAK or RNR NAK pending on another QP of the same host pair
+//	D3 a NAK or RNR NAK pending on another QP of the same host pair (and
+//	   QPs of one host pair at the same PSNs left unpaired: mirror loss
+//	   undecided)
 //	D4 zero-length READ after a READ taken for a re-issue
 //	D5 ACK two or more PSNs past the highest captured request: no partner
 //	D6 READ re-issued from its first PSN taken for a mirror copy
@@ -793,12 +795,21 @@ func (s *rScenario) knownIssue() string {
 			if d := (a.StartPSN - b.StartPSN) & 0xffffff; d > 4096 && d < 1<<24-4096 {
 				continue // PSNs far apart: the responses tell the QPs apart
 			}
-			if a.hasLoss() && b.hasLoss() {
-				return "D3: a NAK or RNR NAK of one QP is pending on another QP of the same host pair whose PSNs cover it"
+			if a.hasLoss() && b.hasLoss() || a.hasMirrorLoss() || b.hasMirrorLoss() {
+				return "D3: a NAK or RNR NAK of one QP is pending on another QP of the same host pair whose PSNs cover it (or the QPs stay unpaired and mirror loss undecided)"
 			}
 		}
 	}
 	return ""
+}
+
+func (f *rFlow) hasMirrorLoss() bool {
+	for _, m := range f.msgs {
+		if m.loss == "mirror" {
+			return true
+		}
+	}
+	return false
 }
 
 func (f *rFlow) hasLoss() bool {
