@@ -733,7 +733,6 @@ func (s *rScenario) known() string {
 //	D3 a NAK or RNR NAK pending on another QP of the same host pair (and
 //	   QPs of one host pair at the same PSNs left unpaired: mirror loss
 //	   undecided)
-//	D4 zero-length READ after a READ taken for a re-issue
 //	D5 ACK two or more PSNs past the highest captured request: no partner
 //	D6 READ re-issued from its first PSN taken for a mirror copy
 //	D7 missing READ response PSNs count other requests' PSNs
@@ -750,7 +749,6 @@ func (s *rScenario) knownIssue() string {
 				delay = float64(d)
 			}
 		}
-		prevRead := false
 		recoveries := 0
 		for _, e := range f.Events {
 			if r, ok := e["rnr_nak"].(map[string]any); ok && delay >= 0 && delay >= rnrUS[r["timer"].(int)] {
@@ -778,12 +776,6 @@ func (s *rScenario) knownIssue() string {
 			prevMsgRead = m.read()
 			if m.read() && delay >= 0 && tail && (m.loss == "fabric_unseen" || m.loss == "timeout_unseen") {
 				return "D2: the mirror copy of the READ response to a READ re-issued after a timeout counts as a retransmitted packet"
-			}
-			if m.read() && m.bytes == 0 && prevRead {
-				return "D4: a zero-length RDMA READ after a READ (its VA the end of that READ) is taken for a re-issue of it"
-			}
-			if m.bytes > 0 && (m.op == "read" || m.op == "write") {
-				prevRead = m.read() // the generator's VA moves on with READs and WRITEs
 			}
 			if m.read() && (m.loss == "fabric" || m.loss == "fabric_unseen") && m.off == 0 && m.cnt < m.n {
 				return "D6: a READ re-issued from its first PSN (its first response lost, later ones came) within the mirror window is taken for a mirror copy, and so are its responses"

@@ -363,3 +363,16 @@ func TestUDSeveralSenders(t *testing.T) {
 		hasPSN: true, firstPSN: 1000, lastPSN: 1005, srcQP: 0x44,
 	}.check(t, only(t, c, key(hostA, hostB, 0x33)))
 }
+
+// TestZeroLengthReadAfterRead: an RDMA READ of 0 bytes at the end address
+// of the READ before it is a new message, not a re-issue of that READ (a
+// re-issue asks for the bytes still to come).
+func TestZeroLengthReadAfterRead(t *testing.T) {
+	c := newClock(Config{})
+	c.add(time.Microsecond, readReq(hostA, hostB, 0x11, 100, 0x1000, 309))
+	c.add(time.Microsecond, readReq(hostA, hostB, 0x11, 101, 0x1000+309, 0))
+	f := only(t, c, key(hostA, hostB, 0x11))
+	if f.Retransmitted() != 0 || f.Messages != 2 {
+		t.Errorf("retransmitted %d, messages %d: want 0 and 2", f.Retransmitted(), f.Messages)
+	}
+}

@@ -109,7 +109,9 @@ func (f *Flow) rereads(h *bth.BTH) bool {
 		s := f.respLink
 		return s != nil && s.readResp && psnDiff(h.PSN, r.psn) > 0 && psnDiff(h.PSN, s.ReadResponses.HighPSN) <= 0
 	}
-	if e.RKey != r.rkey || e.VA <= r.va || e.VA+uint64(e.DMALen) != r.end {
+	// A re-issue asks for the bytes still to come: never none (a READ of
+	// 0 bytes is legal, and may follow a READ at its end address).
+	if e.RKey != r.rkey || e.VA <= r.va || e.VA+uint64(e.DMALen) != r.end || e.DMALen == 0 {
 		return false
 	}
 	d := psnDiff(h.PSN, r.psn)
