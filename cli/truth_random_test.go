@@ -734,7 +734,13 @@ func (s *rScenario) known() string {
 //	   QPs of one host pair at the same PSNs left unpaired: mirror loss
 //	   undecided)
 //	D5 ACK two or more PSNs past the highest captured request: no partner
-//	D6 READ re-issued from its first PSN taken for a mirror copy
+//	D6 READ re-issued from its first PSN taken for a mirror copy, when the
+//	   mirror saw the first response before the fabric lost it (then the
+//	   capture alone cannot tell the re-issue from a copy); and, the first
+//	   response lost before the mirror, on a flow the mirror copies: the
+//	   copy of the re-issue, before its responses, taken for another; and
+//	   on such a flow, the copy of a READ whose first response the mirror
+//	   missed, captured after the later ones, taken for a re-issue
 //	D7 missing READ response PSNs count other requests' PSNs
 //	D8 copy of a timeout/RNR resend after the next new packet taken for a resend
 //	   (D5 is decided in known, from the parsed scenario)
@@ -777,7 +783,8 @@ func (s *rScenario) knownIssue() string {
 			if m.read() && delay >= 0 && tail && (m.loss == "fabric_unseen" || m.loss == "timeout_unseen") {
 				return "D2: the mirror copy of the READ response to a READ re-issued after a timeout counts as a retransmitted packet"
 			}
-			if m.read() && (m.loss == "fabric" || m.loss == "fabric_unseen") && m.off == 0 && m.cnt < m.n {
+			if m.read() && (m.loss == "fabric" && m.off == 0 && m.cnt < m.n ||
+				delay >= 0 && (m.loss == "fabric_unseen" || m.loss == "mirror" && m.off == 0)) {
 				return "D6: a READ re-issued from its first PSN (its first response lost, later ones came) within the mirror window is taken for a mirror copy, and so are its responses"
 			}
 		}
@@ -1004,6 +1011,13 @@ func randExpectFlow(f *gen.Flow) randExpect {
 			case fabric && m.off > 0:
 				e.reissued++    // a READ for the rest
 				mtuShown = true // its VA and PSN, past the first READ's, tell the MTU
+			case unseen && m.cnt < m.n:
+				// Its first responses lost before the mirror and the
+				// later ones captured: the capture shows the responses
+				// skip the READ's PSN, which the requester answers by
+				// re-issuing the whole READ (an implied NAK), not a
+				// timeout.
+				e.reissued++
 			case fabric:
 				e.timeouts++ // the same READ again: a resend no NAK asked for
 			case m.loss == "rnr":

@@ -445,7 +445,7 @@ func (t *Table) readResponseGap(f *Flow, psn uint32) bool {
 		s = t.Current(f.Key.Reverse(f.CM.SrcQP))
 	}
 	if s != nil {
-		return s.readResp && s.ReadResponses.inGap(psn)
+		return s.readResp && (s.ReadResponses.inGap(psn) || f.readBeganPast(&s.ReadResponses, psn))
 	}
 	n := 0
 	for c := t.byHosts[hostPair{f.Key.Dst, f.Key.Src}].first; c != nil && n < maxPairCands; c = c.hostNext {
@@ -457,6 +457,26 @@ func (t *Table) readResponseGap(f *Flow, psn uint32) bool {
 		}
 	}
 	return false
+}
+
+// readBeganPast says whether the READ responses r, which answer f's
+// requests, began within the response PSNs of f's last READ, at psn, but
+// past its first: the READ was captured with its responses still to come,
+// so the first of them were lost (the requester then re-issues the READ
+// from its first PSN, IBTA vol 1 ch. 9), where inGap sees no gap, there
+// being no response before. Only once for a READ: the first repeat is
+// its re-issue, later ones (a mirror's copies of it) are not.
+func (f *Flow) readBeganPast(r *PSNStats, psn uint32) bool {
+	if f.cold == nil || !r.started() {
+		return false
+	}
+	l := &f.cold.lastRead
+	d := psnDiff(r.FirstPSN, psn)
+	if !l.valid || l.reissued || l.psn != psn || d <= 0 || d > l.span {
+		return false
+	}
+	l.reissued = true
+	return true
 }
 
 // noteReissue makes the READ re-issued at psn on f, a request flow,

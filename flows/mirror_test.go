@@ -647,3 +647,28 @@ func TestMirrorMissedReissuedFirst(t *testing.T) {
 		t.Errorf("READ responses: MirrorDuplicates %d, %+v; want no copy, 1 resent, 4 packets", s.MirrorDuplicates(), s.ReadResponses)
 	}
 }
+
+// TestReadReissuedFirstOfCapture: the capture's first READ on a QP loses
+// its first response before the mirror, the later ones come, and the READ
+// is re-issued whole a few microseconds later: there is no gap in READ
+// responses that began with this READ, but they began past its PSN, so the
+// repeat is its re-issue (and its responses resends), not a mirror copy;
+// the mirror's copy of the re-issue, after that, is a copy.
+func TestReadReissuedFirstOfCapture(t *testing.T) {
+	c := newClock(Config{})
+	resp := func(psn uint32, ops ...bth.Opcode) {
+		for i, op := range ops {
+			c.add(100*time.Nanosecond, roce(hostB, hostA, op, aQP, psn+uint32(i), 1024))
+		}
+	}
+	c.add(us, readReq(hostA, hostB, bQP, 1000, 0x10000, 4096))
+	resp(1001, opReadMid, opReadMid, opReadLast) // 1000 lost before the mirror
+	c.add(3*us, readReq(hostA, hostB, bQP, 1000, 0x10000, 4096))
+	c.add(us, readReq(hostA, hostB, bQP, 1000, 0x10000, 4096)) // the mirror's copy of the re-issue
+	resp(1000, opReadFirst, opReadMid, opReadMid, opReadLast)
+	r := only(t, c, key(hostA, hostB, bQP))
+	if r.Retx.ReissuedReads != 1 || r.Requests.Retransmitted != 1 || r.MirrorDuplicates() != 1 || r.Messages != 1 {
+		t.Errorf("requests: ReissuedReads %d, Retransmitted %d, MirrorDuplicates %d, Messages %d; want 1, 1, 1, 1",
+			r.Retx.ReissuedReads, r.Requests.Retransmitted, r.MirrorDuplicates(), r.Messages)
+	}
+}

@@ -67,6 +67,10 @@ type readState struct {
 	va    uint64
 	end   uint64 // VA + DMA length
 	rkey  uint32
+	// reissued: a repeat of it was taken for its re-issue because its
+	// READ responses began past its PSN (Flow.readBeganPast); later
+	// repeats are not.
+	reissued bool
 }
 
 // noteRead remembers h, an RDMA READ request.
