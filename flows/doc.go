@@ -101,9 +101,12 @@
 // in opposite directions are compatible when the responses each carries
 // fit the other's requests; a flow whose responses leave exactly one
 // compatible unpaired flow claims it, and a flow claimed by exactly one
-// other is linked to it, repeatedly. Anything less certain leaves the
-// flows unpaired: PSN ranges alone do not tell apart QPs that all start at
-// PSN 0 (NCCL), the timing of the responses does.
+// other is linked to it, repeatedly. The only connection between two hosts
+// (one connected-transport flow each way) is paired as well when its
+// responses run up to pairAhead PSNs past the requests captured, or came
+// before them: the mirror missed the requests they answer. Anything less
+// certain leaves the flows unpaired: PSN ranges alone do not tell apart
+// QPs that all start at PSN 0 (NCCL), the timing of the responses does.
 //
 // # Retransmissions and loss
 //

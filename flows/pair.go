@@ -135,7 +135,7 @@ type pairEvidence struct {
 // after the first only considers flows that began before the first
 // response that fitted any.
 func (t *Table) notePair(r *Flow, psn uint32, at time.Time) {
-	if c := r.pairOne; c != nil && fits(c, psn) {
+	if c := r.pairOne; c != nil && (fits(c, psn) || fitsAhead(c, psn)) {
 		return // the evidence stands: its only candidate fits
 	}
 	ev := r.pair
@@ -150,6 +150,9 @@ func (t *Table) notePair(r *Flow, psn uint32, at time.Time) {
 				ev.cands[j] = id
 				j++
 			}
+		}
+		if j == 0 && ev.n == 1 && fitsAhead(t.flowAt(ev.cands[0]-1), psn) {
+			j = 1 // the only candidate, past the requests captured
 		}
 		clear(ev.cands[j:ev.n])
 		ev.n = j
@@ -180,6 +183,11 @@ func (t *Table) notePair(r *Flow, psn uint32, at time.Time) {
 		cands[n] = int32(c.ID)
 		n++
 	}
+	if n == 0 && !crowded {
+		if c := t.soleRequester(r); c != nil && fitsAhead(c, psn) {
+			cands[0], n = int32(c.ID), 1
+		}
+	}
 	if n == 0 && !ev.sinceSet {
 		return // answers requests the capture does not hold: look again later
 	}
@@ -201,6 +209,41 @@ func (t *Table) onlyCand(ev *pairEvidence) *Flow {
 		return t.flowAt(ev.cands[0] - 1)
 	}
 	return nil
+}
+
+// pairAhead is how far past a candidate's highest expected request PSN a
+// response may lie and still fit it when it is the only candidate: the
+// mirror may have missed the requests it answers (a coalesced ACK
+// acknowledges every PSN up to its own, IBTA vol 1 ch. 9), most often at
+// the tail of a message. Only then: between QPs of one host pair whose
+// PSNs run close (NCCL starts every QP at PSN 0), it would keep wrong
+// candidates.
+const pairAhead = 1024
+
+// fitsAhead says whether a response at psn lies within pairAhead past the
+// highest PSN c's requests have reached (see fits).
+func fitsAhead(c *Flow, psn uint32) bool {
+	s := &c.Requests
+	d := psnDiff(psn, s.seq.expHi)
+	return s.started() && d > 0 && d <= pairAhead
+}
+
+// soleRequester returns the only flow of a connected transport from r's
+// destination to its source, other than r: the one whose requests r's
+// responses can answer when no flow's requests fit them as captured; nil
+// if there are none or several.
+func (t *Table) soleRequester(r *Flow) *Flow {
+	var sole *Flow
+	for c := t.byHosts[hostPair{r.Key.Dst, r.Key.Src}].first; c != nil; c = c.hostNext {
+		if c == r || !connected(c.Transport) || !c.Requests.started() {
+			continue
+		}
+		if sole != nil {
+			return nil
+		}
+		sole = c
+	}
+	return sole
 }
 
 // fits says whether a response at psn can answer one of c's requests as c
@@ -235,6 +278,40 @@ func compatible(x, y *Flow) bool {
 		return false
 	}
 	return (x.pair == nil || x.pair.allows(y)) && (y.pair == nil || y.pair.allows(x))
+}
+
+// pairSole pairs, of the flows pairByPSN left alone, the two directions of
+// the only connection between two hosts: y carries responses, x is the
+// only connected-transport flow back (and y the only one from x's
+// destination), and x's requests reach y's highest response PSN, or
+// pairAhead short of it (requests the mirror missed). Evidence gathered
+// while packets arrived may not have come to a decision for such a pair:
+// the responses came before any captured request they answer (the mirror
+// missed the first ones), or too few came after it to look again.
+func (t *Table) pairSole() {
+	for _, y := range t.flows {
+		if y.Partner != nil || !y.resp.started || !connected(y.Transport) {
+			continue
+		}
+		x := t.soleRequester(y)
+		if x == nil || x.Partner != nil || !t.onlyConnected(y) {
+			continue
+		}
+		if psn := y.resp.high(); fits(x, psn) || fitsAhead(x, psn) {
+			link(x, y, PairPSN)
+		}
+	}
+}
+
+// onlyConnected says whether f is the only flow of a connected transport
+// from its source to its destination.
+func (t *Table) onlyConnected(f *Flow) bool {
+	for c := t.byHosts[hostPair{f.Key.Src, f.Key.Dst}].first; c != nil; c = c.hostNext {
+		if c != f && connected(c.Transport) {
+			return false
+		}
+	}
+	return true
 }
 
 // pairByPSN pairs the connected-transport flows that CM did not: a flow y

@@ -239,3 +239,34 @@ func TestPairCrowded(t *testing.T) {
 		}
 	}
 }
+
+// TestPairSoleConnection: the only connection between two hosts is paired
+// though its responses do not fit its requests as captured: an ACK past
+// the highest request captured (the mirror missed the tail of a message),
+// and responses captured before the first request they answer (the mirror
+// missed the first ones). The PSNs the mirror missed are then mirror loss.
+func TestPairSoleConnection(t *testing.T) {
+	t.Run("ACK past the captured requests", func(t *testing.T) {
+		c := newClock(Config{})
+		c.add(us, roce(hostA, hostB, opWriteOnly, bQP, 0, 100))
+		c.add(us, roce(hostB, hostA, opAck, aQP, 0, 0))
+		// PSNs 1 and 2 (a SEND of two packets) missed by the mirror
+		c.add(us, roce(hostB, hostA, opAck, aQP, 2, 0))
+		req, resp := only(t, c, key(hostA, hostB, bQP)), only(t, c, key(hostB, hostA, aQP))
+		if req.Partner != resp || resp.Partner != req || req.Retx.MirrorLostPSNs != 2 {
+			t.Errorf("partners %v, %v; mirror-lost PSNs %d: want each other and 2", req.Partner != nil, resp.Partner != nil, req.Retx.MirrorLostPSNs)
+		}
+	})
+	t.Run("responses before the first captured request", func(t *testing.T) {
+		c := newClock(Config{})
+		// the requests at PSNs 0 and 1 missed by the mirror
+		c.add(us, roce(hostB, hostA, opAck, aQP, 0, 0))
+		c.add(us, roce(hostB, hostA, opAck, aQP, 1, 0))
+		c.add(us, roce(hostA, hostB, opWriteOnly, bQP, 2, 100))
+		c.add(us, roce(hostB, hostA, opAck, aQP, 2, 0))
+		req, resp := only(t, c, key(hostA, hostB, bQP)), only(t, c, key(hostB, hostA, aQP))
+		if req.Partner != resp || resp.Partner != req {
+			t.Errorf("partners %v, %v: want each other", req.Partner != nil, resp.Partner != nil)
+		}
+	})
+}

@@ -488,6 +488,7 @@ func (t *Table) Finish() {
 	t.finished = true
 	t.pairByCM()
 	t.pairByPSN()
+	t.pairSole()
 	for _, f := range t.flows {
 		if f.Partner != nil && !f.HasSrcQP {
 			f.SrcQP, f.HasSrcQP = f.Partner.Key.DestQP, true
