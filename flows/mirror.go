@@ -419,7 +419,8 @@ func (t *Table) newNAK(f *Flow, h *bth.BTH) bool {
 // reissuesLost says whether an RDMA READ request of f at psn, at or behind
 // its highest PSN, re-issues a READ whose response packet at psn went
 // missing before the mirror: the READ responses answering f skipped that
-// PSN (an open gap). A requester that sees a READ's responses skip a PSN
+// PSN (an open gap, or, for f's last READ, they began past it:
+// readBeganPast). A requester that sees a READ's responses skip a PSN
 // (an implied NAK, IBTA vol 1 ch. 9) asks again from the missing PSN: for
 // the READ's first response, with the READ's own PSN and address; for a
 // READ before the last one still outstanding, behind the last. It comes a
@@ -435,7 +436,8 @@ func (t *Table) reissuesLost(f *Flow, psn uint32) bool {
 }
 
 // readResponseGap says whether the READ responses that answer f's
-// requests skipped psn and have not carried it since: those of the flow
+// requests skipped psn (an open gap, or they began past f's last READ at
+// psn) and have not carried it since: those of the flow
 // whose responses answered f last, or the reverse flow of f's RDMA CM
 // exchange; with neither, of any flow from f's responder back (at most
 // maxPairCands), as noteReissue looks for them.
