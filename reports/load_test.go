@@ -32,6 +32,24 @@ func genCapture(t testing.TB, name string) string {
 	return m[0]
 }
 
+// writeScenario generates the capture of scenario sc into a file of the
+// test's temporary directory and returns its path.
+func writeScenario(t testing.TB, sc *gen.Scenario) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "scenario"+gen.FileExt(sc))
+	w, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gen.Generate(w, sc); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // genTruth reads NAME.truth.json.
 func genTruth(t testing.TB, name string) *gen.Truth {
 	t.Helper()

@@ -660,17 +660,7 @@ flows:
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "cm.pcap")
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := gen.Generate(out, s); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
+	path := writeScenario(t, s)
 	fs := ofKind(runAll(loadInput(t, path, filepath.Join(topoDir, pod))), KindCrossRail)
 	if len(fs) != 1 {
 		t.Fatalf("want one cross_rail finding, got %s", summary(fs))
@@ -726,17 +716,7 @@ flows:
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "bth_cut.pcap")
-	w, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := gen.Generate(w, sc); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	path := writeScenario(t, sc)
 	in := loadInput(t, path, "")
 	if len(in.Flows) != 0 || in.Capture.RoCE == 0 {
 		t.Fatalf("%d flows and %d RoCE frames; want none and some", len(in.Flows), in.Capture.RoCE)

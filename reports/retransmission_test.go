@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -208,17 +207,7 @@ func TestRetransmissionsMirrorVariants(t *testing.T) {
 				t.Fatal(err)
 			}
 			sc.Snaplen, sc.Encap = 0, nil
-			plain := filepath.Join(t.TempDir(), "plain"+gen.FileExt(sc))
-			w, err := os.Create(plain)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := gen.Generate(w, sc); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
+			plain := writeScenario(t, sc)
 			sameFindings(t, got, Retransmissions(retxInput(t, plain)))
 		})
 	}
