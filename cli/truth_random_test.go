@@ -1376,32 +1376,33 @@ func (r *randCase) checkTable(sc *gen.Scenario, tr *gen.Truth, tab *flows.Table)
 	}
 }
 
-// checkCLI runs `rocedump flows --format json` with one and two workers:
-// the same bytes, and the records say what the table says.
-func (r *randCase) checkCLI(path string, tab *flows.Table) {
-	var outs [2]string
+// sameForWorkers runs the command args with --workers=1 and =2, notes an
+// error if either fails or their outputs differ, and returns them; ok is
+// false if a run failed.
+func (r *randCase) sameForWorkers(args ...string) (outs [2]string, ok bool) {
 	for i, w := range []int{1, 2} {
-		out, errOut, code := runCLI(r.t, "flows", "--format", "json", "--sort", "bytes", fmt.Sprintf("--workers=%d", w), path)
+		out, errOut, code := runCLI(r.t, append([]string{args[0], fmt.Sprintf("--workers=%d", w)}, args[1:]...)...)
 		if code != ExitOK {
-			r.errorf("flows --workers=%d: exit %d: %s", w, code, errOut)
-			return
+			r.errorf("%s --workers=%d: exit %d: %s", args[0], w, code, errOut)
+			return outs, false
 		}
 		outs[i] = out
 	}
 	if outs[0] != outs[1] {
-		r.errorf("flows --format json: --workers=2 differs from --workers=1: %s", firstDiff(outs[0], outs[1]))
+		r.errorf("%s: --workers=2 differs from --workers=1: %s", strings.Join(args[:len(args)-1], " "), firstDiff(outs[0], outs[1]))
 	}
-	var reps [2]string
-	for i, w := range []int{1, 2} {
-		out, errOut, code := runCLI(r.t, "report", "--format", "json", "--fail-on", "never", fmt.Sprintf("--workers=%d", w), path)
-		if code != ExitOK {
-			r.errorf("report --workers=%d: exit %d: %s", w, code, errOut)
-			return
-		}
-		reps[i] = out
+	return outs, true
+}
+
+// checkCLI runs `rocedump flows --format json` with one and two workers:
+// the same bytes, and the records say what the table says.
+func (r *randCase) checkCLI(path string, tab *flows.Table) {
+	outs, ok := r.sameForWorkers("flows", "--format", "json", "--sort", "bytes", path)
+	if !ok {
+		return
 	}
-	if reps[0] != reps[1] {
-		r.errorf("report --format json: --workers=2 differs from --workers=1: %s", firstDiff(reps[0], reps[1]))
+	if _, ok := r.sameForWorkers("report", "--format", "json", "--fail-on", "never", path); !ok {
+		return
 	}
 	var recs []flowtable.Record
 	if err := json.Unmarshal([]byte(outs[0]), &recs); err != nil {
