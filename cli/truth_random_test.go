@@ -743,7 +743,8 @@ func sharesHosts(sc *gen.Scenario, i int) bool {
 // cases that pass); minimal scenarios of each are in the QA report of
 // branch qa-rand:
 //
-//	D1 RNR NAK + mirror copies lagging past the RNR retry
+//	D1 RNR NAK + mirror copies lagging past the RNR retry: the NAK's
+//	   copy captured after the retry and before the response to it
 //	D2 mirror copy of the READ response to a READ re-issued after a timeout
 //	D3 a NAK or RNR NAK pending on another QP of the same host pair (and
 //	   QPs of one host pair at the same PSNs left unpaired: mirror loss

@@ -391,7 +391,9 @@ func (f *Flow) expectResend(psn uint32) {
 // known to copy the connection's packets (neither f nor the requester has
 // a mirror duplicate yet): a mirror lagging more than a round trip
 // delivers the copy after the resend. An RNR NAK's copy comes before the
-// retry, which waits for its timer. Without a requester known yet, a
+// retry, which waits for its timer, unless the mirror lags more than the
+// timer; whatever the lag, a NAK behind a response captured since (the
+// ACK of the resend) is a copy. Without a requester known yet, a
 // repeated NAK is a copy.
 func (t *Table) newNAK(f *Flow, h *bth.BTH) bool {
 	if h.Ext&bth.HasAETH == 0 {
@@ -406,6 +408,12 @@ func (t *Table) newNAK(f *Flow, h *bth.BTH) bool {
 			return false
 		}
 	default:
+		return false
+	}
+	if posDiff(respPos(h), f.resp.top) < 0 {
+		// The responder has answered past it since (an ACK at its PSN):
+		// it does not NAK what it has acknowledged, so this is a copy,
+		// lagging behind the resend that answered the NAK.
 		return false
 	}
 	r := t.requester(f)

@@ -672,3 +672,25 @@ func TestReadReissuedFirstOfCapture(t *testing.T) {
 			r.Retx.ReissuedReads, r.Requests.Retransmitted, r.MirrorDuplicates(), r.Messages)
 	}
 }
+
+// TestRNRNAKCopyAfterACK: a mirror lagging 70 µs behind an RNR NAK of 60
+// µs delivers the NAK's copy after the retry and after the ACK that
+// answered it. A responder does not NAK a PSN it has acknowledged: the
+// NAK is a copy, not a second RNR NAK (and the request's copy is no second
+// retry).
+func TestRNRNAKCopyAfterACK(t *testing.T) {
+	c := newClock(Config{})
+	c.add(us, roce(hostA, hostB, opWriteOnly, bQP, 0, 100))
+	c.add(4*us, nak(hostB, hostA, aQP, 0, 5, true)) // RNR NAK, 60 µs
+	c.add(60*us, roce(hostA, hostB, opWriteOnly, bQP, 0, 100))
+	c.add(4*us, roce(hostB, hostA, opAck, aQP, 0, 0))
+	c.add(2*us, roce(hostA, hostB, opWriteOnly, bQP, 0, 100))  // the copy of the first
+	c.add(4*us, nak(hostB, hostA, aQP, 0, 5, true))            // the NAK's copy
+	c.add(60*us, roce(hostA, hostB, opWriteOnly, bQP, 0, 100)) // the retry's copy
+	c.add(4*us, roce(hostB, hostA, opAck, aQP, 0, 0))          // the ACK's copy
+	req, resp := only(t, c, key(hostA, hostB, bQP)), only(t, c, key(hostB, hostA, aQP))
+	if resp.RNRNAKs != 1 || resp.MirrorDuplicates() != 2 || req.Retx.RNRRetries != 1 || req.MirrorDuplicates() != 2 {
+		t.Errorf("RNR NAKs %d, response copies %d, RNR retries %d, request copies %d; want 1, 2, 1, 2",
+			resp.RNRNAKs, resp.MirrorDuplicates(), req.Retx.RNRRetries, req.MirrorDuplicates())
+	}
+}
