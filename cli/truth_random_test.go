@@ -745,7 +745,6 @@ func sharesHosts(sc *gen.Scenario, i int) bool {
 //
 //	D1 RNR NAK + mirror copies lagging past the RNR retry: the NAK's
 //	   copy captured after the retry and before the response to it
-//	D2 mirror copy of the READ response to a READ re-issued after a timeout
 //	D3 a NAK or RNR NAK pending on another QP of the same host pair (and
 //	   QPs of one host pair at the same PSNs left unpaired: mirror loss
 //	   undecided)
@@ -797,9 +796,6 @@ func (s *rScenario) knownIssue() string {
 				readsBefore++
 			}
 			prevMsgRead = m.read()
-			if m.read() && delay >= 0 && tail && (m.loss == "fabric_unseen" || m.loss == "timeout_unseen") {
-				return "D2: the mirror copy of the READ response to a READ re-issued after a timeout counts as a retransmitted packet"
-			}
 			if m.read() && (m.loss == "fabric" && m.off == 0 && m.cnt < m.n ||
 				delay >= 0 && (m.loss == "fabric_unseen" || m.loss == "mirror" && m.off == 0)) {
 				return "D6: a READ re-issued from its first PSN (its first response lost, later ones came) within the mirror window is taken for a mirror copy, and so are its responses"

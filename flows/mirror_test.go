@@ -694,3 +694,27 @@ func TestRNRNAKCopyAfterACK(t *testing.T) {
 			resp.RNRNAKs, resp.MirrorDuplicates(), req.Retx.RNRRetries, req.MirrorDuplicates())
 	}
 }
+
+// TestReissuedReadAnswerCopy: a READ's last response lost before the
+// mirror, the requester re-issues the READ for the rest after its timeout,
+// and the mirror copies every packet: the answer to the re-issue is new
+// (the responses never carried its PSN), and its copy a copy, not the
+// resend the re-issue expects.
+func TestReissuedReadAnswerCopy(t *testing.T) {
+	c := newClock(Config{})
+	twice := func(dt time.Duration, p func() *packet.Packet) {
+		c.add(dt, p())
+		c.add(0, p()) // the mirror's copy
+	}
+	twice(us, func() *packet.Packet { return readReq(hostA, hostB, bQP, 0, 0x10000, 604) })
+	twice(4*us, func() *packet.Packet { return roce(hostB, hostA, opReadFirst, aQP, 0, 256) })
+	twice(0, func() *packet.Packet { return roce(hostB, hostA, opReadMid, aQP, 1, 256) })
+	// PSN 2 (the LAST) lost before the mirror; the READ again for the rest
+	twice(4096*us, func() *packet.Packet { return readReq(hostA, hostB, bQP, 2, 0x10000+512, 92) })
+	twice(4*us, func() *packet.Packet { return roce(hostB, hostA, opReadOnly, aQP, 2, 92) })
+	resp := only(t, c, key(hostB, hostA, aQP))
+	if resp.Packets != 3 || resp.MirrorDuplicates() != 3 || resp.ReadResponses.Retransmitted != 0 {
+		t.Errorf("READ responses: %d packets, %d copies, %d resent; want 3, 3, 0",
+			resp.Packets, resp.MirrorDuplicates(), resp.ReadResponses.Retransmitted)
+	}
+}

@@ -423,6 +423,11 @@ func (f *Flow) add(p *packet.Packet, c opBits, fa *FrameAt) (reissue bool) {
 		last := s.LastPSN
 		if res := s.observe(h.PSN, 0, 0, c&opOpens != 0); res == seqRetransmit || res == seqOutOfOrder {
 			f.noteResent(spaceReadResponses, h.PSN, last, fa.Nanos)
+		} else if f.cold != nil && f.cold.reissue.ok && f.cold.reissue.psn == h.PSN {
+			// The answer to a re-issued READ, in order (the responses
+			// never carried its PSN): a repeat of it is a copy, not the
+			// resend expectResend waits for.
+			f.cold.reissue.ok = false
 		}
 	}
 	if c&opResponse != 0 {
