@@ -169,20 +169,28 @@ func TestOutputReplacesFile(t *testing.T) {
 	}
 }
 
-// TestExtractStandardInput: extract reads its input twice, which standard
-// input cannot give: it is refused with a word on why, and no output is
-// left (it used to fail on "stdin: empty file" and leave an empty one).
-func TestExtractStandardInput(t *testing.T) {
+// capturePipe returns the read end of a pipe that carries a generated
+// capture, closed at the end of the test.
+func capturePipe(t *testing.T) *os.File {
+	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	t.Cleanup(func() { r.Close() })
 	src, err := os.ReadFile(genCapture("congestion.pcap"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	go func() { w.Write(src); w.Close() }()
+	return r
+}
+
+// TestExtractStandardInput: extract reads its input twice, which standard
+// input cannot give: it is refused with a word on why, and no output is
+// left (it used to fail on "stdin: empty file" and leave an empty one).
+func TestExtractStandardInput(t *testing.T) {
+	r := capturePipe(t)
 	defer func(in *os.File) { os.Stdin = in }(os.Stdin)
 	os.Stdin = r
 	dir := t.TempDir()

@@ -46,16 +46,7 @@ func TestOutputToPipe(t *testing.T) {
 // of a shell's <(zcat mirror.pcap.gz)), which it cannot read twice: the
 // second pass found it empty once the first had read it.
 func TestExtractPipe(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	src, err := os.ReadFile(genCapture("congestion.pcap"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { w.Write(src); w.Close() }()
+	r := capturePipe(t)
 	in := fmt.Sprintf("/dev/fd/%d", r.Fd())
 	dir := t.TempDir()
 	_, stderr, code := runCLI(t, "extract", "-o", filepath.Join(dir, "x.pcap"), "--flow", "1", in)
