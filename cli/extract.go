@@ -67,6 +67,8 @@ flows as "rocedump flows" does and once to copy their packets.`,
 			if runF != nil {
 				return runF(opts)
 			}
+			// Interrupted, the run leaves no temporary -o file behind.
+			defer removeTempsOnSignal()()
 			return extractRun(opts)
 		},
 	}

@@ -123,10 +123,17 @@ that failed (the report of what was captured is still printed).`,
 			}
 			ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			// The first signal stops the capture; the next one ends the
+			// process, removing a report's temporary -o file first.
+			second := make(chan func(), 1)
 			go func() {
-				// After the first signal, the next one ends the process.
 				<-ctx.Done()
+				second <- removeTempsOnSignal()
 				stop()
+			}()
+			defer func() {
+				stop() // ends ctx, if no signal did
+				(<-second)()
 			}()
 			opts.Context = ctx
 			if !cmd.Flags().Changed("filter") {

@@ -90,6 +90,8 @@ Exit codes: 0 no finding at or above --fail-on, 1 findings at or above it,
 			if runF != nil {
 				return runF(opts)
 			}
+			// Interrupted, the run leaves no temporary -o file behind.
+			defer removeTempsOnSignal()()
 			return mergeRun(opts)
 		},
 	}

@@ -7,8 +7,12 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
+	"sync"
+	"syscall"
+	"time"
 )
 
 // outputFile is where a command writes what -o names (report, merge,
@@ -110,6 +114,7 @@ func createTempOutput(dst string, perm fs.FileMode) (*outputFile, error) {
 			return nil, fmt.Errorf("-o %s: %w", dst, err)
 		}
 		o := &outputFile{w: f, f: f, tmp: tmp, dst: dst}
+		pendingTemps.add(tmp)
 		if perm != 0 {
 			if err := f.Chmod(perm); err != nil {
 				o.discard()
@@ -142,6 +147,7 @@ func (o *outputFile) commit() error {
 	if err != nil {
 		os.Remove(o.tmp)
 	}
+	pendingTemps.remove(o.tmp)
 	return err
 }
 
@@ -155,7 +161,100 @@ func (o *outputFile) discard() {
 	o.f = nil
 	if o.tmp != "" {
 		os.Remove(o.tmp)
+		pendingTemps.remove(o.tmp)
 	}
+}
+
+// pendingTemps are the temporary files of the outputs being written: what
+// removeTempsOnSignal removes when the process is told to end.
+var pendingTemps tempFiles
+
+// tempFiles is a set of file names, safe for concurrent use.
+type tempFiles struct {
+	mu    sync.Mutex
+	names map[string]struct{}
+}
+
+func (t *tempFiles) add(name string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.names == nil {
+		t.names = make(map[string]struct{})
+	}
+	t.names[name] = struct{}{}
+}
+
+func (t *tempFiles) remove(name string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.names, name)
+}
+
+// removeAll removes every file of the set from the disk and the set.
+func (t *tempFiles) removeAll() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for name := range t.names {
+		os.Remove(name)
+		delete(t.names, name)
+	}
+}
+
+// endSignals are the signals that end a run early: Ctrl-C, kill, and the
+// terminal going away.
+var endSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// removeTempsOnSignal makes a signal that ends the process (endSignals)
+// remove the temporary files of the outputs being written first, so that
+// an interrupted report, merge, extract or live leaves no hidden
+// .FILE.*.tmp behind (an extract of a large capture writes its temporary
+// file for as long as it reads); the process then ends as the signal
+// would have ended it (a shell sees exit status 128 + the signal's
+// number). Signals the process was started with ignored (nohup, a
+// background job) stay ignored. stop undoes it.
+func removeTempsOnSignal() (stop func()) {
+	var sigs []os.Signal
+	for _, s := range endSignals {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	c := make(chan os.Signal, 1)
+	if len(sigs) > 0 {
+		signal.Notify(c, sigs...)
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-c:
+			pendingTemps.removeAll()
+			endBySignal(s)
+		case <-done:
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			signal.Stop(c)
+			close(done)
+		})
+	}
+}
+
+// endBySignal ends the process as signal s does by default: it puts the
+// default action back and sends s to itself; where that does not end it
+// (a platform that cannot signal itself), it exits with 128 + the signal's
+// number, the status a shell reports for it.
+func endBySignal(s os.Signal) {
+	signal.Reset(s)
+	if p, err := os.FindProcess(os.Getpid()); err == nil && p.Signal(s) == nil {
+		time.Sleep(time.Second) // the signal ends the process meanwhile
+	}
+	code := 128 + 2 // SIGINT's number on every platform rocedump runs on
+	if n, ok := s.(syscall.Signal); ok {
+		code = 128 + int(n)
+	}
+	os.Exit(code)
 }
 
 // checkOutputNotInput refuses an output that is one of the input files
