@@ -126,7 +126,11 @@
 // the same host pair whose sent PSNs cover p, at most 16) until a resend
 // answers it (a resend at p, or one at a PSN after p that does not continue
 // an episode), a later NAK replaces it, or a response applied to the flow
-// acknowledges p.
+// acknowledges p. A NAK pending on several flows (QPs that all start at
+// the same PSN, as NCCL's do, fit it alike) is answered only by a resend
+// at p, and ends on all of them at the first response of the flow that
+// carried it past p (its requester resent what it asked for): another
+// QP's timeout or mirror copy is then no go-back-N or RNR retry.
 // The resend that starts an episode makes it:
 //
 //   - go-back-N (GBNEpisodes) when it answers a pending PSN sequence error
