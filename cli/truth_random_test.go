@@ -1445,3 +1445,19 @@ func (r *randCase) checkCLI(path string, tab *flows.Table) {
 		}
 	}
 }
+
+// TestTruthSamePSNs checks, as the randomized test does (flows table, and
+// `rocedump flows` with one and two workers), a scenario of QPs of one
+// host pair that all start at PSN 0 (NCCL) with a NAK, an RNR NAK and a
+// timeout on different QPs: each NAK's go-back-N or retry is its own
+// QP's, and no other QP's resend is taken for it.
+func TestTruthSamePSNs(t *testing.T) {
+	path := filepath.Join("testdata", "truth", "nccl_qps_same_psns.yaml")
+	y, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := randCheckYAML(t, t.TempDir(), "same-psns", y, true); len(errs) > 0 {
+		t.Errorf("%s:\n  %s", path, strings.Join(errs, "\n  "))
+	}
+}
