@@ -745,9 +745,10 @@ func sharesHosts(sc *gen.Scenario, i int) bool {
 //
 //	D1 RNR NAK + mirror copies lagging past the RNR retry: the NAK's
 //	   copy captured after the retry and before the response to it
-//	D3 a NAK or RNR NAK pending on another QP of the same host pair (and
-//	   QPs of one host pair at the same PSNs left unpaired: mirror loss
-//	   undecided)
+//	D3 QPs of one host pair at the same PSNs: the mirror missed requests
+//	   of one QP, whose responses then fit the other's PSNs (wrong or no
+//	   partner, NAKs pending on the other QP, mirror loss undecided); or
+//	   an RNR NAK on each QP at PSNs both sent
 //	D5 ACK two or more PSNs past the highest captured request: no partner,
 //	   when another connection shares the host pair
 //	D6 READ re-issued from its first PSN taken for a mirror copy, when the
@@ -810,12 +811,21 @@ func (s *rScenario) knownIssue() string {
 			if d := (a.StartPSN - b.StartPSN) & 0xffffff; d > 4096 && d < 1<<24-4096 {
 				continue // PSNs far apart: the responses tell the QPs apart
 			}
-			if a.hasLoss() || b.hasLoss() {
-				return "D3: a NAK or RNR NAK of one QP is pending on another QP of the same host pair whose PSNs cover it (or the QPs stay unpaired and mirror loss undecided)"
+			if a.hasMirrorDrop() || b.hasMirrorDrop() || a.hasLoss() && b.hasLoss() {
+				return "D3: QPs of one host pair at the same PSNs, when the mirror missed requests of one (a response to them fits the other QP's requests: a wrong or no partner, its NAKs pending on the other QP, mirror loss undecided) or both have NAKs (an RNR NAK of each, at PSNs both QPs sent: one replaces the other's, its retry taken for a copy)"
 			}
 		}
 	}
 	return ""
+}
+
+func (f *rFlow) hasMirrorDrop() bool {
+	for _, m := range f.msgs {
+		if m.loss == "mirror" {
+			return true
+		}
+	}
+	return false
 }
 
 func (f *rFlow) hasLoss() bool {
@@ -1433,5 +1443,21 @@ func (r *randCase) checkCLI(path string, tab *flows.Table) {
 		if string(wj) != string(gj) {
 			r.errorf("flows json %s differs from the table: %s", k, firstDiff(string(wj), string(gj)))
 		}
+	}
+}
+
+// TestTruthSamePSNs checks, as the randomized test does (flows table, and
+// `rocedump flows` with one and two workers), a scenario of QPs of one
+// host pair that all start at PSN 0 (NCCL) with a NAK, an RNR NAK and a
+// timeout on different QPs: each NAK's go-back-N or retry is its own
+// QP's, and no other QP's resend is taken for it.
+func TestTruthSamePSNs(t *testing.T) {
+	path := filepath.Join("testdata", "truth", "nccl_qps_same_psns.yaml")
+	y, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := randCheckYAML(t, t.TempDir(), "same-psns", y, true); len(errs) > 0 {
+		t.Errorf("%s:\n  %s", path, strings.Join(errs, "\n  "))
 	}
 }

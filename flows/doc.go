@@ -93,20 +93,26 @@
 //
 // Finish pairs flows. An RDMA CM REQ/REP exchange in the capture names both
 // QPNs, so its two flows are partners (PairCM). Otherwise (PairPSN) the
-// responses decide: a response from B to A names a PSN that one of A's
-// flows to B had sent, before the response was captured. Each flow that
-// carries responses keeps the flows from A to B that fit every one of its
-// responses (up to 16; it looks again later when more fit, and answers to
-// requests the capture does not hold are skipped until one fits). Two flows
-// in opposite directions are compatible when the responses each carries
-// fit the other's requests; a flow whose responses leave exactly one
-// compatible unpaired flow claims it, and a flow claimed by exactly one
-// other is linked to it, repeatedly. The only connection between two hosts
-// (one connected-transport flow each way) is paired as well when its
-// responses run up to pairAhead PSNs past the requests captured, or came
-// before them: the mirror missed the requests they answer. Anything less
-// certain leaves the flows unpaired: PSN ranges alone do not tell apart
-// QPs that all start at PSN 0 (NCCL), the timing of the responses does.
+// responses decide: a response from B to A names a PSN that one of A's flows
+// to B had sent, before the response was captured. Each flow that carries
+// responses keeps the flows from A to B that fit every one of its responses
+// (up to 16; it looks again later when more fit, and answers to requests the
+// capture does not hold are skipped until one fits). A READ response fits
+// only the flows that have sent an RDMA READ request, when some of those it
+// fits have (QPs at the same PSNs, one READing, the others SENDing or
+// WRITEing). Two flows in opposite directions are compatible when the
+// responses each carries fit the other's requests; a flow whose responses
+// leave exactly one compatible unpaired flow claims it, and a flow claimed
+// by exactly one other is linked to it, repeatedly. A flow claimed by
+// several (the others answer QPs whose requests the mirror missed) is linked
+// to the only one of them whose responses reach its highest request PSN, if
+// one does: a responder answers a requester's last message too. The only
+// connection between two hosts (one connected-transport flow each way) is
+// paired as well when its responses run up to pairAhead PSNs past the
+// requests captured, or came before them: the mirror missed the requests
+// they answer. Anything less certain leaves the flows unpaired: PSN ranges
+// alone do not tell apart QPs that all start at PSN 0 (NCCL), the timing of
+// the responses does.
 //
 // # Retransmissions and loss
 //
@@ -126,7 +132,11 @@
 // the same host pair whose sent PSNs cover p, at most 16) until a resend
 // answers it (a resend at p, or one at a PSN after p that does not continue
 // an episode), a later NAK replaces it, or a response applied to the flow
-// acknowledges p.
+// acknowledges p. A NAK pending on several flows (QPs that all start at
+// the same PSN, as NCCL's do, fit it alike) is answered only by a resend
+// at p, and ends on all of them at the first response of the flow that
+// carried it past p (its requester resent what it asked for): another
+// QP's timeout or mirror copy is then no go-back-N or RNR retry.
 // The resend that starts an episode makes it:
 //
 //   - go-back-N (GBNEpisodes) when it answers a pending PSN sequence error

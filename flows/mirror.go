@@ -314,7 +314,9 @@ func (f *Flow) repeatsSequenced(space int, psn uint32, opens bool, now int64, tw
 // (mirror loss), and the rest of the episode is no copy. Unless the
 // mirror is known to copy the connection (f or the flow of its responses
 // has mirror duplicates), where that later PSN may be a lagging copy of
-// its original.
+// its original; or unless the NAK is pending on other flows too (shared:
+// its requester was not known), where only a packet at its PSN answers
+// it, as in Flow.resend.
 func (f *Flow) resendAsked(space int, psn uint32, opens bool, now int64) bool {
 	if space == spaceRequests {
 		r := f.retx
@@ -325,7 +327,7 @@ func (f *Flow) resendAsked(space int, psn uint32, opens bool, now int64) bool {
 		switch d := psnDiff(psn, p.psn); {
 		case d < 0:
 			return false
-		case d > 0 && (f.MirrorDuplicates() != 0 || f.respLink != nil && f.respLink.MirrorDuplicates() != 0):
+		case d > 0 && (p.shared || f.MirrorDuplicates() != 0 || f.respLink != nil && f.respLink.MirrorDuplicates() != 0):
 			return false
 		}
 		return !p.rnr || sinceNanos(now, TimeNanos(p.at.Time, p.at.Time.UnixNano())) >= bth.RNRTimerDuration(p.timer)

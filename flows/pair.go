@@ -133,8 +133,9 @@ type pairEvidence struct {
 // it looks again at exponentially spaced responses (so a crowded address
 // pair costs O(flows x log responses), not O(flows x responses)); a look
 // after the first only considers flows that began before the first
-// response that fitted any.
-func (t *Table) notePair(r *Flow, psn uint32, at time.Time) {
+// response that fitted any. read says the response is an RDMA READ
+// response: see preferReaders.
+func (t *Table) notePair(r *Flow, psn uint32, at time.Time, read bool) {
 	if c := r.pairOne; c != nil && (fits(c, psn) || fitsAhead(c, psn)) {
 		return // the evidence stands: its only candidate fits
 	}
@@ -153,6 +154,9 @@ func (t *Table) notePair(r *Flow, psn uint32, at time.Time) {
 		}
 		if j == 0 && ev.n == 1 && fitsAhead(t.flowAt(ev.cands[0]-1), psn) {
 			j = 1 // the only candidate, past the requests captured
+		}
+		if read {
+			j = t.preferReaders(ev.cands[:j])
 		}
 		clear(ev.cands[j:ev.n])
 		ev.n = j
@@ -188,6 +192,9 @@ func (t *Table) notePair(r *Flow, psn uint32, at time.Time) {
 			cands[0], n = int32(c.ID), 1
 		}
 	}
+	if read && !crowded {
+		n = t.preferReaders(cands[:n])
+	}
 	if n == 0 && !ev.sinceSet {
 		return // answers requests the capture does not hold: look again later
 	}
@@ -198,6 +205,27 @@ func (t *Table) notePair(r *Flow, psn uint32, at time.Time) {
 	}
 	ev.cands, ev.n, ev.crowded, ev.found = cands, n, crowded, !crowded
 	r.pairOne = t.onlyCand(ev)
+}
+
+// preferReaders keeps, of the candidates ids that an RDMA READ response
+// fits, those that have sent an RDMA READ request, when some have and
+// some have not, and returns how many it kept (in ids' first places). A
+// READ response answers a READ request; a QP that sent only SENDs,
+// WRITEs and atomics at the same PSNs (QPs start alike) answers none.
+// When no candidate has sent a READ, the mirror may have missed it (or
+// the capture begun after it), and all stay.
+func (t *Table) preferReaders(ids []int32) uint8 {
+	k := 0
+	for _, id := range ids {
+		if c := t.flowAt(id - 1); c.cold != nil && c.cold.lastRead.valid {
+			ids[k], k = id, k+1
+		}
+	}
+	if k == 0 {
+		return uint8(len(ids))
+	}
+	clear(ids[k:])
+	return uint8(k)
 }
 
 // onlyCand returns the only candidate of ev, once found; nil if there are
@@ -316,13 +344,14 @@ func (t *Table) onlyConnected(f *Flow) bool {
 
 // pairByPSN pairs the connected-transport flows that CM did not: a flow y
 // carrying responses claims x when x is the only unpaired flow compatible
-// with it, and x and y are linked when nobody else claims x. Pairing
-// repeats while it links flows, since each link removes two flows from
-// the others' options. A flow with no such unique evidence stays unpaired.
+// with it, and x and y are linked when nobody else claims x, or when of
+// the flows that claim x only y's responses reach x's highest request PSN
+// (see reachesLast). Pairing repeats while it links flows, since each
+// link removes two flows from the others' options. A flow with no such
+// unique evidence stays unpaired.
 func (t *Table) pairByPSN() {
 	for {
-		claimedBy := map[*Flow]*Flow{}
-		contested := map[*Flow]bool{}
+		claims := map[*Flow][]*Flow{}
 		for _, y := range t.flows {
 			if y.Partner != nil || y.pair == nil || !y.pair.found {
 				continue
@@ -336,18 +365,30 @@ func (t *Table) pairByPSN() {
 					n++
 				}
 			}
-			if n != 1 {
-				continue
+			if n == 1 {
+				claims[only] = append(claims[only], y)
 			}
-			if prev := claimedBy[only]; prev != nil && prev != y {
-				contested[only] = true
-			}
-			claimedBy[only] = y
 		}
 		linked := false
 		for _, x := range t.flows {
-			y := claimedBy[x]
-			if y == nil || contested[x] || x.Partner != nil || y.Partner != nil {
+			ys := claims[x]
+			if len(ys) == 0 || x.Partner != nil {
+				continue
+			}
+			y := ys[0]
+			if len(ys) > 1 {
+				y = nil
+				for _, c := range ys {
+					if reachesLast(c, x) {
+						if y != nil {
+							y = nil
+							break
+						}
+						y = c
+					}
+				}
+			}
+			if y == nil || y.Partner != nil {
 				continue
 			}
 			link(x, y, PairPSN)
@@ -357,6 +398,18 @@ func (t *Table) pairByPSN() {
 			return
 		}
 	}
+}
+
+// reachesLast says whether the responses y carries reach the highest PSN
+// of x's requests. A responder answers every request message, the last
+// one too (its last packet asks for an ACK, IBTA vol 1 ch. 9; an ACK may
+// cover several), so the flow that answers x gets there unless the
+// capture ended first or the mirror missed that response. When several
+// flows claim x (each has x as its only candidate left: the others
+// answer requests the mirror missed, of QPs at the same PSNs), one that
+// stops short of x's last request answers another QP's.
+func reachesLast(y, x *Flow) bool {
+	return y.resp.started && x.Requests.started() && psnDiff(y.resp.high(), x.Requests.HighPSN) >= 0
 }
 
 func connected(t bth.Transport) bool {

@@ -270,3 +270,59 @@ func TestPairSoleConnection(t *testing.T) {
 		}
 	})
 }
+
+// TestPairReadResponsesPreferReaders: two QPs from A to B at the same
+// PSNs, one sending SENDs, the other an RDMA READ whose first response
+// the fabric lost before the mirror. The READ responses fit both QPs'
+// PSNs, but only one sent a READ: they answer it, while packets arrive,
+// so its READ request repeated from the READ's PSN is a re-issue, not a
+// mirror's copy.
+func TestPairReadResponsesPreferReaders(t *testing.T) {
+	const a1, a2, b1, b2 = 0x21, 0x22, 0x11, 0x12
+	c := newClock(Config{})
+	c.add(us, roce(hostA, hostB, opSendOnly, b1, 0, 64))
+	c.add(us, readReq(hostA, hostB, b2, 0, 0x10000, 3*1024))
+	c.add(us, roce(hostB, hostA, opAck, a1, 0, 0))
+	c.add(us, roce(hostA, hostB, opSendOnly, b1, 1, 64))
+	// READ response FIRST at PSN 0 lost before the mirror.
+	c.add(us, roce(hostB, hostA, opReadMid, a2, 1, 1024))
+	c.add(us, roce(hostB, hostA, opReadLast, a2, 2, 1024))
+	c.add(us, roce(hostB, hostA, opAck, a1, 1, 0))
+	c.add(2*us, readReq(hostA, hostB, b2, 0, 0x10000, 3*1024)) // the re-issue
+	c.add(us, roce(hostB, hostA, opReadFirst, a2, 0, 1024))
+	c.add(us, roce(hostB, hostA, opReadMid, a2, 1, 1024))
+	c.add(us, roce(hostB, hostA, opReadLast, a2, 2, 1024))
+	r2 := only(t, c, key(hostA, hostB, b2))
+	if r2.Retx.ReissuedReads != 1 || r2.MirrorDuplicates() != 0 || r2.Requests.Packets != 2 {
+		t.Errorf("READ requester: %d re-issued READs, %d mirror duplicates, %d requests; want 1, 0, 2",
+			r2.Retx.ReissuedReads, r2.MirrorDuplicates(), r2.Requests.Packets)
+	}
+	if p := r2.Partner; p == nil || p.Key.DestQP != a2 {
+		t.Errorf("READ requester paired with %s, want the flow to QP %#x", flowName(p), a2)
+	}
+}
+
+// TestPairClaimedTwice: two QPs from A to B at the same PSNs, the requests
+// of one all missed by the mirror. Both ACK flows fit only the other QP's
+// requests; the one whose responses reach its last request answers it
+// (the other stops at PSN 0, where its own QP's atomic was), so the PSN
+// the mirror missed before that ACK is mirror loss.
+func TestPairClaimedTwice(t *testing.T) {
+	const a1, a2, b1 = 0x21, 0x22, 0x11
+	c := newClock(Config{})
+	c.add(us, roce(hostA, hostB, opWriteFrst, b1, 0, 256))
+	c.add(us, roce(hostA, hostB, opWriteMid, b1, 1, 256))
+	// WRITE LAST at PSN 2, and QP 0x12's atomic at PSN 0, missed by the mirror.
+	c.add(3*us, roce(hostB, hostA, opAtomicAck, a2, 0, 0))
+	c.add(us, roce(hostB, hostA, opAck, a1, 2, 0))
+	r1 := only(t, c, key(hostA, hostB, b1))
+	if p := r1.Partner; p == nil || p.Key.DestQP != a1 {
+		t.Errorf("QP %#x paired with %s, want the flow to QP %#x", b1, flowName(p), a1)
+	}
+	if r1.Retx.MirrorLostPSNs != 1 {
+		t.Errorf("mirror-lost PSNs %d, want 1", r1.Retx.MirrorLostPSNs)
+	}
+	if y2 := only(t, c, key(hostB, hostA, a2)); y2.Partner != nil {
+		t.Errorf("the atomic ACK flow is paired with %s, want none", flowName(y2.Partner))
+	}
+}

@@ -162,6 +162,12 @@ type retxState struct {
 	loss    lossTracker
 	events  []RetxEvent
 	spans   [numRetxEventKinds]eventSpan
+
+	// heldElsewhere: of the flow that carries responses, a NAK or RNR NAK
+	// it carried, with no single requester known, is pending on the
+	// flows it may answer (pendingNAK.from is this flow) until its
+	// responses get past it (Table.settleNAKs).
+	heldElsewhere bool
 }
 
 type eventSpan struct {
@@ -171,12 +177,19 @@ type eventSpan struct {
 
 // pendingNAK is the last PSN sequence error or RNR NAK for this flow's
 // requests that no resend has answered yet.
+//
+// A NAK whose requester was not known when it came is pending on each flow
+// it may answer (see Table.noteResponse): from is the flow that carried
+// it, and shared says it was pending on more than one. A shared NAK is
+// answered only by a resend at its very PSN (see Flow.resend).
 type pendingNAK struct {
-	valid bool
-	rnr   bool
-	timer uint8
-	psn   uint32
-	at    FrameRef
+	valid  bool
+	rnr    bool
+	shared bool
+	timer  uint8
+	psn    uint32
+	at     FrameRef
+	from   *Flow // the flow that carried it, when its requester was not known
 }
 
 // episode is the resend run in progress.
@@ -286,7 +299,7 @@ func (f *Flow) resend(psn uint32, at *FrameRef, sincePrev time.Duration) {
 			s.events[ep.event].Count++
 		}
 		return
-	case p.valid && psnDiff(psn, p.psn) >= 0:
+	case p.valid && !p.shared && psnDiff(psn, p.psn) >= 0:
 	default:
 		// No NAK answered: the requester's ACK timer expired.
 		wait := sincePrev
@@ -344,12 +357,13 @@ func (f *Flow) noteNAK(h *bth.BTH, at *FrameRef) {
 }
 
 // pend makes a PSN sequence error or RNR NAK at psn pending on f, the flow
-// whose requests it answers (or may answer). A NAK repeated for the PSN
-// already pending keeps the first one's time.
-func (f *Flow) pend(rnr bool, timer uint8, psn uint32, at *FrameRef) {
+// whose requests it answers (or may answer: from is then the flow that
+// carried it, and shared says it is pending on other flows too). A NAK
+// repeated for the PSN already pending keeps the first one's time.
+func (f *Flow) pend(rnr bool, timer uint8, psn uint32, at *FrameRef, from *Flow, shared bool) {
 	p := &f.ensureRetx().pending
 	if p.valid && p.psn == psn && p.rnr == rnr {
 		return
 	}
-	*p = pendingNAK{valid: true, rnr: rnr, timer: timer, psn: psn, at: *at}
+	*p = pendingNAK{valid: true, rnr: rnr, shared: shared, timer: timer, psn: psn, at: *at, from: from}
 }

@@ -507,3 +507,53 @@ func TestRetxAETHCut(t *testing.T) {
 		t.Errorf("FabricLostPSNs %d, MirrorLostPSNs %d; want 1 and 0", f.Retx.FabricLostPSNs, f.Retx.MirrorLostPSNs)
 	}
 }
+
+// TestRetxSharedNAK: two QPs between the same hosts at the same PSNs (NCCL
+// starts every QP at PSN 0), whose ACK flows nothing tells apart yet. An
+// RNR NAK to one of them is pending on both; it must not make the other
+// QP's later resend an RNR retry: the NAK's own responder getting past it
+// settles it everywhere, and a QP it may not answer takes it only for a
+// resend at its very PSN.
+func TestRetxSharedNAK(t *testing.T) {
+	const a1, a2, b1, b2 = 0x21, 0x22, 0x11, 0x12
+	start := func() *clock {
+		c := newClock(Config{})
+		for psn := uint32(0); psn < 2; psn++ {
+			c.add(us, roce(hostA, hostB, opSendOnly, b1, psn, 64))
+			c.add(us, roce(hostA, hostB, opSendOnly, b2, psn, 64))
+		}
+		c.add(us, roce(hostB, hostA, opAck, a1, 0, 0))
+		c.add(us, roce(hostB, hostA, opAck, a2, 0, 0))
+		c.add(us, nak(hostB, hostA, a2, 1, 1, true)) // RNR NAK, 10 µs
+		return c
+	}
+	tests := []struct {
+		name string
+		play func(c *clock)
+	}{
+		{"the other QP resends the NAK's PSN after the retry was acknowledged", func(c *clock) {
+			c.add(20*us, roce(hostA, hostB, opSendOnly, b2, 1, 64)) // the retry
+			c.add(us, roce(hostB, hostA, opAck, a2, 1, 0))
+			c.add(time.Millisecond, roce(hostA, hostB, opSendOnly, b1, 1, 64)) // timeout
+			c.add(us, roce(hostB, hostA, opAck, a1, 1, 0))
+		}},
+		{"the other QP resends a later PSN, the retry's ACK not captured", func(c *clock) {
+			c.add(us, roce(hostA, hostB, opSendOnly, b1, 2, 64))
+			c.add(20*us, roce(hostA, hostB, opSendOnly, b2, 1, 64))            // the retry
+			c.add(time.Millisecond, roce(hostA, hostB, opSendOnly, b1, 2, 64)) // timeout
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := start()
+			tt.play(c)
+			r1, r2 := only(t, c, key(hostA, hostB, b1)), only(t, c, key(hostA, hostB, b2))
+			if r1.Retx.RNRRetries != 0 || r1.Retx.Timeouts != 1 {
+				t.Errorf("QP %#x (no RNR NAK): %d RNR retries, %d timeouts; want 0 and 1", b1, r1.Retx.RNRRetries, r1.Retx.Timeouts)
+			}
+			if r2.Retx.RNRRetries != 1 || r2.Retx.Timeouts != 0 {
+				t.Errorf("QP %#x (RNR NAK): %d RNR retries, %d timeouts; want 1 and 0", b2, r2.Retx.RNRRetries, r2.Retx.Timeouts)
+			}
+		})
+	}
+}

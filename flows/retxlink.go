@@ -24,6 +24,9 @@ func (t *Table) noteResponse(s *Flow, h *bth.BTH, at *FrameRef) {
 		// An ACK or a NAK: either acknowledges the PSNs before its own.
 		through = psnAdd(h.PSN, -1)
 	}
+	if s.retx != nil && s.retx.heldElsewhere {
+		t.settleNAKs(s, through)
+	}
 	r := t.requester(s)
 	if r != nil {
 		r.respLink = s
@@ -37,28 +40,61 @@ func (t *Table) noteResponse(s *Flow, h *bth.BTH, at *FrameRef) {
 		return
 	}
 	if r != nil {
-		r.pend(rnr, timer, h.PSN, at)
+		r.pend(rnr, timer, h.PSN, at, nil, false)
 		return
 	}
-	// No single requester yet: every flow the NAK may answer holds it.
-	// A resend must then match its PSN, so a flow it does not answer
-	// takes it only for a resend at exactly that PSN.
+	// No single requester yet: every flow the NAK may answer holds it,
+	// until s's responses get past it (settleNAKs). A resend must then
+	// match its PSN, so a flow it does not answer takes it only for a
+	// resend at exactly that PSN.
+	var cands [maxPairCands]*Flow
+	n := 0
 	if ev := s.pair; ev != nil && ev.found {
 		for _, id := range ev.cands[:ev.n] {
-			t.flowAt(id-1).pend(rnr, timer, h.PSN, at)
+			cands[n] = t.flowAt(id - 1)
+			n++
 		}
-		return
+	} else {
+		for c := t.byHosts[hostPair{s.Key.Dst, s.Key.Src}].first; c != nil && n < maxPairCands; c = c.hostNext {
+			if c != s && connected(c.Transport) && fits(c, h.PSN) {
+				cands[n] = c
+				n++
+			}
+		}
 	}
-	n := 0
+	for _, c := range cands[:n] {
+		c.pend(rnr, timer, h.PSN, at, s, n > 1)
+	}
+	if n > 0 {
+		s.ensureRetx().heldElsewhere = true
+	}
+}
+
+// settleNAKs drops a NAK or RNR NAK that s carried with no single
+// requester known, from every flow it is pending on, once a response of s
+// gets past its PSN (through is the last PSN the response acknowledges):
+// the responder that sent s has its answer, so the NAK asks no flow for a
+// resend any more. Without this, a flow the NAK did not answer (another
+// QP of the host pair at the same PSNs) keeps it, and takes its next
+// resend, a timeout or a mirror's copy, for the go-back-N or RNR retry the
+// NAK asked for.
+func (t *Table) settleNAKs(s *Flow, through uint32) {
+	left := false
 	for c := t.byHosts[hostPair{s.Key.Dst, s.Key.Src}].first; c != nil; c = c.hostNext {
-		if c == s || !connected(c.Transport) || !fits(c, h.PSN) {
+		if c.retx == nil {
 			continue
 		}
-		c.pend(rnr, timer, h.PSN, at)
-		if n++; n == maxPairCands {
-			break
+		p := &c.retx.pending
+		if !p.valid || p.from != s {
+			continue
+		}
+		if psnDiff(through, p.psn) >= 0 {
+			p.valid = false
+		} else {
+			left = true
 		}
 	}
+	s.retx.heldElsewhere = left
 }
 
 // requester returns the flow whose requests the responses s carries

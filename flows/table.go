@@ -202,7 +202,7 @@ func (t *Table) addFlow(p *packet.Packet, at *FrameAt, delta bool) (f *Flow, ret
 		retx, gaps = r-retx, g-gaps
 	}
 	if c&opResponse != 0 && connected(f.Transport) {
-		t.notePair(f, p.BTH.PSN, at.Time)
+		t.notePair(f, p.BTH.PSN, at.Time, c&opReadResponse != 0)
 		t.noteResponse(f, &p.BTH, &at.FrameRef)
 	}
 	return f, retx, gaps, false
