@@ -758,7 +758,6 @@ func sharesHosts(sc *gen.Scenario, i int) bool {
 //	   copy of the re-issue, before its responses, taken for another; and
 //	   on such a flow, the copy of a READ whose first response the mirror
 //	   missed, captured after the later ones, taken for a re-issue
-//	D7 missing READ response PSNs count other requests' PSNs
 //	D8 copy of a timeout/RNR resend after the next new packet taken for a resend
 //	   (D5 is decided in known, from the parsed scenario)
 func (s *rScenario) knownIssue() string {
@@ -778,7 +777,6 @@ func (s *rScenario) knownIssue() string {
 				return "D1: a mirror copy delivered after the RNR retry is taken for a second RNR NAK and RNR retry"
 			}
 		}
-		readsBefore, prevMsgRead := 0, false
 		for _, m := range f.msgs {
 			tail := m.cnt > 0 && m.off+m.cnt == m.n
 			if recoveries > 0 && delay > 0 {
@@ -790,13 +788,6 @@ func (s *rScenario) knownIssue() string {
 					return "D8: on a QP the mirror duplicates, the copy of a timeout or RNR resend that comes after the requester's next new packet is taken for another resend (a packet, a retransmission, another timeout episode)"
 				}
 			}
-			if m.read() && m.loss != "" && m.loss != "rnr" && m.loss != "nak" && m.off == 0 && m.cnt < m.n && readsBefore > 0 && !prevMsgRead {
-				return "D7: READ response PSNs skipped before a READ's MIDDLE/LAST count the PSNs of the other requests since the previous READ as missing"
-			}
-			if m.read() {
-				readsBefore++
-			}
-			prevMsgRead = m.read()
 			if m.read() && (m.loss == "fabric" && m.off == 0 && m.cnt < m.n ||
 				delay >= 0 && (m.loss == "fabric_unseen" || m.loss == "mirror" && m.off == 0)) {
 				return "D6: a READ re-issued from its first PSN (its first response lost, later ones came) within the mirror window is taken for a mirror copy, and so are its responses"

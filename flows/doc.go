@@ -52,7 +52,16 @@
 // MIDDLE packet carries exactly one) or, until it has, any of 256 to 4096
 // bytes (a READ whose RETH was not captured may take any number). A READ
 // response FIRST or ONLY may begin at any PSN at or after the expected one,
-// since the requests between the partner's READs travel the other way.
+// since the requests between the partner's READs travel the other way. A
+// MIDDLE or LAST past the expected PSN continues a READ whose first
+// responses the capture lacks: its gap begins where that READ did, as far
+// as the capture tells, the latest of the expected PSN, the partner's last
+// READ request when its response PSNs hold the packet's, and the PSN after
+// those the flow's ACKs and NAKs acknowledged (the responder answers in
+// PSN order); the PSNs before are other requests' (WRITEs, SENDs), never a
+// READ response's, but for those of the READ before whose response PSNs,
+// known from its request, reach past the expected PSN (its tail was lost
+// too), which the gap skipped as well.
 // Each sequenced packet is exactly one of:
 //
 //   - the first of its space;
@@ -275,7 +284,7 @@
 // A flow holds a fixed-size state (960 bytes, 15 cache lines, laid out so
 // that a packet touches the first four or five: see Flow) plus state made
 // at its first need and bounded per flow: opcode, DSCP and UDP source port
-// values beyond the first few, RNR timer counts and the last RDMA READ
+// values beyond the first few, RNR timer counts and the last two RDMA READs
 // (flowCold; ports capped at 64; also the mirror duplicates, the last run
 // of resends and a pending re-issued READ), the open gaps of a PSN space
 // (at most 8),

@@ -255,7 +255,7 @@ type Flow struct {
 
 // flowCold is the state of a flow that few packets touch, allocated at its
 // first use: opcode, DSCP and UDP port values beyond those the Flow keeps
-// inline, RNR timer counts, the last RDMA READ request, and what tells a
+// inline, RNR timer counts, the last two RDMA READ requests, and what tells a
 // resend from a mirror's copy (see mirror.go).
 type flowCold struct {
 	opcodes   []OpcodeCount // opcodes beyond Flow.opInline's
@@ -263,6 +263,7 @@ type flowCold struct {
 	ports     []uint16      // ports beyond portSet's inline ones
 	rnrTimers []ValueCount  // RNR NAKs per timer value
 	lastRead  readState     // the last RDMA READ request, to recognise a re-issue
+	prevRead  readState     // the READ request before lastRead, for the READ responses' gaps (skipOthers)
 	resent    [2]resendRun  // the last run of resends of the requests and of the READ responses
 	reissue   pendingPSN    // a re-issued READ the partner sent: the READ response it asks for again
 	lostRead  pendingPSN    // a READ request re-issued from a READ response the capture lacks (Table.reissuesLost)

@@ -73,15 +73,29 @@ type readState struct {
 	reissued bool
 }
 
-// noteRead remembers h, an RDMA READ request.
+// noteRead remembers h, an RDMA READ request, and the READ before it (for
+// skipOthers).
 func (f *Flow) noteRead(h *bth.BTH) {
+	c := f.coldState()
+	c.prevRead = c.lastRead
 	if h.Ext&bth.HasRETH == 0 {
-		f.coldState().lastRead = readState{valid: true, cut: true, psn: h.PSN, span: maxReadSpan}
+		c.lastRead = readState{valid: true, cut: true, psn: h.PSN, span: maxReadSpan}
 		return
 	}
 	_, hi := readSpan(h, uint32(f.pmtu))
 	e := &h.RETH
-	f.coldState().lastRead = readState{valid: true, psn: h.PSN, span: hi, va: e.VA, end: e.VA + uint64(e.DMALen), rkey: e.RKey}
+	c.lastRead = readState{valid: true, psn: h.PSN, span: hi, va: e.VA, end: e.VA + uint64(e.DMALen), rkey: e.RKey}
+}
+
+// lastPSN is the PSN of the last response packet of r at path MTU mtu,
+// and whether it is known: not when the snap length cut r's RETH or mtu
+// is 0.
+func (r *readState) lastPSN(mtu uint16) (uint32, bool) {
+	if !r.valid || r.cut || mtu == 0 {
+		return 0, false
+	}
+	n := min(responsePackets(r.end-r.va, uint64(mtu)), maxReadSpan+1)
+	return psnAdd(r.psn, int32(n)-1), true
 }
 
 // rereads says whether h, an RDMA READ request, re-issues the rest of the
@@ -126,4 +140,81 @@ func (f *Flow) rereads(h *bth.BTH) bool {
 		f.pmtu = uint16(done / uint64(d))
 	}
 	return true
+}
+
+// skipOthers makes the READ responses expect, before s's READ response
+// MIDDLE or LAST at psn that is past their expected PSN, the first PSN it
+// surely skipped as a READ response, so that the gap it shows holds no
+// PSN of another request. The READ responses a flow carries answer the
+// partner's READs, and each READ takes PSNs of the requester's one PSN
+// space: the WRITEs, SENDs and atomics between two READs take the PSNs
+// between their responses (IBTA vol 1 §9.7), which no READ response ever
+// carries, and a READ response FIRST or ONLY may begin past them (see
+// PSNStats.observe). A MIDDLE or LAST continues a READ whose FIRST the
+// capture lacks; that READ began at the latest of:
+//
+//   - the PSN expected next, after the last READ response;
+//   - the partner's last READ request (the requester as Table.requester
+//     knows it), when psn lies within its response PSNs and past its
+//     own: exactly. A later READ already sent does not tell;
+//   - the PSN after the last PSN s's other responses (ACKs, NAKs)
+//     acknowledged: the responder answers requests in PSN order, so it had
+//     answered those before this READ.
+//
+// At most psn-1: the PSN before a MIDDLE or LAST is its READ's. The PSNs
+// between the expected one and there are other requests', but for those
+// of the READ before (the one before the partner's last READ when that is
+// psn's, else the last), where its response PSNs are known (its RETH was
+// captured, and the path MTU: these responses show it whenever that READ
+// lost its tail) and reach past the expected PSN: that READ lost its last
+// responses too, or all of them. Those count as skipped as well, one gap
+// with psn's (without the READ requests, they cannot be told from the
+// other requests' PSNs, and do not count).
+func (f *Flow) skipOthers(psn uint32) {
+	s := &f.ReadResponses
+	exp := s.seq.expHi
+	from := exp
+	req := f.reqLink // see Table.requester
+	if req == nil {
+		req = f.pairOne
+	}
+	mtu := f.pmtu
+	var before *readState
+	if req != nil && req.cold != nil {
+		if mtu == 0 {
+			mtu = req.pmtu
+		}
+		l := &req.cold.lastRead
+		if d := psnDiff(psn, l.psn); l.valid && d > 0 && d <= l.span {
+			if psnDiff(l.psn, from) > 0 {
+				from = l.psn
+			}
+			before = &req.cold.prevRead
+		} else if end, ok := l.lastPSN(mtu); ok && psnDiff(end, psn) < 0 {
+			before = l
+		}
+	}
+	if f.resp.started {
+		if a := psnAdd(f.resp.ackedHigh(), 1); psnDiff(a, from) > 0 {
+			from = a
+		}
+	}
+	if psnDiff(from, psn) >= 0 {
+		from = psnAdd(psn, -1)
+	}
+	if before != nil && from != exp {
+		if end, ok := before.lastPSN(mtu); ok && psnDiff(end, exp) >= 0 && psnDiff(end, from) < 0 {
+			lo := exp
+			if psnDiff(before.psn, lo) > 0 {
+				lo = before.psn
+			}
+			if psnAdd(end, 1) == from {
+				from = lo // one run of READ response PSNs
+			} else {
+				s.addGap(psnRange{lo, end})
+				s.MissingPSNs += uint64(psnDiff(end, lo)) + 1
+			}
+		}
+	}
+	s.seq.expLo, s.seq.expHi = from, from
 }

@@ -421,6 +421,9 @@ func (f *Flow) add(p *packet.Packet, c opBits, fa *FrameAt) (reissue bool) {
 		f.readResp = true
 		s := &f.ReadResponses
 		last := s.LastPSN
+		if h.PSN != s.seq.expHi && c&opOpens == 0 && s.started() && psnDiff(h.PSN, s.seq.expHi) > 0 {
+			f.skipOthers(h.PSN) // a MIDDLE or LAST past the PSN expected: one compare in order
+		}
 		if res := s.observe(h.PSN, 0, 0, c&opOpens != 0); res == seqRetransmit || res == seqOutOfOrder {
 			f.noteResent(spaceReadResponses, h.PSN, last, fa.Nanos)
 		} else if f.cold != nil && f.cold.reissue.ok && f.cold.reissue.psn == h.PSN {
