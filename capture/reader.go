@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"time"
+	"unsafe"
 )
 
 // Sizes and caps.
@@ -244,8 +245,12 @@ func (r *Reader) Next(rec *Record) error {
 // frames the hot loop leaves to the generic code, come one per call. In
 // steady state NextBatch allocates nothing.
 func (r *Reader) NextBatch(recs []Record) (n int, err error) {
-	for n < len(recs) && r.nextInBlock(&recs[n]) {
-		n++
+	if r.fast == fastPcap {
+		n = r.pcapBatch(recs)
+	} else {
+		for n < len(recs) && r.nextInBlock(&recs[n]) {
+			n++
+		}
 	}
 	if n > 0 || len(recs) == 0 {
 		return n, nil
@@ -263,30 +268,46 @@ func (r *Reader) NextBatch(recs []Record) (n int, err error) {
 // is consumed before that decision.
 func (r *Reader) nextInBlock(rec *Record) bool {
 	if r.fast == fastPcap {
-		b := &r.blk
-		if p := b.buf[b.lo:b.hi]; len(p) >= pcapRecordHeaderLen {
-			h := (*[pcapRecordHeaderLen]byte)(p)
-			var sec, frac, incl, orig uint32
-			if r.bigEndian {
-				sec, frac = binary.BigEndian.Uint32(h[0:]), binary.BigEndian.Uint32(h[4:])
-				incl, orig = binary.BigEndian.Uint32(h[8:]), binary.BigEndian.Uint32(h[12:])
-			} else {
-				sec, frac = binary.LittleEndian.Uint32(h[0:]), binary.LittleEndian.Uint32(h[4:])
-				incl, orig = binary.LittleEndian.Uint32(h[8:]), binary.LittleEndian.Uint32(h[12:])
-			}
-			if incl <= r.maxCap && uint64(incl) <= uint64(len(p)-pcapRecordHeaderLen) {
-				end := pcapRecordHeaderLen + int(incl)
-				b.lo += end
-				r.n++
-				nsec := int64(frac) * r.fracScale
-				rec.set(time.Unix(int64(sec), nsec).UTC(), int64(sec)*1e9+nsec,
-					int(incl), max(int(orig), int(incl)), r.linkType, 0, r.n, p[pcapRecordHeaderLen:end:end])
-				return true
-			}
-		}
-		return false
+		return r.pcapBatch(unsafe.Slice(rec, 1)) == 1 // rec as a batch of one
 	}
 	return r.fast == fastPcapng && r.nextEPB(rec)
+}
+
+// pcapBatch is nextInBlock for up to len(recs) pcap records: it returns
+// how many it took. The block's window and the frame count stay in
+// locals across the records, where nextInBlock, called per record, had
+// the compiler load and store them again around each record's stores
+// (which might alias them).
+func (r *Reader) pcapBatch(recs []Record) int {
+	b := &r.blk
+	buf, lo, num := b.buf[:b.hi], b.lo, r.n
+	n := 0
+	for ; n < len(recs); n++ {
+		p := buf[lo:]
+		if len(p) < pcapRecordHeaderLen {
+			break
+		}
+		h := (*[pcapRecordHeaderLen]byte)(p)
+		var sec, frac, incl, orig uint32
+		if r.bigEndian {
+			sec, frac = binary.BigEndian.Uint32(h[0:]), binary.BigEndian.Uint32(h[4:])
+			incl, orig = binary.BigEndian.Uint32(h[8:]), binary.BigEndian.Uint32(h[12:])
+		} else {
+			sec, frac = binary.LittleEndian.Uint32(h[0:]), binary.LittleEndian.Uint32(h[4:])
+			incl, orig = binary.LittleEndian.Uint32(h[8:]), binary.LittleEndian.Uint32(h[12:])
+		}
+		if incl > r.maxCap || uint64(incl) > uint64(len(p)-pcapRecordHeaderLen) {
+			break
+		}
+		end := pcapRecordHeaderLen + int(incl)
+		lo += end
+		num++
+		nsec := int64(frac) * r.fracScale
+		recs[n].set(time.Unix(int64(sec), nsec).UTC(), int64(sec)*1e9+nsec,
+			int(incl), max(int(orig), int(incl)), r.linkType, 0, num, p[pcapRecordHeaderLen:end:end])
+	}
+	b.lo, r.n = lo, num
+	return n
 }
 
 // next is Next's generic code, shared by both paths: every record of the

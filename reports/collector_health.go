@@ -21,6 +21,13 @@ type healthObs struct {
 	copies frameSpan // the mirror's second copies of packets (flows.Flow.MirrorDuplicates)
 }
 
+// notes says whether add might note p, a RoCE or malformed frame: a
+// cheap test, inline, that spares every healthy frame the call.
+func (h *healthObs) notes(p *packet.Packet) bool {
+	return p.Kind == packet.KindMalformed || p.ICRC == bth.ICRCBad || p.Truncated && p.BTH.DestQP == gsiQPN
+}
+
+// add notes p, a RoCE or malformed frame, if it is bad.
 func (h *healthObs) add(p *packet.Packet, at *flows.FrameRef) {
 	switch p.Kind {
 	case packet.KindMalformed:

@@ -76,9 +76,11 @@ func (c *Collector) Add(p *packet.Packet, at flows.FrameRef) {
 // flows.Table.AddFrame).
 func (c *Collector) AddFrame(p *packet.Packet, at *flows.FrameAt) {
 	s := &c.c
-	c.SkipAt(at.Time, at.Nanos)
+	if !s.advance(at.Time, at.Nanos) { // SkipAt, inline
+		c.skipRare(at.Time, at.Nanos)
+	}
 	ref := &at.FrameRef
-	if p.Kind != packet.KindOther {
+	if p.Kind != packet.KindOther && s.health.notes(p) {
 		s.health.add(p, ref)
 	}
 	switch p.Kind {
@@ -104,17 +106,25 @@ func (c *Collector) Skip(t time.Time) { c.SkipAt(t, flows.TimeNanos(t, t.UnixNan
 // too, as flows.TimeNanos gives it (capture.Record.TimeNanos for the times
 // it holds).
 func (c *Collector) SkipAt(t time.Time, nanos int64) {
-	s := &c.c
+	if !c.c.advance(t, nanos) {
+		c.skipRare(t, nanos)
+	}
+}
+
+// advance is SkipAt but for the first frame and a frame whose time is
+// outside the years flows.TimeNanos holds, for which it returns false
+// (skipRare's frames): small enough to inline.
+func (s *collectorState) advance(t time.Time, nanos int64) bool {
 	// flows.Later, inlined: the integers decide but where TimeNanos
 	// saturated. A frame at the latest frame's nanosecond is the common
 	// case, not a rare one, on a busy mirror of microsecond timestamps.
-	if s.started && nanos != math.MinInt64 && nanos != math.MaxInt64 {
-		if nanos > s.lastNs {
-			s.last, s.lastNs = t, nanos
-		}
-		return
+	if !s.started || nanos == math.MinInt64 || nanos == math.MaxInt64 {
+		return false
 	}
-	c.skipRare(t, nanos)
+	if nanos > s.lastNs {
+		s.last, s.lastNs = t, nanos
+	}
+	return true
 }
 
 // skipRare is SkipAt for the first frame and for a frame whose time is

@@ -163,10 +163,36 @@ func (b *BTH) decode(data []byte, df gopacket.DecodeFeedback, reused bool) error
 		return ErrReservedOpcode
 	}
 
-	// The extended headers in wire order, which is the order of their bits
-	// in ExtHeaders: one iteration per header the opcode carries.
+	// The commonest extended headers, the RETH of RDMA WRITEs and READ
+	// requests and the AETH of ACKs and READ responses, alone and
+	// captured whole, are decoded here; decodeExts takes the others.
 	off := BTHLen
-	for want := info.ext; want != 0; want &= want - 1 {
+	switch want, hlen := info.ext, int(info.hlen); {
+	case want == 0:
+	case want == HasRETH && hlen <= len(data):
+		_ = b.RETH.decode(data[BTHLen:hlen])
+		b.Ext, off = want, hlen
+	case want == HasAETH && hlen <= len(data):
+		_ = b.AETH.decode(data[BTHLen:hlen])
+		b.Ext, off = want, hlen
+	default:
+		off = b.decodeExts(data, want, df)
+	}
+	if stale &^= b.Ext; stale != 0 {
+		b.clearExts(stale)
+	}
+	b.Contents, b.Payload = data[:off], data[off:]
+	return nil
+}
+
+// decodeExts decodes the extended headers want names from data, after
+// the BTH, into b and b.Ext, as far as they were captured, and returns
+// where they end.
+func (b *BTH) decodeExts(data []byte, want ExtHeaders, df gopacket.DecodeFeedback) (off int) {
+	// In wire order, which is the order of their bits in ExtHeaders: one
+	// iteration per header the opcode carries.
+	off = BTHLen
+	for ; want != 0; want &= want - 1 {
 		i := bits.TrailingZeros16(uint16(want))
 		size := int(extSizeByBit[i&15])
 		if len(data)-off < size {
@@ -181,11 +207,7 @@ func (b *BTH) decode(data []byte, df gopacket.DecodeFeedback, reused bool) error
 		b.Ext |= h
 		off += size
 	}
-	if stale &^= b.Ext; stale != 0 {
-		b.clearExts(stale)
-	}
-	b.Contents, b.Payload = data[:off], data[off:]
-	return nil
+	return off
 }
 
 // clearExts zeroes the extended headers exts names.
