@@ -743,8 +743,6 @@ func sharesHosts(sc *gen.Scenario, i int) bool {
 // cases that pass); minimal scenarios of each are in the QA report of
 // branch qa-rand:
 //
-//	D1 RNR NAK + mirror copies lagging past the RNR retry: the NAK's
-//	   copy captured after the retry and before the response to it
 //	D3 a NAK or RNR NAK pending on another QP of the same host pair (and
 //	   QPs of one host pair at the same PSNs left unpaired: mirror loss
 //	   undecided)
@@ -761,8 +759,6 @@ func sharesHosts(sc *gen.Scenario, i int) bool {
 //	D8 copy of a timeout/RNR resend after the next new packet taken for a resend
 //	   (D5 is decided in known, from the parsed scenario)
 func (s *rScenario) knownIssue() string {
-	rnrUS := [32]float64{655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920,
-		2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520}
 	for _, f := range s.Flows {
 		delay := -1.0
 		if f.MirrorDup != nil {
@@ -772,11 +768,6 @@ func (s *rScenario) knownIssue() string {
 			}
 		}
 		recoveries := 0
-		for _, e := range f.Events {
-			if r, ok := e["rnr_nak"].(map[string]any); ok && delay >= 0 && delay >= rnrUS[r["timer"].(int)] {
-				return "D1: a mirror copy delivered after the RNR retry is taken for a second RNR NAK and RNR retry"
-			}
-		}
 		readsBefore, prevMsgRead := 0, false
 		for _, m := range f.msgs {
 			tail := m.cnt > 0 && m.off+m.cnt == m.n

@@ -234,9 +234,13 @@
 // requester resent what it asked for is the responder NAKing again (the
 // resend was lost too), unless the mirror is known to copy the
 // connection (its flow or its requester has mirror duplicates: a mirror
-// lagging more than a round trip delivers the copy after the resend); an
-// RNR NAK repeated after its retry always is, since the retry waits for
-// the timer.
+// lagging more than a round trip delivers the copy after the resend). So
+// is an RNR NAK repeated after its retry, unless the mirror is known to
+// copy the connection and the capture has not shown the first RNR NAK's
+// copy yet: a mirror lagging more than the RNR timer delivers it after
+// the retry, and it is due, within the window of the NAK. Either NAK
+// behind a response captured since (the ACK of the resend) is a copy: a
+// responder does not NAK what it has acknowledged.
 //
 // The window: a copy is captured in the same 2^18 ns slot of capture time
 // as the packet it repeats, or in the next one: always when less than
@@ -256,7 +260,13 @@
 // the mirror delivers it after the NAK and before the resend the NAK asks
 // for (a mirror lagging more than a round trip), is taken for that resend
 // and the resend for a copy: the counts hold, the recovery time starts at
-// the copy. The copy of a packet resent in an earlier run of resends than
+// the copy. On a connection the mirror copies, lagging more
+// than an RNR timer and a round trip, a second RNR NAK (the responder
+// refusing the retry too) comes before the first one's copy: it is taken
+// for that copy and the copy for the second RNR NAK, so the counts hold,
+// but the second retry, which waits for the timer from the second NAK,
+// may then come too soon after the copy to answer it, and count as the
+// first retry's copy. The copy of a packet resent in an earlier run of resends than
 // the last, when the packet's first copy is older than the window, counts
 // as a packet of its own.
 //

@@ -212,7 +212,7 @@ func (t *Table) copied(f *Flow, p *packet.Packet, c opBits, now int64) bool {
 	if c&opReadRequest != 0 && t.reissuesLost(f, p.BTH.PSN) {
 		return false
 	}
-	if !f.repeats(p, c, now, t.seesReverse(f, now)) || t.newNAK(f, &p.BTH) {
+	if !f.repeats(p, c, now, t.seesReverse(f, now)) || t.newNAK(f, &p.BTH, now) {
 		return false
 	}
 	f.coldState().copies++
@@ -383,19 +383,28 @@ func (f *Flow) expectResend(psn uint32) {
 	f.coldState().reissue = pendingPSN{psn: psn, ok: true}
 }
 
-// newNAK says whether h, a response of f that repeats one f carried, is a
-// PSN sequence error or RNR NAK sent again rather than a copy: the
-// requester has answered the NAK since (a resend took it, see
-// Flow.resend), as when the resend is lost too and the responder NAKs the
-// PSN again. For a PSN sequence error NAK the mirror must also not be
-// known to copy the connection's packets (neither f nor the requester has
-// a mirror duplicate yet): a mirror lagging more than a round trip
-// delivers the copy after the resend. An RNR NAK's copy comes before the
-// retry, which waits for its timer, unless the mirror lags more than the
-// timer; whatever the lag, a NAK behind a response captured since (the
-// ACK of the resend) is a copy. Without a requester known yet, a
-// repeated NAK is a copy.
-func (t *Table) newNAK(f *Flow, h *bth.BTH) bool {
+// newNAK says whether h, a response of f that repeats one f carried,
+// captured at now, is a PSN sequence error or RNR NAK sent again rather
+// than a copy: the requester has answered the NAK since (a resend took
+// it, see Flow.resend), as when the resend is lost too and the responder
+// NAKs the PSN again. For a PSN sequence error NAK the mirror must also
+// not be known to copy the connection's packets (neither f nor the
+// requester has a mirror duplicate yet): a mirror lagging more than a
+// round trip delivers the copy after the resend. Whatever the lag, a NAK
+// behind a response captured since (the ACK of the resend) is a copy.
+//
+// An RNR NAK's copy comes before the retry, which waits for its timer,
+// unless the mirror lags more than the timer: then, on a connection the
+// mirror is known to copy, the first RNR NAK at the retried PSN within
+// the window of the one the retry answered, before the capture showed
+// that one's copy, is the copy. The mirror delivers every packet of the
+// connection twice, so the copy is due; a second RNR NAK (the responder
+// refusing the retry too) comes a round trip after the retry, and the
+// copy only later when the mirror lags more than the timer and a round
+// trip: then the two are taken the other way round (see the package doc,
+// "What the rule cannot tell"). Without a requester known yet, a repeated
+// NAK is a copy.
+func (t *Table) newNAK(f *Flow, h *bth.BTH, now int64) bool {
 	if h.Ext&bth.HasAETH == 0 {
 		return false
 	}
@@ -417,11 +426,34 @@ func (t *Table) newNAK(f *Flow, h *bth.BTH) bool {
 		return false
 	}
 	r := t.requester(f)
-	if r == nil || !rnr && f.MirrorDuplicates()+r.MirrorDuplicates() != 0 {
+	if r == nil {
 		return false
 	}
-	p := r.retx
-	return p == nil || !p.pending.valid || p.pending.psn != h.PSN || p.pending.rnr != rnr
+	copies := f.MirrorDuplicates()+r.MirrorDuplicates() != 0
+	if !rnr && copies {
+		return false
+	}
+	s := r.retx
+	if s == nil {
+		return true
+	}
+	p := &s.pending
+	switch {
+	case p.psn != h.PSN || p.rnr != rnr:
+		return true
+	case p.valid:
+		p.copied = true // the copy of the NAK pending
+		return false
+	case !rnr || p.copied || !copies:
+		return true
+	}
+	// The retry answered the RNR NAK before its copy came: this is the
+	// copy if within the window of the NAK.
+	if !inWindow(slotOf(now) - slotOf(TimeNanos(p.at.Time, p.at.Time.UnixNano()))) {
+		return true
+	}
+	p.copied = true
+	return false
 }
 
 // reissuesLost says whether an RDMA READ request of f at psn, at or behind

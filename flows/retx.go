@@ -170,13 +170,16 @@ type eventSpan struct {
 }
 
 // pendingNAK is the last PSN sequence error or RNR NAK for this flow's
-// requests that no resend has answered yet.
+// requests: pending while valid, until a resend answers it; after that
+// it stays, not valid, for the copy of an RNR NAK that comes after the
+// retry (Table.newNAK).
 type pendingNAK struct {
-	valid bool
-	rnr   bool
-	timer uint8
-	psn   uint32
-	at    FrameRef
+	valid  bool
+	rnr    bool
+	copied bool // the capture showed the NAK's mirror copy (Table.newNAK)
+	timer  uint8
+	psn    uint32
+	at     FrameRef
 }
 
 // episode is the resend run in progress.
