@@ -756,7 +756,6 @@ func sharesHosts(sc *gen.Scenario, i int) bool {
 //	   on such a flow, the copy of a READ whose first response the mirror
 //	   missed, captured after the later ones, taken for a re-issue
 //	D7 missing READ response PSNs count other requests' PSNs
-//	D8 copy of a timeout/RNR resend after the next new packet taken for a resend
 //	   (D5 is decided in known, from the parsed scenario)
 func (s *rScenario) knownIssue() string {
 	for _, f := range s.Flows {
@@ -767,19 +766,8 @@ func (s *rScenario) knownIssue() string {
 				delay = float64(d)
 			}
 		}
-		recoveries := 0
 		readsBefore, prevMsgRead := 0, false
 		for _, m := range f.msgs {
-			tail := m.cnt > 0 && m.off+m.cnt == m.n
-			if recoveries > 0 && delay > 0 {
-				return "D8: on a QP the mirror duplicates, the copy of a timeout or RNR resend that comes after the requester's next new packet is taken for another resend (a packet, a retransmission, another timeout episode)"
-			}
-			if randReliable(f.Transport) && (m.loss == "rnr" || strings.HasPrefix(m.loss, "timeout") || (strings.HasPrefix(m.loss, "fabric") && (tail || m.read()))) {
-				recoveries++ // a resend whose copy may come after the next packet
-				if delay > 0 && m.n > 1 {
-					return "D8: on a QP the mirror duplicates, the copy of a timeout or RNR resend that comes after the requester's next new packet is taken for another resend (a packet, a retransmission, another timeout episode)"
-				}
-			}
 			if m.read() && m.loss != "" && m.loss != "rnr" && m.loss != "nak" && m.off == 0 && m.cnt < m.n && readsBefore > 0 && !prevMsgRead {
 				return "D7: READ response PSNs skipped before a READ's MIDDLE/LAST count the PSNs of the other requests since the previous READ as missing"
 			}

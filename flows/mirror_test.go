@@ -234,6 +234,56 @@ func TestMirrorCopies(t *testing.T) {
 		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 502, 64))
 		ack(c, aQP, 502)
 	}
+	// A timeout's resends, new packets, then a go-back-N, all within a
+	// mirror lag: the copies of the timeout's resends come after the
+	// go-back-N's run of resends.
+	cases["a timeout's resends, new packets, then a go-back-N"] = func(c *clock) {
+		for psn := range uint32(3) {
+			c.add(us, roce(hostA, hostB, opSendOnly, bQP, psn, 64))
+			ack(c, aQP, psn)
+		}
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 3, 64))
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 4, 64)) // both lost after the mirror
+		c.add(4*time.Millisecond, roce(hostA, hostB, opSendOnly, bQP, 3, 64))
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 4, 64))
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 5, 64))
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 6, 64)) // lost after the mirror
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 7, 64))
+		c.add(2*us, roce(hostB, hostA, opAck, aQP, 5, 0))
+		c.add(us, nak(hostB, hostA, aQP, 6, 0, false))
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 6, 64))
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 7, 64))
+		ack(c, aQP, 7)
+	}
+	// Three runs of resends within a mirror lag: a timeout's, an RNR
+	// retry's, a go-back-N's.
+	cases["a timeout's resends, an RNR retry, then a go-back-N"] = func(c *clock) {
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 0, 64))
+		ack(c, aQP, 0)
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 1, 64)) // lost after the mirror
+		c.add(4*time.Millisecond, roce(hostA, hostB, opSendOnly, bQP, 1, 64))
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 2, 64))
+		c.add(2*us, roce(hostB, hostA, opAck, aQP, 1, 0))
+		c.add(us, nak(hostB, hostA, aQP, 2, 1, true)) // RNR NAK, 10 µs
+		c.add(10*us, roce(hostA, hostB, opSendOnly, bQP, 2, 64))
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 3, 64)) // lost after the mirror
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 4, 64))
+		c.add(2*us, roce(hostB, hostA, opAck, aQP, 2, 0))
+		c.add(us, nak(hostB, hostA, aQP, 3, 0, false))
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 3, 64))
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 4, 64))
+		ack(c, aQP, 4)
+	}
+	// The first request lost after the mirror: nothing comes back for the
+	// 4 ms of the ACK timeout, which is no sign of a capture of one
+	// direction; the copy of the resend comes after the next request.
+	cases["the first request lost, resent after a 4 ms timeout"] = func(c *clock) {
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 0, 64))
+		c.add(4*time.Millisecond, roce(hostA, hostB, opSendOnly, bQP, 0, 64))
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 1, 64))
+		c.add(300*us, roce(hostB, hostA, opAck, aQP, 0, 0))
+		ack(c, aQP, 1)
+	}
 	cases["READs with responses of several packets, and dense ACKs"] = func(c *clock) {
 		for i := range uint32(3) {
 			psn := 1000 + 8*i

@@ -162,6 +162,10 @@ type retxState struct {
 	loss    lossTracker
 	events  []RetxEvent
 	spans   [numRetxEventKinds]eventSpan
+	// quietResend is the capture time (FrameAt.Nanos) of the last
+	// timeout resend that came oneWayAfter or more after the request
+	// before it, 0 if none: see Table.seesReverse.
+	quietResend int64
 }
 
 type eventSpan struct {
@@ -256,7 +260,10 @@ func (f *Flow) noteRequest(res seqResult, psn, last uint32, fa *FrameAt, prev in
 		return
 	}
 	f.noteResent(spaceRequests, psn, last, fa.Nanos)
-	f.resend(psn, at, sinceNanos(fa.Nanos, prev))
+	wait := sinceNanos(fa.Nanos, prev)
+	if f.resend(psn, at, wait) == EventTimeout && wait >= oneWayAfter {
+		f.retx.quietResend = fa.Nanos
+	}
 }
 
 // sinceNanos is the time from then to now, FrameAt.Nanos both: 0 for a
@@ -274,9 +281,10 @@ func sinceNanos(now, then int64) time.Duration {
 }
 
 // resend accounts a request packet sent again (retransmitted, or filling a
-// gap): it continues the current episode or starts one. sincePrev is the
-// time since the flow's previous request packet.
-func (f *Flow) resend(psn uint32, at *FrameRef, sincePrev time.Duration) {
+// gap): it continues the current episode or starts one, and returns the
+// kind of the episode it starts, numRetxEventKinds if it continues one.
+// sincePrev is the time since the flow's previous request packet.
+func (f *Flow) resend(psn uint32, at *FrameRef, sincePrev time.Duration) RetxEventKind {
 	s := f.ensureRetx()
 	p := &s.pending
 	ep := &s.ep
@@ -288,7 +296,7 @@ func (f *Flow) resend(psn uint32, at *FrameRef, sincePrev time.Duration) {
 		if ep.event >= 0 {
 			s.events[ep.event].Count++
 		}
-		return
+		return numRetxEventKinds
 	case p.valid && psnDiff(psn, p.psn) >= 0:
 	default:
 		// No NAK answered: the requester's ACK timer expired.
@@ -296,7 +304,7 @@ func (f *Flow) resend(psn uint32, at *FrameRef, sincePrev time.Duration) {
 		f.Retx.Timeouts++
 		f.Retx.TimeoutWait.add(wait)
 		f.startEpisode(EventTimeout, psn, at, RetxEvent{Kind: EventTimeout, At: *at, PSN: psn, Count: 1, Wait: wait})
-		return
+		return EventTimeout
 	}
 	// The resend answers the pending NAK.
 	wait := at.Time.Sub(p.at.Time)
@@ -305,12 +313,13 @@ func (f *Flow) resend(psn uint32, at *FrameRef, sincePrev time.Duration) {
 		f.Retx.RNRRetries++
 		f.Retx.RNRWait.add(wait)
 		f.startEpisode(EventRNRRetry, psn, at, RetxEvent{Kind: EventRNRRetry, At: *at, PSN: psn, Code: p.timer, Count: 1, Wait: wait})
-		return
+		return EventRNRRetry
 	}
 	f.Retx.GBNEpisodes++
 	f.Retx.GBNRecovery.add(wait)
 	f.startEpisode(EventGoBackN, psn, at, RetxEvent{Kind: EventGoBackN, At: *at, PSN: psn, Count: 1, Wait: wait})
 	s.ep.nakAt = p.at.Time
+	return EventGoBackN
 }
 
 func (f *Flow) startEpisode(kind RetxEventKind, psn uint32, at *FrameRef, e RetxEvent) {
