@@ -743,8 +743,6 @@ func sharesHosts(sc *gen.Scenario, i int) bool {
 // cases that pass); minimal scenarios of each are in the QA report of
 // branch qa-rand:
 //
-//	D1 RNR NAK + mirror copies lagging past the RNR retry: the NAK's
-//	   copy captured after the retry and before the response to it
 //	D3 QPs of one host pair at the same PSNs: the mirror missed requests
 //	   of one QP, whose responses then fit the other's PSNs (wrong or no
 //	   partner, NAKs pending on the other QP, mirror loss undecided); or
@@ -758,11 +756,8 @@ func sharesHosts(sc *gen.Scenario, i int) bool {
 //	   copy of the re-issue, before its responses, taken for another; and
 //	   on such a flow, the copy of a READ whose first response the mirror
 //	   missed, captured after the later ones, taken for a re-issue
-//	D8 copy of a timeout/RNR resend after the next new packet taken for a resend
-//	   (D5 is decided in known, from the parsed scenario)
+//	(D5 is decided in known, from the parsed scenario)
 func (s *rScenario) knownIssue() string {
-	rnrUS := [32]float64{655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920,
-		2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520}
 	for _, f := range s.Flows {
 		delay := -1.0
 		if f.MirrorDup != nil {
@@ -771,23 +766,7 @@ func (s *rScenario) knownIssue() string {
 				delay = float64(d)
 			}
 		}
-		recoveries := 0
-		for _, e := range f.Events {
-			if r, ok := e["rnr_nak"].(map[string]any); ok && delay >= 0 && delay >= rnrUS[r["timer"].(int)] {
-				return "D1: a mirror copy delivered after the RNR retry is taken for a second RNR NAK and RNR retry"
-			}
-		}
 		for _, m := range f.msgs {
-			tail := m.cnt > 0 && m.off+m.cnt == m.n
-			if recoveries > 0 && delay > 0 {
-				return "D8: on a QP the mirror duplicates, the copy of a timeout or RNR resend that comes after the requester's next new packet is taken for another resend (a packet, a retransmission, another timeout episode)"
-			}
-			if randReliable(f.Transport) && (m.loss == "rnr" || strings.HasPrefix(m.loss, "timeout") || (strings.HasPrefix(m.loss, "fabric") && (tail || m.read()))) {
-				recoveries++ // a resend whose copy may come after the next packet
-				if delay > 0 && m.n > 1 {
-					return "D8: on a QP the mirror duplicates, the copy of a timeout or RNR resend that comes after the requester's next new packet is taken for another resend (a packet, a retransmission, another timeout episode)"
-				}
-			}
 			if m.read() && (m.loss == "fabric" && m.off == 0 && m.cnt < m.n ||
 				delay >= 0 && (m.loss == "fabric_unseen" || m.loss == "mirror" && m.off == 0)) {
 				return "D6: a READ re-issued from its first PSN (its first response lost, later ones came) within the mirror window is taken for a mirror copy, and so are its responses"

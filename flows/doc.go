@@ -224,13 +224,16 @@
 //     skip its PSN (then it re-issues a READ from there);
 //   - it does not continue a run of resends (its PSN is not the one after
 //     the space's last);
-//   - its space first carried the PSN within the window, or the last run
-//     of resends did, or it is the space's last PSN, captured within the
-//     window. For this the requests, the responses (READ responses with
-//     ACKs and NAKs: their PSNs go forward together) and a run of resends
-//     keep, for the slot of capture time of their last packet and for the
-//     slot before, how far they had got when the slot began: a compare per
-//     packet, a few stores per slot.
+//   - its space first carried the PSN within the window, or one of the
+//     last four runs of resends did (a timeout's or RNR retry's resends,
+//     new packets, then a go-back-N, all within a mirror's lag: the
+//     copies of the first run come after the later ones), or it is the
+//     space's last PSN, captured within the window. For this the
+//     requests, the responses (READ responses with ACKs and NAKs: their
+//     PSNs go forward together) and a run of resends keep, for the slot
+//     of capture time of their last packet and for the slot before, how
+//     far they had got when the slot began: a compare per packet, a few
+//     stores per slot.
 //
 // Opcode and IP length are not compared: a resend has its original's too,
 // so they cannot tell a copy from a resend; the rules above do. A capture
@@ -239,7 +242,11 @@
 // gone a millisecond (oneWayAfter) with no packet the other way between
 // its hosts, only its last packet repeated counts as a copy, and the rest
 // as resent (in a flow's first millisecond the other way may not have
-// answered yet, and a go-back-N there is taken for copies).
+// answered yet, and a go-back-N there is taken for copies; so in the
+// millisecond after a timeout's first resend that came a millisecond or
+// more after the request before it: the requester waited that long for
+// an answer, so nothing came back, as when the flow's first packets are
+// lost, whichever way the mirror looks).
 //
 // An ACK, NAK, RNR NAK or atomic ACK is a copy when it goes no further than
 // the responses before it (in PSN order, a NAK or RNR NAK before an ACK
@@ -253,9 +260,13 @@
 // requester resent what it asked for is the responder NAKing again (the
 // resend was lost too), unless the mirror is known to copy the
 // connection (its flow or its requester has mirror duplicates: a mirror
-// lagging more than a round trip delivers the copy after the resend); an
-// RNR NAK repeated after its retry always is, since the retry waits for
-// the timer.
+// lagging more than a round trip delivers the copy after the resend). So
+// is an RNR NAK repeated after its retry, unless the mirror is known to
+// copy the connection and the capture has not shown the first RNR NAK's
+// copy yet: a mirror lagging more than the RNR timer delivers it after
+// the retry, and it is due, within the window of the NAK. Either NAK
+// behind a response captured since (the ACK of the resend) is a copy: a
+// responder does not NAK what it has acknowledged.
 //
 // The window: a copy is captured in the same 2^18 ns slot of capture time
 // as the packet it repeats, or in the next one: always when less than
@@ -275,9 +286,15 @@
 // the mirror delivers it after the NAK and before the resend the NAK asks
 // for (a mirror lagging more than a round trip), is taken for that resend
 // and the resend for a copy: the counts hold, the recovery time starts at
-// the copy. The copy of a packet resent in an earlier run of resends than
-// the last, when the packet's first copy is older than the window, counts
-// as a packet of its own.
+// the copy. On a connection the mirror copies, lagging more than an RNR
+// timer and a round trip, a second RNR NAK (the responder refusing the
+// retry too) comes before the first one's copy: it is taken for that copy
+// and the copy for the second RNR NAK, so the counts hold, but the second
+// retry, which waits for the timer from the second NAK, may then come too
+// soon after the copy to answer it, and count as the first retry's copy.
+// The copy of a packet resent in an earlier run of resends than the last
+// four, when the packet's first copy is older than the window, counts as
+// a packet of its own.
 //
 // # Memory
 //
@@ -285,8 +302,8 @@
 // that a packet touches the first four or five: see Flow) plus state made
 // at its first need and bounded per flow: opcode, DSCP and UDP source port
 // values beyond the first few, RNR timer counts and the last two RDMA READs
-// (flowCold; ports capped at 64; also the mirror duplicates, the last run
-// of resends and a pending re-issued READ), the open gaps of a PSN space
+// (flowCold; ports capped at 64; also the mirror duplicates, the last four
+// runs of resends and a pending re-issued READ), the open gaps of a PSN space
 // (at most 8),
 // its pairing candidates (at most 16, at its first response). Its first
 // NAK, resend, re-issued READ or request gap adds a fixed-size

@@ -258,16 +258,17 @@ type Flow struct {
 // inline, RNR timer counts, the last two RDMA READ requests, and what tells a
 // resend from a mirror's copy (see mirror.go).
 type flowCold struct {
-	opcodes   []OpcodeCount // opcodes beyond Flow.opInline's
-	dscp      []ValueCount  // DSCP values beyond Flow.dscpInline's
-	ports     []uint16      // ports beyond portSet's inline ones
-	rnrTimers []ValueCount  // RNR NAKs per timer value
-	lastRead  readState     // the last RDMA READ request, to recognise a re-issue
-	prevRead  readState     // the READ request before lastRead, for the READ responses' gaps (skipOthers)
-	resent    [2]resendRun  // the last run of resends of the requests and of the READ responses
-	reissue   pendingPSN    // a re-issued READ the partner sent: the READ response it asks for again
-	lostRead  pendingPSN    // a READ request re-issued from a READ response the capture lacks (Table.reissuesLost)
-	copies    uint64        // MirrorDuplicates
+	opcodes      []OpcodeCount            // opcodes beyond Flow.opInline's
+	dscp         []ValueCount             // DSCP values beyond Flow.dscpInline's
+	ports        []uint16                 // ports beyond portSet's inline ones
+	rnrTimers    []ValueCount             // RNR NAKs per timer value
+	lastRead     readState                // the last RDMA READ request, to recognise a re-issue
+	prevRead     readState                // the READ request before lastRead, for the READ responses' gaps (skipOthers)
+	resent       [2]resendRun             // the last run of resends of the requests and of the READ responses
+	resentBefore [2][runsBefore]resendRun // the runs before each, the latest first (Flow.noteResent)
+	reissue      pendingPSN               // a re-issued READ the partner sent: the READ response it asks for again
+	lostRead     pendingPSN               // a READ request re-issued from a READ response the capture lacks (Table.reissuesLost)
+	copies       uint64                   // MirrorDuplicates
 }
 
 // MirrorDuplicates is the number of packets of this flow that the mirror

@@ -173,9 +173,15 @@ type resendRun struct {
 	ok     bool
 }
 
+// continues says whether a resend at psn, after the space's last PSN
+// last, continues the run.
+func (r *resendRun) continues(psn, last uint32) bool {
+	return r.ok && r.hi == last && psn == psnAdd(last, 1)
+}
+
 // note accounts a resend at psn at now, after the space's last PSN last.
 func (r *resendRun) note(psn, last uint32, now int64) {
-	if r.ok && r.hi == last && psn == psnAdd(last, 1) {
+	if r.continues(psn, last) {
 		r.w.note(r.hi, now)
 		r.hi = psn
 		return
@@ -212,7 +218,7 @@ func (t *Table) copied(f *Flow, p *packet.Packet, c opBits, now int64) bool {
 	if c&opReadRequest != 0 && t.reissuesLost(f, p.BTH.PSN) {
 		return false
 	}
-	if !f.repeats(p, c, now, t.seesReverse(f, now)) || t.newNAK(f, &p.BTH) {
+	if !f.repeats(p, c, now, t.seesReverse(f, now)) || t.newNAK(f, &p.BTH, now) {
 		return false
 	}
 	f.coldState().copies++
@@ -241,19 +247,29 @@ func (f *Flow) repeats(p *packet.Packet, c opBits, now int64, twoWay bool) bool 
 
 // seesReverse says whether the capture, at now, may show the packets
 // that travel from f's destination to its source: it has had one, on any
-// QP, or f began less than oneWayAfter ago. A mirror of one direction
+// QP, or f began less than oneWayAfter ago, or resent after a quiet
+// oneWayAfter less than oneWayAfter ago. A mirror of one direction
 // only shows no NAK and no re-issued READ, so a go-back-N's resends there,
 // a few microseconds after the packets they resend, look like a mirror's
 // copies lagging behind: once a flow has gone oneWayAfter without a packet
 // the other way between its hosts, only its last packet repeated is taken
 // for a copy (see repeatsSequenced), and the rest counts as resent, as
 // before the rule. In a flow's first oneWayAfter the other way may just
-// not have answered yet.
+// not have answered yet; nor after a timeout that followed oneWayAfter or
+// more with no request (retxState.quietResend): the requester waited that
+// long for an answer, and when the first packets were lost, none came
+// back in the flow's first oneWayAfter, whichever way the mirror looks.
+// A go-back-N's resends, a round trip after the packets they resend,
+// never start that grace again.
 func (t *Table) seesReverse(f *Flow, now int64) bool {
 	if _, ok := t.byHosts[hostPair{f.Key.Dst, f.Key.Src}]; ok {
 		return true
 	}
-	return sinceNanos(now, TimeNanos(f.First.Time, f.First.Time.UnixNano())) < oneWayAfter
+	from := TimeNanos(f.First.Time, f.First.Time.UnixNano())
+	if r := f.retx; r != nil && r.quietResend > from {
+		from = r.quietResend
+	}
+	return sinceNanos(now, from) < oneWayAfter
 }
 
 // oneWayAfter is how long a flow goes without a packet the other way
@@ -266,8 +282,9 @@ const oneWayAfter = time.Millisecond
 // for a resend at psn, it does not continue a run of resends, it does not
 // fill a gap, and the space carried psn within the window (the requests'
 // stamps say when, or for READ responses the marks of all the responses,
-// whose positions only go forward too). opens says the packet is a READ
-// response FIRST or ONLY.
+// whose positions only go forward too), or one of its last runs of
+// resends did (the last and runsBefore more: noteResent). opens says the
+// packet is a READ response FIRST or ONLY.
 func (f *Flow) repeatsSequenced(space int, psn uint32, opens bool, now int64, twoWay bool) bool {
 	s := &f.Requests
 	if space == spaceReadResponses {
@@ -293,7 +310,17 @@ func (f *Flow) repeatsSequenced(space int, psn uint32, opens bool, now int64, tw
 	} else if r := &f.resp; r.w.passedPos(psn<<1|1, int64(int32(uint32(slotOf(now))-r.slot))) {
 		return true
 	}
-	return f.cold != nil && f.cold.resent[space].passed(psn, now)
+	if c := f.cold; c != nil {
+		if c.resent[space].passed(psn, now) {
+			return true
+		}
+		for i := range c.resentBefore[space] {
+			if c.resentBefore[space][i].passed(psn, now) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // resendAsked says whether a request or READ response at psn, captured at
@@ -375,9 +402,25 @@ func (f *Flow) repeatsResponse(p *packet.Packet, now int64) bool {
 
 // noteResent accounts a resend (a packet of space sequenced retransmitted
 // or out of order) at psn, after the space's last PSN last, for its copy.
+// A resend that starts a run keeps the runs before it (resentBefore, the
+// last runsBefore): a timeout's or RNR retry's resends, then new packets,
+// then a go-back-N or another retry, all within a mirror's lag, and the
+// copies of the first run come after the later ones.
 func (f *Flow) noteResent(space int, psn, last uint32, now int64) {
-	f.coldState().resent[space].note(psn, last, now)
+	c := f.coldState()
+	r := &c.resent[space]
+	if !r.continues(psn, last) {
+		b := &c.resentBefore[space]
+		copy(b[1:], b[:])
+		b[0] = *r
+	}
+	r.note(psn, last, now)
 }
+
+// runsBefore is how many runs of resends a PSN space keeps before its
+// last, for their copies: each run needs a NAK, an RNR timer or a timeout
+// of its own, so a few fit within a mirror's lag.
+const runsBefore = 3
 
 // expectResend notes that the requester re-issued a READ from psn: the READ
 // response at psn this flow carries next is a resend, not a copy.
@@ -385,19 +428,28 @@ func (f *Flow) expectResend(psn uint32) {
 	f.coldState().reissue = pendingPSN{psn: psn, ok: true}
 }
 
-// newNAK says whether h, a response of f that repeats one f carried, is a
-// PSN sequence error or RNR NAK sent again rather than a copy: the
-// requester has answered the NAK since (a resend took it, see
-// Flow.resend), as when the resend is lost too and the responder NAKs the
-// PSN again. For a PSN sequence error NAK the mirror must also not be
-// known to copy the connection's packets (neither f nor the requester has
-// a mirror duplicate yet): a mirror lagging more than a round trip
-// delivers the copy after the resend. An RNR NAK's copy comes before the
-// retry, which waits for its timer, unless the mirror lags more than the
-// timer; whatever the lag, a NAK behind a response captured since (the
-// ACK of the resend) is a copy. Without a requester known yet, a
-// repeated NAK is a copy.
-func (t *Table) newNAK(f *Flow, h *bth.BTH) bool {
+// newNAK says whether h, a response of f that repeats one f carried,
+// captured at now, is a PSN sequence error or RNR NAK sent again rather
+// than a copy: the requester has answered the NAK since (a resend took
+// it, see Flow.resend), as when the resend is lost too and the responder
+// NAKs the PSN again. For a PSN sequence error NAK the mirror must also
+// not be known to copy the connection's packets (neither f nor the
+// requester has a mirror duplicate yet): a mirror lagging more than a
+// round trip delivers the copy after the resend. Whatever the lag, a NAK
+// behind a response captured since (the ACK of the resend) is a copy.
+//
+// An RNR NAK's copy comes before the retry, which waits for its timer,
+// unless the mirror lags more than the timer: then, on a connection the
+// mirror is known to copy, the first RNR NAK at the retried PSN within
+// the window of the one the retry answered, before the capture showed
+// that one's copy, is the copy. The mirror delivers every packet of the
+// connection twice, so the copy is due; a second RNR NAK (the responder
+// refusing the retry too) comes a round trip after the retry, and the
+// copy only later when the mirror lags more than the timer and a round
+// trip: then the two are taken the other way round (see the package doc,
+// "What the rule cannot tell"). Without a requester known yet, a repeated
+// NAK is a copy.
+func (t *Table) newNAK(f *Flow, h *bth.BTH, now int64) bool {
 	if h.Ext&bth.HasAETH == 0 {
 		return false
 	}
@@ -419,11 +471,34 @@ func (t *Table) newNAK(f *Flow, h *bth.BTH) bool {
 		return false
 	}
 	r := t.requester(f)
-	if r == nil || !rnr && f.MirrorDuplicates()+r.MirrorDuplicates() != 0 {
+	if r == nil {
 		return false
 	}
-	p := r.retx
-	return p == nil || !p.pending.valid || p.pending.psn != h.PSN || p.pending.rnr != rnr
+	copies := f.MirrorDuplicates()+r.MirrorDuplicates() != 0
+	if !rnr && copies {
+		return false
+	}
+	s := r.retx
+	if s == nil {
+		return true
+	}
+	p := &s.pending
+	switch {
+	case p.psn != h.PSN || p.rnr != rnr:
+		return true
+	case p.valid:
+		p.copied = true // the copy of the NAK pending
+		return false
+	case !rnr || p.copied || !copies:
+		return true
+	}
+	// The retry answered the RNR NAK before its copy came: this is the
+	// copy if within the window of the NAK.
+	if !inWindow(slotOf(now) - slotOf(TimeNanos(p.at.Time, p.at.Time.UnixNano()))) {
+		return true
+	}
+	p.copied = true
+	return false
 }
 
 // reissuesLost says whether an RDMA READ request of f at psn, at or behind

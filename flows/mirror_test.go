@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -232,6 +233,56 @@ func TestMirrorCopies(t *testing.T) {
 		ack(c, aQP, 501)
 		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 502, 64))
 		ack(c, aQP, 502)
+	}
+	// A timeout's resends, new packets, then a go-back-N, all within a
+	// mirror lag: the copies of the timeout's resends come after the
+	// go-back-N's run of resends.
+	cases["a timeout's resends, new packets, then a go-back-N"] = func(c *clock) {
+		for psn := range uint32(3) {
+			c.add(us, roce(hostA, hostB, opSendOnly, bQP, psn, 64))
+			ack(c, aQP, psn)
+		}
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 3, 64))
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 4, 64)) // both lost after the mirror
+		c.add(4*time.Millisecond, roce(hostA, hostB, opSendOnly, bQP, 3, 64))
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 4, 64))
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 5, 64))
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 6, 64)) // lost after the mirror
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 7, 64))
+		c.add(2*us, roce(hostB, hostA, opAck, aQP, 5, 0))
+		c.add(us, nak(hostB, hostA, aQP, 6, 0, false))
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 6, 64))
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 7, 64))
+		ack(c, aQP, 7)
+	}
+	// Three runs of resends within a mirror lag: a timeout's, an RNR
+	// retry's, a go-back-N's.
+	cases["a timeout's resends, an RNR retry, then a go-back-N"] = func(c *clock) {
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 0, 64))
+		ack(c, aQP, 0)
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 1, 64)) // lost after the mirror
+		c.add(4*time.Millisecond, roce(hostA, hostB, opSendOnly, bQP, 1, 64))
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 2, 64))
+		c.add(2*us, roce(hostB, hostA, opAck, aQP, 1, 0))
+		c.add(us, nak(hostB, hostA, aQP, 2, 1, true)) // RNR NAK, 10 µs
+		c.add(10*us, roce(hostA, hostB, opSendOnly, bQP, 2, 64))
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 3, 64)) // lost after the mirror
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 4, 64))
+		c.add(2*us, roce(hostB, hostA, opAck, aQP, 2, 0))
+		c.add(us, nak(hostB, hostA, aQP, 3, 0, false))
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 3, 64))
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 4, 64))
+		ack(c, aQP, 4)
+	}
+	// The first request lost after the mirror: nothing comes back for the
+	// 4 ms of the ACK timeout, which is no sign of a capture of one
+	// direction; the copy of the resend comes after the next request.
+	cases["the first request lost, resent after a 4 ms timeout"] = func(c *clock) {
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 0, 64))
+		c.add(4*time.Millisecond, roce(hostA, hostB, opSendOnly, bQP, 0, 64))
+		c.add(us, roce(hostA, hostB, opSendOnly, bQP, 1, 64))
+		c.add(300*us, roce(hostB, hostA, opAck, aQP, 0, 0))
+		ack(c, aQP, 1)
 	}
 	cases["READs with responses of several packets, and dense ACKs"] = func(c *clock) {
 		for i := range uint32(3) {
@@ -692,6 +743,67 @@ func TestRNRNAKCopyAfterACK(t *testing.T) {
 	if resp.RNRNAKs != 1 || resp.MirrorDuplicates() != 2 || req.Retx.RNRRetries != 1 || req.MirrorDuplicates() != 2 {
 		t.Errorf("RNR NAKs %d, response copies %d, RNR retries %d, request copies %d; want 1, 2, 1, 2",
 			resp.RNRNAKs, resp.MirrorDuplicates(), req.Retx.RNRRetries, req.MirrorDuplicates())
+	}
+}
+
+// TestRNRNAKCopyBeforeACK: a mirror lagging 34 µs behind an RNR NAK of
+// 30 µs delivers the NAK's copy after the retry and before the ACK that
+// answers it (here at the same microsecond). The connection is known to
+// be copied and the NAK's copy is due: it is that copy, not a second RNR
+// NAK, and the retry's copy no second retry. On the same mirror lagging
+// 10 µs, the NAK's copy comes before the retry: an RNR NAK after the
+// retry is the responder refusing it too, a second RNR NAK and retry.
+func TestRNRNAKCopyBeforeACK(t *testing.T) {
+	tests := []struct {
+		name                     string
+		play                     func(c *clock)
+		naks, respCopies         uint64
+		retries, reqCopies, retx uint64
+	}{
+		{
+			name: "the copy after the retry, before its ACK",
+			play: func(c *clock) {
+				c.add(us, roce(hostA, hostB, opWriteOnly, bQP, 0, 100))
+				c.add(4*us, nak(hostB, hostA, aQP, 0, 3, true))            // RNR NAK, 30 µs
+				c.add(30*us, roce(hostA, hostB, opWriteOnly, bQP, 0, 100)) // the retry
+				c.add(0, roce(hostA, hostB, opWriteOnly, bQP, 0, 100))     // the copy of the first
+				c.add(4*us, nak(hostB, hostA, aQP, 0, 3, true))            // the NAK's copy
+				c.add(0, roce(hostB, hostA, opAck, aQP, 0, 0))             // the ACK of the retry
+				c.add(30*us, roce(hostA, hostB, opWriteOnly, bQP, 0, 100)) // the retry's copy
+				c.add(4*us, roce(hostB, hostA, opAck, aQP, 0, 0))          // the ACK's copy
+			},
+			naks: 1, respCopies: 2, retries: 1, reqCopies: 2, retx: 1,
+		},
+		{
+			name: "the copy before the retry, a second RNR NAK after it",
+			play: func(c *clock) {
+				c.add(us, roce(hostA, hostB, opWriteOnly, bQP, 0, 100))
+				c.add(4*us, nak(hostB, hostA, aQP, 0, 3, true))            // RNR NAK, 30 µs
+				c.add(6*us, roce(hostA, hostB, opWriteOnly, bQP, 0, 100))  // the copy of the first
+				c.add(4*us, nak(hostB, hostA, aQP, 0, 3, true))            // the NAK's copy
+				c.add(20*us, roce(hostA, hostB, opWriteOnly, bQP, 0, 100)) // the retry
+				c.add(4*us, nak(hostB, hostA, aQP, 0, 3, true))            // refused again
+				c.add(6*us, roce(hostA, hostB, opWriteOnly, bQP, 0, 100))  // the retry's copy
+				c.add(4*us, nak(hostB, hostA, aQP, 0, 3, true))            // the second NAK's copy
+				c.add(20*us, roce(hostA, hostB, opWriteOnly, bQP, 0, 100)) // the second retry
+				c.add(4*us, roce(hostB, hostA, opAck, aQP, 0, 0))
+				c.add(6*us, roce(hostA, hostB, opWriteOnly, bQP, 0, 100)) // its copy
+				c.add(4*us, roce(hostB, hostA, opAck, aQP, 0, 0))         // the ACK's copy
+			},
+			naks: 2, respCopies: 3, retries: 2, reqCopies: 3, retx: 2,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClock(Config{})
+			tc.play(c)
+			req, resp := only(t, c, key(hostA, hostB, bQP)), only(t, c, key(hostB, hostA, aQP))
+			got := []uint64{resp.RNRNAKs, resp.MirrorDuplicates(), req.Retx.RNRRetries, req.MirrorDuplicates(), req.Requests.Retransmitted}
+			want := []uint64{tc.naks, tc.respCopies, tc.retries, tc.reqCopies, tc.retx}
+			if !slices.Equal(got, want) {
+				t.Errorf("RNR NAKs, response copies, RNR retries, request copies, retransmitted = %v, want %v", got, want)
+			}
+		})
 	}
 }
 

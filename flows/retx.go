@@ -168,6 +168,11 @@ type retxState struct {
 	// flows it may answer (pendingNAK.from is this flow) until its
 	// responses get past it (Table.settleNAKs).
 	heldElsewhere bool
+
+	// quietResend is the capture time (FrameAt.Nanos) of the last
+	// timeout resend that came oneWayAfter or more after the request
+	// before it, 0 if none: see Table.seesReverse.
+	quietResend int64
 }
 
 type eventSpan struct {
@@ -176,7 +181,9 @@ type eventSpan struct {
 }
 
 // pendingNAK is the last PSN sequence error or RNR NAK for this flow's
-// requests that no resend has answered yet.
+// requests: pending while valid, until a resend answers it; after that
+// it stays, not valid, for the copy of an RNR NAK that comes after the
+// retry (Table.newNAK).
 //
 // A NAK whose requester was not known when it came is pending on each flow
 // it may answer (see Table.noteResponse): from is the flow that carried
@@ -186,6 +193,7 @@ type pendingNAK struct {
 	valid  bool
 	rnr    bool
 	shared bool
+	copied bool // the capture showed the NAK's mirror copy (Table.newNAK)
 	timer  uint8
 	psn    uint32
 	at     FrameRef
@@ -266,7 +274,10 @@ func (f *Flow) noteRequest(res seqResult, psn, last uint32, fa *FrameAt, prev in
 		return
 	}
 	f.noteResent(spaceRequests, psn, last, fa.Nanos)
-	f.resend(psn, at, sinceNanos(fa.Nanos, prev))
+	wait := sinceNanos(fa.Nanos, prev)
+	if f.resend(psn, at, wait) == EventTimeout && wait >= oneWayAfter {
+		f.retx.quietResend = fa.Nanos
+	}
 }
 
 // sinceNanos is the time from then to now, FrameAt.Nanos both: 0 for a
@@ -284,9 +295,10 @@ func sinceNanos(now, then int64) time.Duration {
 }
 
 // resend accounts a request packet sent again (retransmitted, or filling a
-// gap): it continues the current episode or starts one. sincePrev is the
-// time since the flow's previous request packet.
-func (f *Flow) resend(psn uint32, at *FrameRef, sincePrev time.Duration) {
+// gap): it continues the current episode or starts one, and returns the
+// kind of the episode it starts, numRetxEventKinds if it continues one.
+// sincePrev is the time since the flow's previous request packet.
+func (f *Flow) resend(psn uint32, at *FrameRef, sincePrev time.Duration) RetxEventKind {
 	s := f.ensureRetx()
 	p := &s.pending
 	ep := &s.ep
@@ -298,7 +310,7 @@ func (f *Flow) resend(psn uint32, at *FrameRef, sincePrev time.Duration) {
 		if ep.event >= 0 {
 			s.events[ep.event].Count++
 		}
-		return
+		return numRetxEventKinds
 	case p.valid && !p.shared && psnDiff(psn, p.psn) >= 0:
 	default:
 		// No NAK answered: the requester's ACK timer expired.
@@ -306,7 +318,7 @@ func (f *Flow) resend(psn uint32, at *FrameRef, sincePrev time.Duration) {
 		f.Retx.Timeouts++
 		f.Retx.TimeoutWait.add(wait)
 		f.startEpisode(EventTimeout, psn, at, RetxEvent{Kind: EventTimeout, At: *at, PSN: psn, Count: 1, Wait: wait})
-		return
+		return EventTimeout
 	}
 	// The resend answers the pending NAK.
 	wait := at.Time.Sub(p.at.Time)
@@ -315,12 +327,13 @@ func (f *Flow) resend(psn uint32, at *FrameRef, sincePrev time.Duration) {
 		f.Retx.RNRRetries++
 		f.Retx.RNRWait.add(wait)
 		f.startEpisode(EventRNRRetry, psn, at, RetxEvent{Kind: EventRNRRetry, At: *at, PSN: psn, Code: p.timer, Count: 1, Wait: wait})
-		return
+		return EventRNRRetry
 	}
 	f.Retx.GBNEpisodes++
 	f.Retx.GBNRecovery.add(wait)
 	f.startEpisode(EventGoBackN, psn, at, RetxEvent{Kind: EventGoBackN, At: *at, PSN: psn, Count: 1, Wait: wait})
 	s.ep.nakAt = p.at.Time
+	return EventGoBackN
 }
 
 func (f *Flow) startEpisode(kind RetxEventKind, psn uint32, at *FrameRef, e RetxEvent) {
