@@ -91,43 +91,29 @@ func relayShare(n int, c float64) float64 {
 // everyWorker is the owner of a frame the relay could not route.
 const everyWorker = -1
 
-// relayBlock is the frames of one round for one worker: frames[i] for i
-// below n, each a relayFrame whose data is copied into buf. The array has
-// room for maxFrames frames, or a batch more (see holds), and is written
-// by index.
+// relayBlock is the frames of one round for one worker: recs[i] (its Data
+// copied into buf), with keys[i] (what the relay peeked: keyNone for a
+// frame every worker decodes, keyOtherShard for the capture's first frame
+// when another worker keeps it), files[i] (its input file number) and
+// seqs[i] (its FrameRef.Seq), for i below n. The arrays have room for
+// maxFrames frames, or a batch more (see holds), and are written by index.
 type relayBlock struct {
-	frames    []relayFrame
+	recs      []capture.Record
+	keys      []frameKey
+	files     []int32
+	seqs      []uint64
 	n         int
 	buf       []byte
-	stamps    []time.Time // the timestamps relayFrame.nanos does not give (see put)
 	maxFrames int
 }
 
-// relayFrame is one frame of a relayBlock: what the worker's analysis
-// reads of the capture.Record the relay read (its Data is buf[start:end],
-// its Timestamp time.Unix(0, nanos) in UTC unless stamp names an entry of
-// stamps, stamps[stamp-1]), with the frame's key as the relay peeked it
-// (keyNone for a frame every worker decodes, keyOtherShard for the
-// capture's first frame when another worker keeps it), its input file
-// number and its FrameRef.Seq. At 64 bytes it is a third of what the
-// Record, key, file and sequence number take in arrays of their own: the
-// relay writes these lines and the other worker reads them from another
-// core, and both cost by the line (BENCHMARKS.md).
-type relayFrame struct {
-	key        frameKey
-	seq        uint64
-	nanos      int64 // Record.TimeNanos
-	number     int   // Record.Number
-	orig       uint32
-	start, end uint32
-	file       int32
-	link       capture.LinkType
-	stamp      uint32
-}
-
 func newRelayBlock(frames, bytes int) *relayBlock {
+	room := max(frames, batchFrames)
 	return &relayBlock{
-		frames:    make([]relayFrame, max(frames, batchFrames)),
+		recs:      make([]capture.Record, room),
+		keys:      make([]frameKey, room),
+		files:     make([]int32, room),
+		seqs:      make([]uint64, room),
 		buf:       make([]byte, 0, bytes),
 		maxFrames: frames,
 	}
@@ -144,57 +130,22 @@ func (b *relayBlock) holds(frames, bytes int) bool {
 func (b *relayBlock) put(rec *capture.Record, k frameKey, file int, seq uint64) {
 	off := len(b.buf)
 	b.buf = append(b.buf, rec.Data...)
-	f := &b.frames[b.n]
-	f.key, f.seq, f.nanos, f.number = k, seq, rec.TimeNanos, rec.Number
-	f.orig, f.start, f.end = uint32(rec.OrigLen), uint32(off), uint32(len(b.buf))
-	f.file, f.link, f.stamp = int32(file), rec.LinkType, 0
-	// A reader's timestamp is time.Unix(0, TimeNanos) in UTC but for the
-	// zero Time (a pcapng Simple Packet Block) and times TimeNanos cannot
-	// hold: those few go whole.
-	if ts := rec.Timestamp; ts != time.Unix(0, rec.TimeNanos).UTC() {
-		b.stamps = append(b.stamps, ts)
-		f.stamp = uint32(len(b.stamps))
-	}
+	i := b.n
+	b.recs[i] = *rec
+	b.recs[i].Data = b.buf[off:len(b.buf):len(b.buf)]
+	b.keys[i], b.files[i], b.seqs[i] = k, int32(file), seq
 	b.n++
 }
 
-// reset empties b.
+// reset empties b. The records keep their Data, which point into buf:
+// nothing that would not be kept alive anyway.
 func (b *relayBlock) reset() {
-	b.n, b.buf, b.stamps = 0, b.buf[:0], b.stamps[:0]
+	b.n, b.buf = 0, b.buf[:0]
 }
 
-// relayRun is a worker's scratch for analysing a relayBlock: the Records,
-// keys, file numbers and sequence numbers of up to batchFrames of its
-// frames at a time, rebuilt from their relayFrames, as a frameRun takes
-// them.
-type relayRun struct {
-	recs  [batchFrames]capture.Record
-	keys  [batchFrames]frameKey
-	files [batchFrames]int32
-	seqs  [batchFrames]uint64
-}
-
-// addTo has fa analyse b's frames in order.
-func (b *relayBlock) addTo(fa *frameAnalyzer, scratch *relayRun) {
-	for done := 0; done < b.n; {
-		n := min(b.n-done, batchFrames)
-		for i, f := range b.frames[done : done+n] {
-			ts := time.Unix(0, f.nanos).UTC()
-			if f.stamp != 0 {
-				ts = b.stamps[f.stamp-1]
-			}
-			// Field by field (see capture.Record's set). The analysis
-			// reads no Interface: the relay keeps none.
-			rec := &scratch.recs[i]
-			rec.Timestamp, rec.TimeNanos = ts, f.nanos
-			rec.Data = b.buf[f.start:f.end:f.end]
-			rec.CapLen, rec.OrigLen = int(f.end-f.start), int(f.orig)
-			rec.LinkType, rec.Interface, rec.Number = f.link, 0, f.number
-			scratch.keys[i], scratch.files[i], scratch.seqs[i] = f.key, f.file, f.seq
-		}
-		fa.addRun(&frameRun{recs: scratch.recs[:n], keys: scratch.keys[:n], files: scratch.files[:n], seqs: scratch.seqs[:n]})
-		done += n
-	}
+// run is b's frames.
+func (b *relayBlock) run() frameRun {
+	return frameRun{recs: b.recs[:b.n], keys: b.keys[:b.n], files: b.files[:b.n], seqs: b.seqs[:b.n]}
 }
 
 // round is what the relay hands the other workers at once: blocks[w] for
@@ -428,13 +379,13 @@ type seriesShard interface {
 func (r *relay) work(w int, fa *frameAnalyzer, sink packetSink) {
 	series, _ := sink.(seriesShard)
 	closed := false
-	scratch := new(relayRun)
 	for rd := range r.out[w] {
 		if series != nil && !closed && r.flowsBefore.Load() >= reports.SeriesFlows {
 			series.CloseSeries()
 			closed = true
 		}
-		rd.blocks[w].addTo(fa, scratch)
+		run := rd.blocks[w].run()
+		fa.addRun(&run)
 		if rd.read {
 			fa.skip(rd.last, rd.lastNs)
 		}
