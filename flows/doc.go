@@ -221,7 +221,10 @@
 //     mirror missed the FIRST that answered it; unless it is known to
 //     copy);
 //     for a READ request, the READ responses answering its flow did not
-//     skip its PSN (then it re-issues a READ from there), nor, when it
+//     skip its PSN (then it re-issues a READ from there; but the READ
+//     again at the PSN of the last re-issue, before any response since,
+//     is that re-issue's copy: the gap stays open until the answer
+//     comes), nor, when it
 //     repeats one of the flow's last two READs, not the flow's first
 //     packet, on a flow with no mirror duplicates yet, did they go past
 //     its PSN: a mirror delivers a flow's copies in the order of their

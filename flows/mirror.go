@@ -512,12 +512,32 @@ func (t *Table) newNAK(f *Flow, h *bth.BTH, now int64) bool {
 // few microseconds after the first READ, as a mirror's copy would, but a
 // copy cannot fill a gap in the other direction. It notes the PSN so that
 // Flow.rereads counts the request as a re-issue.
+//
+// A READ at the PSN of the last re-issue (noteReissue), while the
+// responses that answer f have carried nothing since, is that re-issue's
+// copy (the gap stays open until the answer comes), for repeats to
+// decide: a requester asks again only when a response shows a PSN
+// missing, or after its timeout.
 func (t *Table) reissuesLost(f *Flow, psn uint32) bool {
-	if !t.readResponseGap(f, psn) {
+	s := t.readResponseGap(f, psn)
+	if s == nil {
 		return false
 	}
-	f.coldState().lostRead = pendingPSN{psn: psn, ok: true}
+	c := f.coldState()
+	if l := &c.lastLost; l.from == s && l.psn == psn && l.n == s.ReadResponses.Packets {
+		return false
+	}
+	c.lostRead = pendingPSN{psn: psn, ok: true}
 	return true
+}
+
+// lostReissue is the last re-issued READ request (Table.noteReissue):
+// its PSN, and the flow of the READ responses that answer it with their
+// count then.
+type lostReissue struct {
+	from *Flow
+	psn  uint32
+	n    uint64
 }
 
 // resentRead says whether an RDMA READ request of f at psn, the PSN of
@@ -576,30 +596,33 @@ func (t *Table) readAnswered(f *Flow, psn uint32) bool {
 	return false
 }
 
-// readResponseGap says whether the READ responses that answer f's
-// requests skipped psn (an open gap, or they began past f's last READ at
-// psn) and have not carried it since: those of the flow
+// readResponseGap returns the flow whose READ responses, answering f's
+// requests, skipped psn (an open gap, or they began past f's last READ at
+// psn) and have not carried it since, nil if none: the flow
 // whose responses answered f last, or the reverse flow of f's RDMA CM
-// exchange; with neither, of any flow from f's responder back (at most
+// exchange; with neither, any flow from f's responder back (at most
 // maxPairCands), as noteReissue looks for them.
-func (t *Table) readResponseGap(f *Flow, psn uint32) bool {
+func (t *Table) readResponseGap(f *Flow, psn uint32) *Flow {
 	s := f.respLink
 	if s == nil && f.CM != nil {
 		s = t.Current(f.Key.Reverse(f.CM.SrcQP))
 	}
 	if s != nil {
-		return s.readResp && (s.ReadResponses.inGap(psn) || f.readBeganPast(&s.ReadResponses, psn))
+		if s.readResp && (s.ReadResponses.inGap(psn) || f.readBeganPast(&s.ReadResponses, psn)) {
+			return s
+		}
+		return nil
 	}
 	n := 0
 	for c := t.byHosts[hostPair{f.Key.Dst, f.Key.Src}].first; c != nil && n < maxPairCands; c = c.hostNext {
 		if c.readResp {
 			if c.ReadResponses.inGap(psn) {
-				return true
+				return c
 			}
 			n++
 		}
 	}
-	return false
+	return nil
 }
 
 // readBeganPast says whether the READ responses r, which answer f's
@@ -635,6 +658,7 @@ func (t *Table) noteReissue(f *Flow, psn uint32) {
 	}
 	if s != nil {
 		s.expectResend(psn)
+		f.coldState().lastLost = lostReissue{from: s, psn: psn, n: s.ReadResponses.Packets}
 		return
 	}
 	n := 0

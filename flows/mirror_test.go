@@ -875,3 +875,34 @@ func TestReadResentAfterAnswer(t *testing.T) {
 			r.Requests.Retransmitted, r.MirrorDuplicates(), s.MirrorDuplicates())
 	}
 }
+
+// TestReissuedReadCopyBeforeAnswer: the mirror copies every packet; a
+// READ's middle response is lost before the mirror, and the requester
+// re-issues the READ for the rest (a PSN ahead of the requests' highest).
+// The re-issue's copy, captured before any response answers it, while the
+// gap is still open, is a copy, not a second re-issue: a requester asks
+// again only when a response shows a PSN missing, or after its timeout.
+func TestReissuedReadCopyBeforeAnswer(t *testing.T) {
+	c := newClock(Config{})
+	twice := func(dt time.Duration, p func() *packet.Packet) {
+		c.add(dt, p())
+		c.add(0, p()) // the mirror's copy
+	}
+	twice(us, func() *packet.Packet { return readReq(hostA, hostB, bQP, 0, 0x10000, 3599) })
+	for i, op := range []bth.Opcode{opReadFirst, opReadMid, opReadMid, opReadLast} {
+		twice(0, func() *packet.Packet { return roce(hostB, hostA, op, aQP, uint32(i), 1024) })
+	}
+	twice(us, func() *packet.Packet { return readReq(hostA, hostB, bQP, 4, 0x20000, 3599) })
+	twice(4*us, func() *packet.Packet { return roce(hostB, hostA, opReadFirst, aQP, 4, 1024) })
+	twice(0, func() *packet.Packet { return roce(hostB, hostA, opReadMid, aQP, 5, 1024) })
+	// PSN 6 lost before the mirror
+	twice(0, func() *packet.Packet { return roce(hostB, hostA, opReadLast, aQP, 7, 527) })
+	twice(0, func() *packet.Packet { return readReq(hostA, hostB, bQP, 6, 0x20000+2048, 1551) })
+	twice(4*us, func() *packet.Packet { return roce(hostB, hostA, opReadFirst, aQP, 6, 1024) })
+	twice(0, func() *packet.Packet { return roce(hostB, hostA, opReadLast, aQP, 7, 527) })
+	r := only(t, c, key(hostA, hostB, bQP))
+	if r.Packets != 3 || r.MirrorDuplicates() != 3 || r.Retx.ReissuedReads != 1 || r.Requests.Retransmitted != 1 {
+		t.Errorf("requests: %d packets, %d copies, %d re-issued, %d resent; want 3, 3, 1, 1",
+			r.Packets, r.MirrorDuplicates(), r.Retx.ReissuedReads, r.Requests.Retransmitted)
+	}
+}
