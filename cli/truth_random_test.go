@@ -750,8 +750,11 @@ func sharesHosts(sc *gen.Scenario, i int) bool {
 //	D5 ACK two or more PSNs past the highest captured request: no partner,
 //	   when another connection shares the host pair
 //	D6 READ re-issued from its first PSN taken for a mirror copy, when the
-//	   mirror saw the first response before the fabric lost it (then the
-//	   capture alone cannot tell the re-issue from a copy); and, the first
+//	   mirror saw the first response before the fabric lost it, and the
+//	   READ is its flow's first packet or the mirror copies the flow (then
+//	   the capture alone cannot tell the re-issue from a copy: no earlier
+//	   packet's copy is missing, and the answer to the re-issue comes
+//	   exactly when the copies of the first answer would); and, the first
 //	   response lost before the mirror, on a flow the mirror copies: the
 //	   copy of the re-issue, before its responses, taken for another; and
 //	   on such a flow, the copy of a READ whose first response the mirror
@@ -766,10 +769,10 @@ func (s *rScenario) knownIssue() string {
 				delay = float64(d)
 			}
 		}
-		for _, m := range f.msgs {
-			if m.read() && (m.loss == "fabric" && m.off == 0 && m.cnt < m.n ||
+		for i, m := range f.msgs {
+			if m.read() && (m.loss == "fabric" && m.off == 0 && m.cnt < m.n && (i == 0 || delay >= 0) ||
 				delay >= 0 && (m.loss == "fabric_unseen" || m.loss == "mirror" && m.off == 0)) {
-				return "D6: a READ re-issued from its first PSN (its first response lost, later ones came) within the mirror window is taken for a mirror copy, and so are its responses"
+				return "D6: a READ re-issued from its first PSN (its first response lost, later ones came) within the mirror window, on a flow the mirror copies or as the flow's first packet, is taken for a mirror copy, and so are its responses"
 			}
 		}
 	}

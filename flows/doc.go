@@ -221,7 +221,18 @@
 //     mirror missed the FIRST that answered it; unless it is known to
 //     copy);
 //     for a READ request, the READ responses answering its flow did not
-//     skip its PSN (then it re-issues a READ from there);
+//     skip its PSN (then it re-issues a READ from there; but the READ
+//     again at the PSN of the last re-issue, before any response since,
+//     is that re-issue's copy: the gap stays open until the answer
+//     comes), nor, when it
+//     repeats one of the flow's last two READs, not the flow's first
+//     packet, on a flow with no mirror duplicates yet, did they go past
+//     its PSN: a mirror delivers a flow's copies in the order of their
+//     originals, so the READ's copy would have come after the copy of
+//     the packet before it, and a requester asks for a READ again after
+//     the responses that showed one missing (the fabric lost the first
+//     after the mirror saw it); the READ counts as resent (a timeout)
+//     and its answer as resends;
 //   - it does not continue a run of resends (its PSN is not the one after
 //     the space's last);
 //   - its space first carried the PSN within the window, or one of the
@@ -295,6 +306,15 @@
 // The copy of a packet resent in an earlier run of resends than the last
 // four, when the packet's first copy is older than the window, counts as
 // a packet of its own.
+//
+// A READ whose first response the fabric lost after the mirror saw it,
+// asked for again whole (its own PSN, address and length) after the
+// later responses, is taken for the READ's copy, and its answer for the
+// copies of the first answer, when the READ is its flow's first packet or
+// the mirror copies the flow: the copy of a READ lagging as long after it
+// as the re-issue does comes at that same place, and its responses' copies
+// exactly when the re-issue's answer would. The counts then say one READ
+// and its answer copied, not resent.
 //
 // # Memory
 //

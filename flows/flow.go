@@ -268,6 +268,7 @@ type flowCold struct {
 	resentBefore [2][runsBefore]resendRun // the runs before each, the latest first (Flow.noteResent)
 	reissue      pendingPSN               // a re-issued READ the partner sent: the READ response it asks for again
 	lostRead     pendingPSN               // a READ request re-issued from a READ response the capture lacks (Table.reissuesLost)
+	lastLost     lostReissue              // the last such re-issue, for its copy
 	copies       uint64                   // MirrorDuplicates
 }
 

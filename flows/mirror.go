@@ -215,7 +215,7 @@ func (t *Table) copied(f *Flow, p *packet.Packet, c opBits, now int64) bool {
 	if f.otherSender(&p.BTH) {
 		return false // another UD sender's PSNs are its own
 	}
-	if c&opReadRequest != 0 && t.reissuesLost(f, p.BTH.PSN) {
+	if c&opReadRequest != 0 && (t.reissuesLost(f, p.BTH.PSN) || t.resentRead(f, p.BTH.PSN)) {
 		return false
 	}
 	if !f.repeats(p, c, now, t.seesReverse(f, now)) || t.newNAK(f, &p.BTH, now) {
@@ -512,38 +512,117 @@ func (t *Table) newNAK(f *Flow, h *bth.BTH, now int64) bool {
 // few microseconds after the first READ, as a mirror's copy would, but a
 // copy cannot fill a gap in the other direction. It notes the PSN so that
 // Flow.rereads counts the request as a re-issue.
+//
+// A READ at the PSN of the last re-issue (noteReissue), while the
+// responses that answer f have carried nothing since, is that re-issue's
+// copy (the gap stays open until the answer comes), for repeats to
+// decide: a requester asks again only when a response shows a PSN
+// missing, or after its timeout.
 func (t *Table) reissuesLost(f *Flow, psn uint32) bool {
-	if !t.readResponseGap(f, psn) {
+	s := t.readResponseGap(f, psn)
+	if s == nil {
 		return false
 	}
-	f.coldState().lostRead = pendingPSN{psn: psn, ok: true}
+	c := f.coldState()
+	if l := &c.lastLost; l.from == s && l.psn == psn && l.n == s.ReadResponses.Packets {
+		return false
+	}
+	c.lostRead = pendingPSN{psn: psn, ok: true}
 	return true
 }
 
-// readResponseGap says whether the READ responses that answer f's
-// requests skipped psn (an open gap, or they began past f's last READ at
-// psn) and have not carried it since: those of the flow
-// whose responses answered f last, or the reverse flow of f's RDMA CM
-// exchange; with neither, of any flow from f's responder back (at most
-// maxPairCands), as noteReissue looks for them.
-func (t *Table) readResponseGap(f *Flow, psn uint32) bool {
+// lostReissue is the last re-issued READ request (Table.noteReissue):
+// its PSN, and the flow of the READ responses that answer it with their
+// count then.
+type lostReissue struct {
+	from *Flow
+	psn  uint32
+	n    uint64
+}
+
+// resentRead says whether an RDMA READ request of f at psn, the PSN of
+// one of its last two READs, is that READ sent again rather than a
+// mirror's copy, on a flow the mirror is not known to copy: f carried a
+// packet before that READ, and no copy of it came (f has no mirror
+// duplicates), and the READ responses answering f have gone past psn
+// since. A mirror delivers the copies of a flow's packets in the order of
+// their originals (they wait in one queue), so the copy of the READ would
+// come after the copy of the packet before it; and a requester re-issues
+// a READ after the responses that showed it one missing: here the mirror
+// saw the READ's first response, which the fabric lost after it (the
+// requester re-issues the READ from its own PSN, with its own address and
+// length, Flow.rereads cannot tell it from a copy). It makes the flow of
+// the READ responses expect the answer again (noteReissue). The READ
+// counts as resent without a NAK (a timeout, as the capture shows no
+// response missing). Where f's first packet is the READ, or the mirror
+// copies f, the capture alone does not tell (see the package doc, "What
+// the rule cannot tell").
+func (t *Table) resentRead(f *Flow, psn uint32) bool {
+	c := f.cold
+	if c == nil || c.copies != 0 {
+		return false
+	}
+	if l := &c.lastRead; !(l.valid && l.psn == psn && l.after) {
+		if l = &c.prevRead; !(l.valid && l.psn == psn && l.after) {
+			return false
+		}
+	}
+	if !t.readAnswered(f, psn) {
+		return false
+	}
+	t.noteReissue(f, psn)
+	return true
+}
+
+// readAnswered says whether the READ responses that answer f's requests
+// (found as readResponseGap finds them) went past psn.
+func (t *Table) readAnswered(f *Flow, psn uint32) bool {
 	s := f.respLink
 	if s == nil && f.CM != nil {
 		s = t.Current(f.Key.Reverse(f.CM.SrcQP))
 	}
 	if s != nil {
-		return s.readResp && (s.ReadResponses.inGap(psn) || f.readBeganPast(&s.ReadResponses, psn))
+		return s.readResp && psnDiff(s.ReadResponses.HighPSN, psn) > 0
 	}
 	n := 0
 	for c := t.byHosts[hostPair{f.Key.Dst, f.Key.Src}].first; c != nil && n < maxPairCands; c = c.hostNext {
 		if c.readResp {
-			if c.ReadResponses.inGap(psn) {
+			if psnDiff(c.ReadResponses.HighPSN, psn) > 0 {
 				return true
 			}
 			n++
 		}
 	}
 	return false
+}
+
+// readResponseGap returns the flow whose READ responses, answering f's
+// requests, skipped psn (an open gap, or they began past f's last READ at
+// psn) and have not carried it since, nil if none: the flow
+// whose responses answered f last, or the reverse flow of f's RDMA CM
+// exchange; with neither, any flow from f's responder back (at most
+// maxPairCands), as noteReissue looks for them.
+func (t *Table) readResponseGap(f *Flow, psn uint32) *Flow {
+	s := f.respLink
+	if s == nil && f.CM != nil {
+		s = t.Current(f.Key.Reverse(f.CM.SrcQP))
+	}
+	if s != nil {
+		if s.readResp && (s.ReadResponses.inGap(psn) || f.readBeganPast(&s.ReadResponses, psn)) {
+			return s
+		}
+		return nil
+	}
+	n := 0
+	for c := t.byHosts[hostPair{f.Key.Dst, f.Key.Src}].first; c != nil && n < maxPairCands; c = c.hostNext {
+		if c.readResp {
+			if c.ReadResponses.inGap(psn) {
+				return c
+			}
+			n++
+		}
+	}
+	return nil
 }
 
 // readBeganPast says whether the READ responses r, which answer f's
@@ -579,6 +658,7 @@ func (t *Table) noteReissue(f *Flow, psn uint32) {
 	}
 	if s != nil {
 		s.expectResend(psn)
+		f.coldState().lastLost = lostReissue{from: s, psn: psn, n: s.ReadResponses.Packets}
 		return
 	}
 	n := 0

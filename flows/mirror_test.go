@@ -830,3 +830,79 @@ func TestReissuedReadAnswerCopy(t *testing.T) {
 			resp.Packets, resp.MirrorDuplicates(), resp.ReadResponses.Retransmitted)
 	}
 }
+
+// TestReadResentAfterAnswer: the fabric loses a READ's first response
+// after the mirror saw it; the requester, seeing the later one, asks for
+// the READ again, whole (its own PSN, address and length), and the
+// responder answers it again. The mirror copies nothing of the flow: the
+// copy of the READ before it never came, and a mirror delivers a flow's
+// copies in order, so the repeat is the READ resent (a timeout, as the
+// capture shows no response missing) and its answer resent, not copies.
+// A READ that is its flow's first packet, repeated the same way, stays a
+// copy: nothing before it tells whether the mirror copies the flow.
+func TestReadResentAfterAnswer(t *testing.T) {
+	run := func(first bool) (*Flow, *Flow) {
+		c := newClock(Config{})
+		resp := func(psn uint32, ops ...bth.Opcode) {
+			for i, op := range ops {
+				c.add(0, roce(hostB, hostA, op, aQP, psn+uint32(i), 1024))
+			}
+		}
+		if !first {
+			c.add(us, readReq(hostA, hostB, bQP, 0, 0x10000, 1197))
+			c.add(4*us, nil)
+			resp(0, opReadFirst, opReadLast)
+		}
+		c.add(us, readReq(hostA, hostB, bQP, 2, 0x20000, 1197))
+		c.add(4*us, nil)
+		resp(2, opReadFirst, opReadLast) // the FIRST lost after the mirror
+		c.add(0, readReq(hostA, hostB, bQP, 2, 0x20000, 1197))
+		c.add(4*us, nil)
+		resp(2, opReadFirst, opReadLast)
+		return only(t, c, key(hostA, hostB, bQP)), only(t, c, key(hostB, hostA, aQP))
+	}
+	r, s := run(false)
+	if r.Requests.Retransmitted != 1 || r.Retx.Timeouts != 1 || r.MirrorDuplicates() != 0 || r.Messages != 2 {
+		t.Errorf("requests: Retransmitted %d, Timeouts %d, MirrorDuplicates %d, Messages %d; want 1, 1, 0, 2",
+			r.Requests.Retransmitted, r.Retx.Timeouts, r.MirrorDuplicates(), r.Messages)
+	}
+	if s.ReadResponses.Retransmitted != 2 || s.MirrorDuplicates() != 0 {
+		t.Errorf("READ responses: Retransmitted %d, MirrorDuplicates %d; want 2, 0", s.ReadResponses.Retransmitted, s.MirrorDuplicates())
+	}
+	r, s = run(true)
+	if r.Requests.Retransmitted != 0 || r.MirrorDuplicates() != 1 || s.MirrorDuplicates() != 2 {
+		t.Errorf("first READ: Retransmitted %d, MirrorDuplicates %d, READ responses' %d; want 0, 1, 2",
+			r.Requests.Retransmitted, r.MirrorDuplicates(), s.MirrorDuplicates())
+	}
+}
+
+// TestReissuedReadCopyBeforeAnswer: the mirror copies every packet; a
+// READ's middle response is lost before the mirror, and the requester
+// re-issues the READ for the rest (a PSN ahead of the requests' highest).
+// The re-issue's copy, captured before any response answers it, while the
+// gap is still open, is a copy, not a second re-issue: a requester asks
+// again only when a response shows a PSN missing, or after its timeout.
+func TestReissuedReadCopyBeforeAnswer(t *testing.T) {
+	c := newClock(Config{})
+	twice := func(dt time.Duration, p func() *packet.Packet) {
+		c.add(dt, p())
+		c.add(0, p()) // the mirror's copy
+	}
+	twice(us, func() *packet.Packet { return readReq(hostA, hostB, bQP, 0, 0x10000, 3599) })
+	for i, op := range []bth.Opcode{opReadFirst, opReadMid, opReadMid, opReadLast} {
+		twice(0, func() *packet.Packet { return roce(hostB, hostA, op, aQP, uint32(i), 1024) })
+	}
+	twice(us, func() *packet.Packet { return readReq(hostA, hostB, bQP, 4, 0x20000, 3599) })
+	twice(4*us, func() *packet.Packet { return roce(hostB, hostA, opReadFirst, aQP, 4, 1024) })
+	twice(0, func() *packet.Packet { return roce(hostB, hostA, opReadMid, aQP, 5, 1024) })
+	// PSN 6 lost before the mirror
+	twice(0, func() *packet.Packet { return roce(hostB, hostA, opReadLast, aQP, 7, 527) })
+	twice(0, func() *packet.Packet { return readReq(hostA, hostB, bQP, 6, 0x20000+2048, 1551) })
+	twice(4*us, func() *packet.Packet { return roce(hostB, hostA, opReadFirst, aQP, 6, 1024) })
+	twice(0, func() *packet.Packet { return roce(hostB, hostA, opReadLast, aQP, 7, 527) })
+	r := only(t, c, key(hostA, hostB, bQP))
+	if r.Packets != 3 || r.MirrorDuplicates() != 3 || r.Retx.ReissuedReads != 1 || r.Requests.Retransmitted != 1 {
+		t.Errorf("requests: %d packets, %d copies, %d re-issued, %d resent; want 3, 3, 1, 1",
+			r.Packets, r.MirrorDuplicates(), r.Retx.ReissuedReads, r.Requests.Retransmitted)
+	}
+}

@@ -71,6 +71,10 @@ type readState struct {
 	// READ responses began past its PSN (Flow.readBeganPast); later
 	// repeats are not.
 	reissued bool
+	// after: the flow carried a packet other than a CNP before it, whose
+	// mirror copy, if the mirror copies the flow, comes before its own
+	// (Table.resentRead).
+	after bool
 }
 
 // noteRead remembers h, an RDMA READ request, and the READ before it (for
@@ -78,13 +82,14 @@ type readState struct {
 func (f *Flow) noteRead(h *bth.BTH) {
 	c := f.coldState()
 	c.prevRead = c.lastRead
+	after := f.Packets-f.CNPs > 1 // f.Packets counts h
 	if h.Ext&bth.HasRETH == 0 {
-		c.lastRead = readState{valid: true, cut: true, psn: h.PSN, span: maxReadSpan}
+		c.lastRead = readState{valid: true, cut: true, psn: h.PSN, span: maxReadSpan, after: after}
 		return
 	}
 	_, hi := readSpan(h, uint32(f.pmtu))
 	e := &h.RETH
-	c.lastRead = readState{valid: true, psn: h.PSN, span: hi, va: e.VA, end: e.VA + uint64(e.DMALen), rkey: e.RKey}
+	c.lastRead = readState{valid: true, psn: h.PSN, span: hi, va: e.VA, end: e.VA + uint64(e.DMALen), rkey: e.RKey, after: after}
 }
 
 // lastPSN is the PSN of the last response packet of r at path MTU mtu,
