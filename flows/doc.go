@@ -106,7 +106,17 @@
 // to B had sent, before the response was captured. Each flow that carries
 // responses keeps the flows from A to B that fit every one of its responses
 // (up to 16; it looks again later when more fit, and answers to requests the
-// capture does not hold are skipped until one fits). A READ response fits
+// capture does not hold are skipped until one fits). A response that no
+// flow's requests fit as captured, but lies at most pairAhead PSNs past
+// the highest request of exactly one flow from A to B, fits that flow: the
+// mirror missed the requests it answers, most often the tail of a message
+// (a coalesced ACK acknowledges every PSN up to its own). Other connections
+// between the two hosts do not prevent this, but the response fits no flow
+// when it lies that close past the requests of several (QPs at the same
+// PSNs, as NCCL starts them), or when another flow's responses already
+// answer the one it does: the mirror may have missed every request of the
+// QP it answers. Once a flow's responses fit a single flow, a later one
+// past that flow's requests keeps it. A READ response fits
 // only the flows that have sent an RDMA READ request, when some of those it
 // fits have (QPs at the same PSNs, one READing, the others SENDing or
 // WRITEing). Two flows in opposite directions are compatible when the
@@ -117,11 +127,13 @@
 // to the only one of them whose responses reach its highest request PSN, if
 // one does: a responder answers a requester's last message too. The only
 // connection between two hosts (one connected-transport flow each way) is
-// paired as well when its responses run up to pairAhead PSNs past the
-// requests captured, or came before them: the mirror missed the requests
-// they answer. Anything less certain leaves the flows unpaired: PSN ranges
-// alone do not tell apart QPs that all start at PSN 0 (NCCL), the timing of
-// the responses does.
+// paired as well when its highest response fits its requests or lies up to
+// pairAhead PSNs past them, whatever the responses fitted while packets
+// arrived: they may have come before the requests they answer (the mirror
+// missed the first ones), and too few after them to look again. Anything
+// less certain leaves the flows unpaired: PSN ranges alone do not tell
+// apart QPs that all start at PSN 0 (NCCL), the timing of the responses
+// does.
 //
 // # Retransmissions and loss
 //

@@ -188,7 +188,7 @@ func (t *Table) notePair(r *Flow, psn uint32, at time.Time, read bool) {
 		n++
 	}
 	if n == 0 && !crowded {
-		if c := t.soleRequester(r); c != nil && fitsAhead(c, psn) {
+		if c := t.aheadRequester(r, psn); c != nil {
 			cands[0], n = int32(c.ID), 1
 		}
 	}
@@ -240,12 +240,13 @@ func (t *Table) onlyCand(ev *pairEvidence) *Flow {
 }
 
 // pairAhead is how far past a candidate's highest expected request PSN a
-// response may lie and still fit it when it is the only candidate: the
-// mirror may have missed the requests it answers (a coalesced ACK
-// acknowledges every PSN up to its own, IBTA vol 1 ch. 9), most often at
-// the tail of a message. Only then: between QPs of one host pair whose
-// PSNs run close (NCCL starts every QP at PSN 0), it would keep wrong
-// candidates.
+// response may lie and still fit it when it is the only candidate (the
+// only flow the responses so far fit, or the only one the response lies
+// that close past, see aheadRequester): the mirror may have missed the
+// requests it answers (a coalesced ACK acknowledges every PSN up to its
+// own, IBTA vol 1 ch. 9), most often at the tail of a message. Only then:
+// between QPs of one host pair whose PSNs run close (NCCL starts every QP
+// at PSN 0), it would keep wrong candidates.
 const pairAhead = 1024
 
 // fitsAhead says whether a response at psn lies within pairAhead past the
@@ -254,6 +255,33 @@ func fitsAhead(c *Flow, psn uint32) bool {
 	s := &c.Requests
 	d := psnDiff(psn, s.seq.expHi)
 	return s.started() && d > 0 && d <= pairAhead
+}
+
+// aheadRequester returns the flow whose requests a response r carries at
+// psn answers when no flow's requests fit it as captured (see fits): the
+// only flow of a connected transport from r's destination to its source
+// whose requests psn lies within pairAhead past (fitsAhead), and which no
+// other flow's responses answered while packets arrived (respLink); nil if
+// there are none or several. The mirror missed the requests the response
+// acknowledges, most often a message's tail. Other connections between
+// the two hosts do not hide it: their PSNs are elsewhere (more than
+// pairAhead away), or the response fits them ahead as well and then
+// stays undecided (QPs at the same PSNs, as NCCL's, which start at 0).
+func (t *Table) aheadRequester(r *Flow, psn uint32) *Flow {
+	var only *Flow
+	for c := t.byHosts[hostPair{r.Key.Dst, r.Key.Src}].first; c != nil; c = c.hostNext {
+		if c == r || !connected(c.Transport) || !fitsAhead(c, psn) {
+			continue
+		}
+		if only != nil {
+			return nil
+		}
+		only = c
+	}
+	if only != nil && only.respLink != nil && only.respLink != r {
+		return nil
+	}
+	return only
 }
 
 // soleRequester returns the only flow of a connected transport from r's

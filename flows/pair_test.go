@@ -271,6 +271,100 @@ func TestPairSoleConnection(t *testing.T) {
 	})
 }
 
+// TestPairAheadSharedHosts: an ACK past the highest request captured (the
+// mirror missed the tail of a WRITE) is the only response of its flow,
+// and other connections share the host pair, both ways (NCCL opens
+// several QPs per peer). When only one QP's requests lie within pairAhead
+// below the ACK, it answers that QP: the flows are paired, and the PSNs
+// the mirror missed are mirror loss. When two QPs' requests do (QPs at
+// the same PSNs, as NCCL starts them) or the only one is answered by
+// another flow already (the mirror missed every request of the QP the
+// ACK answers), the capture cannot tell, and the flow stays unpaired.
+func TestPairAheadSharedHosts(t *testing.T) {
+	const a1, a2, a3, b1, b2, b3 = 0x21, 0x22, 0x23, 0x11, 0x12, 0x13
+	// write5 plays a WRITE of five packets from A to B's QP qp at PSNs
+	// psn..psn+4, the last two missed by the mirror, and B's ACK of its
+	// last PSN to A's QP aqp.
+	write5 := func(c *clock, qp, aqp, psn uint32) {
+		c.add(us, roce(hostA, hostB, opWriteFrst, qp, psn, 1024))
+		c.add(us, roce(hostA, hostB, opWriteMid, qp, psn+1, 1024))
+		c.add(us, roce(hostA, hostB, opWriteMid, qp, psn+2, 1024))
+		c.add(3*us, roce(hostB, hostA, opAck, aqp, psn+4, 0))
+	}
+	// other plays the connections that share the host pair: A's QP b2
+	// WRITEs to B at PSNs from psn2, each ACKed, and B's QP a3 SENDs to A,
+	// each ACKed; they go on after write5 (before, if first).
+	other := func(c *clock, psn2 uint32, n int) {
+		for i := range uint32(n) {
+			c.add(us, roce(hostA, hostB, opWriteOnly, b2, psn2+i, 64))
+			c.add(us, roce(hostB, hostA, opAck, a2, psn2+i, 0))
+			c.add(us, roce(hostB, hostA, opSendOnly, a3, 9000+i, 64))
+			c.add(us, roce(hostA, hostB, opAck, b3, 9000+i, 0))
+		}
+	}
+	partner := func(c *clock, src, dst string, qp uint32) string {
+		f := only(t, c, key(src, dst, qp))
+		if f.Partner == nil {
+			return "none"
+		}
+		return fmt.Sprintf("%#x %v", f.Partner.Key.DestQP, f.PairedBy)
+	}
+	check := func(t *testing.T, c *clock, want1 string, lost uint64) {
+		t.Helper()
+		c.tab.Finish()
+		for _, w := range []struct {
+			src, dst string
+			qp       uint32
+			want     string
+		}{
+			{hostA, hostB, b1, want1}, {hostA, hostB, b2, "0x22 psn"}, {hostB, hostA, a3, "0x13 psn"},
+		} {
+			if got := partner(c, w.src, w.dst, w.qp); got != w.want {
+				t.Errorf("%s>%s QP %#x: partner %s, want %s", w.src, w.dst, w.qp, got, w.want)
+			}
+		}
+		if got := only(t, c, key(hostA, hostB, b1)).Retx.MirrorLostPSNs; got != lost {
+			t.Errorf("mirror-lost PSNs %d, want %d", got, lost)
+		}
+	}
+	t.Run("other QPs at far PSNs", func(t *testing.T) {
+		c := newClock(Config{})
+		other(c, 0x800000, 2)
+		write5(c, b1, a1, 100)
+		other(c, 0x800002, 2)
+		check(t, c, "0x21 psn", 2)
+	})
+	t.Run("another QP at the same PSNs", func(t *testing.T) {
+		c := newClock(Config{})
+		// b2 at PSNs 100-101, ACKed only after b1's ACK at 104, which
+		// fits it ahead as well as b1. b2 then goes on to PSNs b1 never
+		// reached, where its ACKs fit it alone.
+		c.add(us, roce(hostA, hostB, opWriteOnly, b2, 100, 64))
+		c.add(us, roce(hostA, hostB, opWriteOnly, b2, 101, 64))
+		write5(c, b1, a1, 100)
+		for psn := uint32(102); psn < 106; psn++ {
+			c.add(us, roce(hostA, hostB, opWriteOnly, b2, psn, 64))
+		}
+		c.add(us, roce(hostB, hostA, opAck, a2, 105, 0))
+		other(c, 106, 1)
+		check(t, c, "none", 0)
+	})
+	t.Run("the QP it fits answered by another flow", func(t *testing.T) {
+		c := newClock(Config{})
+		other(c, 100, 3)
+		// b1's WRITE at PSNs 100-104 all missed by the mirror: the ACK
+		// fits only b2 ahead, which a2's ACKs answer.
+		c.add(3*us, roce(hostB, hostA, opAck, a1, 104, 0))
+		c.tab.Finish()
+		if got := partner(c, hostB, hostA, a1); got != "none" {
+			t.Errorf("the ACK flow of the unseen QP is paired with %s, want none", got)
+		}
+		if got := partner(c, hostA, hostB, b2); got != "0x22 psn" {
+			t.Errorf("QP %#x: partner %s, want 0x22 psn", b2, got)
+		}
+	})
+}
+
 // TestPairReadResponsesPreferReaders: two QPs from A to B at the same
 // PSNs, one sending SENDs, the other an RDMA READ whose first response
 // the fabric lost before the mirror. The READ responses fit both QPs'
