@@ -51,7 +51,7 @@ func readWith(t *testing.T, open func() (*Reader, error)) reading {
 			out.err = err
 			break
 		}
-		if rec.CapLen != len(rec.Data) || cap(rec.Data) != len(rec.Data) || rec.Number != len(out.recs)+1 {
+		if rec.CapLen != len(rec.Data) || cap(rec.Data) != len(rec.Data) || !nextNumber(out.recs, rec.Number) {
 			t.Fatalf("record %d: CapLen %d, len(Data) %d, cap(Data) %d", rec.Number, rec.CapLen, len(rec.Data), cap(rec.Data))
 		}
 		rec.Data = bytes.Clone(rec.Data)

@@ -13,7 +13,9 @@
 //   - pcapng: several sections in either byte order, several interfaces with
 //     different link types, if_tsresol (powers of 10 and of 2), if_tsoffset,
 //     if_fcslen, Enhanced, Simple and obsolete Packet Blocks; every other
-//     block type is skipped by its length;
+//     block type is skipped by its length (Custom and systemd Journal
+//     Export Blocks taking a frame number, as Wireshark shows them as
+//     frames, so that Record.Number is Wireshark's frame number);
 //   - either of them gzip-compressed (also multistream), detected from the
 //     magic bytes, never from the file name.
 //

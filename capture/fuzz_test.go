@@ -83,7 +83,7 @@ func fuzzRead(t *testing.T, data []byte, size int) ([]Record, error) {
 			}
 			return recs, err
 		}
-		if rec.CapLen != len(rec.Data) || rec.OrigLen < rec.CapLen || rec.Number != len(recs)+1 ||
+		if rec.CapLen != len(rec.Data) || rec.OrigLen < rec.CapLen || !nextNumber(recs, rec.Number) ||
 			rec.Interface < 0 || rec.Interface >= len(r.Interfaces()) {
 			t.Fatalf("inconsistent record %+v", rec)
 		}

@@ -131,7 +131,21 @@ func (r *Reader) otherBlock(h []byte, num int) error {
 		}
 		return r.decodeIDB(body, num)
 	}
-	return r.skipBlock(typ, length, num)
+	if err := r.skipBlock(typ, length, num); err != nil {
+		return err
+	}
+	if isNumberedBlock(typ) {
+		r.n = num
+	}
+	return nil
+}
+
+// isNumberedBlock says whether a block that holds no packet takes a frame
+// number all the same: Wireshark shows a Custom Block and a systemd
+// Journal Export Block as frames, so the packets after one are numbered
+// as Wireshark numbers them (Record.Number).
+func isNumberedBlock(typ uint32) bool {
+	return typ == 0x00000bad || typ == 0x40000bad || typ == 9
 }
 
 // checkBlockLen validates a block total length before anything is read.

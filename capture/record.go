@@ -13,7 +13,7 @@ type Record struct {
 	OrigLen   int       // length on the wire; never less than CapLen
 	LinkType  LinkType  // of the interface the frame came from
 	Interface int       // pcapng interface index within its section; 0 for pcap
-	Number    int       // 1-based frame number in the file
+	Number    int       // 1-based frame number in the file, as Wireshark numbers it (a pcapng Custom Block takes one)
 	Data      []byte
 
 	// TimeNanos is Timestamp in nanoseconds since the Unix epoch, exactly

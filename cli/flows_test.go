@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rocedump/rocedump/capture"
 )
@@ -183,6 +184,64 @@ func TestExtractSimplePacketBlocks(t *testing.T) {
 		out, _, _ := runCLI(t, "read", "--time", "epoch", dst)
 		if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 20 || !strings.HasPrefix(lines[0], "0.000000000 ") {
 			t.Errorf("extract -o %s: read gives %d lines, first %q; want 20 at the epoch", name, len(lines), lines[0])
+		}
+	}
+}
+
+// TestReportSpanSimplePacketBlock: a Simple Packet Block has no time, so
+// its frame says nothing about when the capture began or ended. One in
+// the middle of a pcapng of Enhanced Packet Blocks made the report's
+// capture span start at the frame after it (the zero Time it left in the
+// first time was taken for "no frame yet"), dropping every frame before
+// it from the span, with one worker and with two.
+func TestReportSpanSimplePacketBlock(t *testing.T) {
+	r, err := capture.Open(filepath.Join(repoRoot, "testdata", "pcaps", "real", "linlinw5_rdma_write_bw.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	le := binary.LittleEndian
+	block := func(typ uint32, body []byte) []byte {
+		body = append(body, make([]byte, -len(body)&3)...)
+		b := le.AppendUint32(le.AppendUint32(nil, typ), uint32(12+len(body)))
+		return le.AppendUint32(append(b, body...), uint32(12+len(body)))
+	}
+	shb := le.AppendUint64(le.AppendUint16(le.AppendUint16(le.AppendUint32(nil, 0x1a2b3c4d), 1), 0), ^uint64(0))
+	idb := le.AppendUint32(le.AppendUint16(le.AppendUint16(nil, uint16(capture.LinkTypeEthernet)), 0), 0)
+	file := append(block(0x0a0d0d0a, shb), block(1, idb)...)
+	var rec capture.Record
+	var first, last time.Time
+	for n := 1; r.Next(&rec) == nil; n++ {
+		if n == 30 {
+			file = append(file, block(3, append(le.AppendUint32(nil, uint32(rec.OrigLen)), rec.Data...))...)
+			continue
+		}
+		if first.IsZero() {
+			first = rec.Timestamp
+		}
+		last = rec.Timestamp
+		us := uint64(rec.Timestamp.UnixMicro())
+		epb := le.AppendUint32(le.AppendUint32(le.AppendUint32(nil, 0), uint32(us>>32)), uint32(us))
+		epb = le.AppendUint32(le.AppendUint32(epb, uint32(len(rec.Data))), uint32(rec.OrigLen))
+		file = append(file, block(6, append(epb, rec.Data...))...)
+	}
+	src := filepath.Join(t.TempDir(), "spb.pcapng")
+	if err := os.WriteFile(src, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []string{"1", "2"} {
+		out, stderr, code := runCLI(t, "report", "--format", "json", "--workers", workers, src)
+		if code == ExitUsage {
+			t.Fatalf("report --workers %s: exit %d: %s", workers, code, stderr)
+		}
+		var rep struct {
+			Capture struct{ First, Last time.Time } `json:"capture"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Capture.First.Equal(first) || !rep.Capture.Last.Equal(last) {
+			t.Errorf("report --workers %s: capture from %v to %v, want %v to %v", workers, rep.Capture.First, rep.Capture.Last, first, last)
 		}
 	}
 }

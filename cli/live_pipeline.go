@@ -116,7 +116,10 @@ func (a *frameAnalyzer) addPeeked(rec *capture.Record, file int, k *frameKey) *p
 		}
 	}
 	st.Packets++
-	if st.First.IsZero() || flows.Earlier(ns, ts, a.firstNs, st.First) {
+	// A frame without a time (the zero Time of a pcapng Simple Packet
+	// Block) says nothing about the capture's span; kept as st.First, it
+	// would read as "no frame yet" and the next frame would replace it.
+	if (st.First.IsZero() || flows.Earlier(ns, ts, a.firstNs, st.First)) && !ts.IsZero() {
 		st.First, a.firstNs = ts, ns
 	}
 	if flows.Later(ns, ts, a.lastNs, st.Last) {

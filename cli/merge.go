@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -147,13 +151,59 @@ func mergeRun(opts *MergeOptions) error {
 
 // readReportFile reads one JSON report; "-" is standard input.
 func readReportFile(opts *MergeOptions, path string) (*reports.Report, error) {
-	if path == "-" {
-		return reports.ReadJSON(opts.IO.In)
+	var r io.Reader = opts.IO.In
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			return nil, fmt.Errorf("is a directory; %s (name them: DIR/*.json)", mergeWants)
+		}
+		r = f
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	br := bufio.NewReader(r)
+	head, _ := br.Peek(4)
+	if what := notReport(head); what != "" {
+		return nil, fmt.Errorf("%s; %s", what, mergeWants)
 	}
-	defer f.Close()
-	return reports.ReadJSON(f)
+	return reports.ReadJSON(br)
+}
+
+// mergeWants says what merge reads, for the errors about what it does not.
+const mergeWants = `merge reads the JSON reports that "rocedump report --format json" writes`
+
+// notReport says what a file that starts with head is when it is plainly
+// not a JSON report (a capture, gzip data, another output of rocedump),
+// or "" when it may be one: the mistakes people make with merge, said in
+// words rather than as the JSON decoder's "invalid character".
+func notReport(head []byte) string {
+	switch {
+	case len(head) == 0:
+		return ""
+	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
+		return "is gzip-compressed: decompress it first"
+	case len(head) == 4 && isCaptureMagic(binary.LittleEndian.Uint32(head)):
+		return "is a capture, not a JSON report"
+	}
+	switch c := bytes.TrimLeft(head, " \t\r\n"); {
+	case len(c) == 0, c[0] == '{':
+		return ""
+	case c[0] == '[':
+		return "is a JSON array (rocedump flows --format json writes one), not a report"
+	default:
+		return "is not JSON (a text, Markdown or HTML report?)"
+	}
+}
+
+// isCaptureMagic says whether m, the first four bytes of a file read as a
+// little-endian number, is the magic of a pcap (either byte order, micro-
+// or nanosecond) or of a pcapng Section Header Block.
+func isCaptureMagic(m uint32) bool {
+	switch m {
+	case 0xa1b2c3d4, 0xd4c3b2a1, 0xa1b23c4d, 0x4d3cb2a1, 0x0a0d0d0a:
+		return true
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -243,4 +244,45 @@ func mustRead(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestMergeNotReportSaysWhat: what people give merge by mistake - the
+// captures themselves, a gzip-compressed report, the text report, the
+// output of flows, a directory of reports - is a usage error that says
+// what the file is and what merge wants, not a JSON decoder's "invalid
+// character 'Ô' looking for beginning of value".
+func TestMergeNotReportSaysWhat(t *testing.T) {
+	dir := t.TempDir()
+	capFile := genCapture("congestion.pcap")
+	rep, _, _ := runCLI(t, "report", "--format", "json", "--fail-on", "never", capFile)
+	text, _, _ := runCLI(t, "report", "--fail-on", "never", capFile)
+	flowsJSON, _, _ := runCLI(t, "flows", "--format", "json", capFile)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(rep))
+	zw.Close()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		path, want string
+	}{
+		{capFile, "is a capture, not a JSON report"},
+		{filepath.Join(repoRoot, "testdata", "pcaps", "gen", "mirror_erspan3_ipv6.pcapng"), "is a capture, not a JSON report"},
+		{write("report.json.gz", gz.String()), "is gzip-compressed"},
+		{write("report.txt", text), "not JSON"},
+		{write("flows.json", flowsJSON), "a JSON array"},
+		{dir, "is a directory"},
+	}
+	for _, tt := range tests {
+		_, stderr, code := runCLI(t, "merge", tt.path)
+		if code != ExitUsage || !strings.Contains(stderr, tt.path+": ") || !strings.Contains(stderr, tt.want) ||
+			strings.Count(stderr, tt.path) != 1 || !strings.Contains(stderr, "rocedump report --format json") {
+			t.Errorf("merge %s: exit %d, stderr %q: want exit %d naming the file once, saying %q and what merge reads", tt.path, code, stderr, ExitUsage, tt.want)
+		}
+	}
 }

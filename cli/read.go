@@ -94,6 +94,13 @@ when no frame at all could be decoded, the exit code is 2.`,
 			if len(opts.Files) == 0 {
 				return usageErrorf("no capture file given")
 			}
+			// An empty value ("--qpn ''", from an empty shell variable)
+			// leaves the list empty, which would select every packet.
+			for _, name := range []string{"qpn", "opcode"} {
+				if v, _ := cmd.Flags().GetStringSlice(name); cmd.Flags().Changed(name) && len(v) == 0 {
+					return usageErrorf("--%s: empty; give one or more %ss, or leave the flag out for all packets", name, strings.ToUpper(name))
+				}
+			}
 			if runF != nil {
 				return runF(opts)
 			}

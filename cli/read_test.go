@@ -157,6 +157,22 @@ func TestReadSelection(t *testing.T) {
 	}
 }
 
+// TestReadEmptySelection: --qpn "" or --opcode "" (a script's empty
+// variable, --qpn "$QPN") selected nothing and so printed every packet,
+// where "--qpn 0x11,,0x12" is a usage error: an empty selection is one
+// too.
+func TestReadEmptySelection(t *testing.T) {
+	cm := filepath.Join(repoRoot, "testdata", "pcaps", "real", "linlinw5_rdma_cm.pcap")
+	for _, flag := range []string{"--qpn", "--opcode"} {
+		for _, v := range []string{"", " "} {
+			out, stderr, code := runCLI(t, "read", flag, v, cm)
+			if code != ExitUsage || out != "" || !strings.Contains(stderr, flag) {
+				t.Errorf("read %s %q: exit %d, %d bytes out, stderr %q: want exit %d naming %s", flag, v, code, len(out), stderr, ExitUsage, flag)
+			}
+		}
+	}
+}
+
 // writeERF writes a one-record pcap of link type ERF (197), which rocedump
 // does not read.
 func writeERF(t *testing.T) string {

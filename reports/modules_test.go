@@ -365,6 +365,22 @@ func TestNVMeDiscovery(t *testing.T) {
 	wantCounts(t, nr[0], map[string]float64{"conversations": 1, "bytes": ipBytes("nccl-boot")})
 }
 
+// TestPerftestExchangeNotBootstrap: perftest (ib_write_bw and the other
+// ib_*_bw and ib_*_lat) and ibv_*_pingpong exchange QP numbers over TCP
+// on port 18515 between the two HCA addresses under test: a link test,
+// not NCCL. It was reported as "NCCL bootstrap TCP on compute links"
+// (a warning) with the advice to set NCCL_SOCKET_IFNAME; it is other
+// TCP, named for what it is.
+func TestPerftestExchangeNotBootstrap(t *testing.T) {
+	fs := runAll(loadInput(t, "../testdata/pcaps/real/linlinw5_rdma_write_bw.pcap", ""))
+	nr := ofKind(fs, KindNonRDMAOnCompute)
+	if len(nr) != 1 || !strings.HasPrefix(nr[0].Title, nonRDMAOther+": tcp/18515") || nr[0].Severity != Info ||
+		!strings.Contains(nr[0].Detail, "perftest") {
+		t.Fatalf("want one info finding of other TCP naming perftest's tcp/18515, got %s", summary(nr))
+	}
+	wantCounts(t, nr[0], map[string]float64{"conversations": 1, "packets": 40})
+}
+
 // TestStorageNoTopology: the older storage scenario without a topology
 // gives warnings (storage on the captured links, roles unknown).
 func TestStorageNoTopology(t *testing.T) {

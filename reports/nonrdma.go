@@ -23,12 +23,16 @@ const (
 	// warning rather than a note.
 	otherWarnBytes = 10e6
 	portSSH        = 22
+	// portPerftest is where perftest (ib_write_bw, ib_read_lat, ...) and
+	// ibv_rc_pingpong and its siblings exchange QP numbers over TCP by
+	// default: a link test between the HCA addresses, not NCCL.
+	portPerftest = 18515
 )
 
 // NonRDMAOnCompute reports TCP and UDP traffic on compute links, grouped by
 // what it is: SSH, NCCL bootstrap (TCP between two compute addresses, both
-// on ports ≥ 1024: NCCL's bootstrap and socket transport) and other TCP/UDP
-// by protocol and port. Storage protocols are left to StorageOnCompute,
+// on ports ≥ 1024: NCCL's bootstrap and socket transport; not perftest's
+// QP exchange on 18515) and other TCP/UDP by protocol and port. Storage protocols are left to StorageOnCompute,
 // ICMP and ICMPv6 (reachability, neighbour discovery) are not reported.
 //
 // A conversation is on a compute link when an end is a compute address:
@@ -64,7 +68,7 @@ func NonRDMAOnCompute(in *Input) []Finding {
 		switch {
 		case c.Proto == protoTCP && c.ServicePort == portSSH:
 			ssh = append(ssh, c)
-		case c.Proto == protoTCP && s && d && c.ServicePort >= 1024:
+		case c.Proto == protoTCP && s && d && c.ServicePort >= 1024 && c.ServicePort != portPerftest:
 			boot = append(boot, c)
 		default:
 			other = append(other, c)
@@ -105,6 +109,10 @@ func NonRDMAOnCompute(in *Input) []Finding {
 		f.Title = nonRDMAOther + ": " + servicesSummary(other)
 		f.Detail = fmt.Sprintf("Non-RDMA traffic runs over %s. It is not in the lossless class and takes bandwidth and buffer from the RoCE traffic; "+
 			"compute rails should carry RDMA only.", where)
+		if slices.ContainsFunc(other, func(c *Conversation) bool { return c.Proto == protoTCP && c.ServicePort == portPerftest }) {
+			f.Detail += fmt.Sprintf(" tcp/%d is where perftest (ib_write_bw, ib_read_lat, ...) and ibv_rc_pingpong exchange QP numbers "+
+				"by default: an RDMA link test ran between these addresses.", portPerftest)
+		}
 		f.Next = "Find the services on those ports on the nodes listed (ss -tunap) and move them to the management or storage network."
 		out = append(out, f)
 	}
