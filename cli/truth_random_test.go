@@ -720,11 +720,12 @@ func randomScenario(seed uint64) *rScenario {
 //	   READ is its flow's first packet or the mirror copies the flow (then
 //	   the capture alone cannot tell the re-issue from a copy: no earlier
 //	   packet's copy is missing, and the answer to the re-issue comes
-//	   exactly when the copies of the first answer would); and, the first
-//	   response lost before the mirror, on a flow the mirror copies: the
-//	   copy of the re-issue, before its responses, taken for another; and
-//	   on such a flow, the copy of a READ whose first response the mirror
-//	   missed, captured after the later ones, taken for a re-issue
+//	   exactly when the copies of the first answer would); and, on a
+//	   flow the mirror copies, the copy of a READ that is the flow's
+//	   first packet, whose first response the mirror missed, captured
+//	   after the later ones, taken for a re-issue (no copy before it
+//	   tells that the mirror copies the flow; a READ after other packets
+//	   is told by its copy being due, flows.Flow.readCopyDue)
 func (s *rScenario) knownIssue() string {
 	for _, f := range s.Flows {
 		delay := -1.0
@@ -735,9 +736,9 @@ func (s *rScenario) knownIssue() string {
 			}
 		}
 		for i, m := range f.msgs {
-			if m.read() && (m.loss == "fabric" && m.off == 0 && m.cnt < m.n && (i == 0 || delay >= 0) ||
-				delay >= 0 && (m.loss == "fabric_unseen" || m.loss == "mirror" && m.off == 0)) {
-				return "D6: a READ re-issued from its first PSN (its first response lost, later ones came) within the mirror window, on a flow the mirror copies or as the flow's first packet, is taken for a mirror copy, and so are its responses"
+			if m.read() && m.off == 0 && (m.loss == "fabric" && m.cnt < m.n && (i == 0 || delay >= 0) ||
+				m.loss == "mirror" && i == 0 && delay >= 0) {
+				return "D6: a READ re-issued from its first PSN (its first response lost, later ones came) within the mirror window, on a flow the mirror copies or as the flow's first packet, is taken for a mirror copy, and so are its responses; or, the flow's first packet, a READ whose first response the mirror missed, copied after the later ones, taken for a re-issue"
 			}
 		}
 	}

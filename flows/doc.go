@@ -236,7 +236,18 @@
 //     skip its PSN (then it re-issues a READ from there; but the READ
 //     again at the PSN of the last re-issue, before any response since,
 //     is that re-issue's copy: the gap stays open until the answer
-//     comes), nor, when it
+//     comes; and so is a READ of the flow's last two at its own PSN
+//     when its copy is due, the mirror known to copy the connection: the
+//     flow's copies so far, and those of the flow whose responses
+//     answered it, are as many as the packets each carried before the
+//     READ, and it comes at least half the mirror's lag after the READ,
+//     where the copy of a last request showed the lag. A mirror delivers a connection's copies in the order of
+//     their originals, so the READ's is next; the mirror missed the
+//     READ's first response, and the copy, lagging more than a round
+//     trip, came after the later ones. A re-issue comes a round trip
+//     after the READ, before the copy of the last packet before it,
+//     unless the mirror lags less, and then the READ's copy came
+//     first), nor, when it
 //     repeats one of the flow's last two READs, not the flow's first
 //     packet, on a flow with no mirror duplicates yet, did they go past
 //     its PSN: a mirror delivers a flow's copies in the order of their
@@ -326,7 +337,19 @@
 // the mirror copies the flow: the copy of a READ lagging as long after it
 // as the re-issue does comes at that same place, and its responses' copies
 // exactly when the re-issue's answer would. The counts then say one READ
-// and its answer copied, not resent.
+// and its answer copied, not resent. The other way round, the copy of a
+// READ that is its flow's first packet, whose first response the mirror
+// missed, captured after the later responses, is taken for a re-issue
+// and the copies of those responses for resends: no copy before it tells
+// that the mirror copies the flow. And a READ re-issued from its first
+// PSN on a connection the mirror copies, when the mirror lags just enough
+// to deliver the copy of the last packet before the READ (either way)
+// before the re-issue and the READ's own after it (a lag between the
+// round trip and the round trip plus the time from that packet to the
+// READ: after a pause, any lag up to the pause), is taken for the READ's
+// copy, and when its answer comes before that copy, the copy for
+// another; unless the copy of a last request showed the mirror's lag
+// to be more than twice the time from the READ to the re-issue.
 //
 // # Memory
 //

@@ -270,6 +270,7 @@ type flowCold struct {
 	lostRead     pendingPSN               // a READ request re-issued from a READ response the capture lacks (Table.reissuesLost)
 	lastLost     lostReissue              // the last such re-issue, for its copy
 	copies       uint64                   // MirrorDuplicates
+	lag          int64                    // the last copy of the flow's last request: its time after the request, ns (Flow.readCopyDue)
 }
 
 // MirrorDuplicates is the number of packets of this flow that the mirror

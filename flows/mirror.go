@@ -215,13 +215,19 @@ func (t *Table) copied(f *Flow, p *packet.Packet, c opBits, now int64) bool {
 	if f.otherSender(&p.BTH) {
 		return false // another UD sender's PSNs are its own
 	}
-	if c&opReadRequest != 0 && (t.reissuesLost(f, p.BTH.PSN) || t.resentRead(f, p.BTH.PSN)) {
+	twoWay := t.seesReverse(f, now)
+	if c&opReadRequest != 0 && !(f.readCopyDue(p.BTH.PSN, now) && f.repeats(p, c, now, twoWay)) &&
+		(t.reissuesLost(f, p.BTH.PSN) || t.resentRead(f, p.BTH.PSN)) {
 		return false
 	}
-	if !f.repeats(p, c, now, t.seesReverse(f, now)) || t.newNAK(f, &p.BTH, now) {
+	if !f.repeats(p, c, now, twoWay) || t.newNAK(f, &p.BTH, now) {
 		return false
 	}
-	f.coldState().copies++
+	cs := f.coldState()
+	cs.copies++
+	if c&opRequest != 0 && p.BTH.PSN == f.Requests.LastPSN {
+		cs.lag = now - f.reqW.last // the mirror's lag (readCopyDue)
+	}
 	return true
 }
 
@@ -531,6 +537,45 @@ func (t *Table) reissuesLost(f *Flow, psn uint32) bool {
 	return true
 }
 
+// readCopyDue says whether an RDMA READ request of f at psn, the PSN of
+// one of its last two READs, comes where the mirror's copy of that READ is
+// due: the mirror copies f, and the copies captured so far are exactly as
+// many as the packets (CNPs aside) f carried before that READ, and so are
+// those of the flow whose responses answered f then (the connection's
+// other direction, copied by the same mirror). A mirror delivers the
+// copies of a connection's packets in the order of their originals (they
+// wait in one queue), so once the copy of every packet before the READ
+// has come, and none of the READ's, the READ's is next. Then the READ
+// is its copy, not a re-issue, though the READ responses answering f
+// skipped psn (Table.reissuesLost) or went past it (Table.resentRead):
+// the mirror missed the READ's first response, and the copy, lagging more
+// than a round trip, comes after the later ones, as a re-issue would. A
+// re-issue, sent a round trip after the READ, comes before the READ's copy
+// unless the mirror lags less than that (then the copy came first, and
+// the re-issue is the READ again after its copy); it is taken for the
+// copy only when the mirror's lag puts the copy of the last packet before
+// the READ, either way, ahead of the re-issue and the READ's own after it
+// (see the package doc, "What the rule cannot tell"). Where the READ is
+// f's first packet, no copy tells that the mirror copies f, and the READ
+// again is left to the rules that follow.
+func (f *Flow) readCopyDue(psn uint32, now int64) bool {
+	c := f.cold
+	if c == nil || c.copies == 0 {
+		return false
+	}
+	return c.lastRead.copyDue(psn, c.copies, c.lag, now) || c.prevRead.copyDue(psn, c.copies, c.lag, now)
+}
+
+// copyDue says whether l is a READ at psn whose copy is the next the
+// mirror owes, copies of its flow's packets captured so far (see
+// readCopyDue): the copies of the packets before it, both ways, and,
+// where the mirror's lag is known (lag, from the copy of a last request),
+// now is at least half of it after the READ.
+func (l *readState) copyDue(psn uint32, copies uint64, lag, now int64) bool {
+	return l.valid && l.psn == psn && l.before == copies && (l.resp == nil || l.resp.MirrorDuplicates() == l.respBefore) &&
+		2*(now-l.at) >= lag
+}
+
 // lostReissue is the last re-issued READ request (Table.noteReissue):
 // its PSN, and the flow of the READ responses that answer it with their
 // count then.
@@ -562,8 +607,8 @@ func (t *Table) resentRead(f *Flow, psn uint32) bool {
 	if c == nil || c.copies != 0 {
 		return false
 	}
-	if l := &c.lastRead; !(l.valid && l.psn == psn && l.after) {
-		if l = &c.prevRead; !(l.valid && l.psn == psn && l.after) {
+	if l := &c.lastRead; !(l.valid && l.psn == psn && l.before != 0) {
+		if l = &c.prevRead; !(l.valid && l.psn == psn && l.before != 0) {
 			return false
 		}
 	}

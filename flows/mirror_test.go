@@ -906,3 +906,67 @@ func TestReissuedReadCopyBeforeAnswer(t *testing.T) {
 			r.Packets, r.MirrorDuplicates(), r.Retx.ReissuedReads, r.Requests.Retransmitted)
 	}
 }
+
+// TestMirrorMissedReadFirstCopied: the mirror copies every packet of a
+// connection and misses the first response of a READ that is not the
+// flow's first packet. The copy of the READ, lagging more than a round
+// trip, comes after the READ's later responses, whose PSNs skipped the
+// READ's: as a re-issue of the READ would. It is the copy the mirror
+// owes next (the copies of the packets before the READ have come, and
+// none of its own), and nothing answers it from its PSN: it is a copy,
+// and the copies of the later responses are copies, not resends; the
+// flows are those of the capture without the copies, at every lag. The
+// same READ re-issued (its first response lost before the mirror, the
+// answer again from its PSN) stays a re-issue at every lag, its answer
+// resent: a re-issue comes a round trip after the READ, before the copy
+// of the packet before it unless the mirror lags less than that, and
+// then the READ's copy came first.
+func TestMirrorMissedReadFirstCopied(t *testing.T) {
+	resp := func(c *clock, psn uint32, ops ...bth.Opcode) {
+		for i, op := range ops {
+			c.add(100*time.Nanosecond, roce(hostB, hostA, op, aQP, psn+uint32(i), 1024))
+		}
+	}
+	plays := []struct {
+		name     string
+		reissued uint64 // re-issued READs
+		play     func(c *clock)
+	}{
+		{"the mirror missed the first response", 0, func(c *clock) {
+			c.add(us, roce(hostA, hostB, opWriteOnly, bQP, 100, 512))
+			c.add(4*us, roce(hostB, hostA, opAck, aQP, 100, 0))
+			c.add(us, readReq(hostA, hostB, bQP, 101, 0x10000, 4096))
+			c.add(4*us, nil)
+			resp(c, 102, opReadMid, opReadMid, opReadLast) // 101 missed
+			c.add(us, roce(hostA, hostB, opWriteOnly, bQP, 105, 512))
+			c.add(4*us, roce(hostB, hostA, opAck, aQP, 105, 0))
+		}},
+		{"the fabric lost the first response before the mirror", 1, func(c *clock) {
+			c.add(us, roce(hostA, hostB, opWriteOnly, bQP, 100, 512))
+			c.add(4*us, roce(hostB, hostA, opAck, aQP, 100, 0))
+			c.add(us, readReq(hostA, hostB, bQP, 101, 0x10000, 4096))
+			c.add(4*us, nil)
+			resp(c, 102, opReadMid, opReadMid, opReadLast) // 101 lost
+			c.add(us, readReq(hostA, hostB, bQP, 101, 0x10000, 4096))
+			c.add(4*us, nil)
+			resp(c, 101, opReadFirst, opReadMid, opReadMid, opReadLast)
+			c.add(us, roce(hostA, hostB, opWriteOnly, bQP, 105, 512))
+			c.add(4*us, roce(hostB, hostA, opAck, aQP, 105, 0))
+		}},
+	}
+	for _, tc := range plays {
+		var tape []taped
+		c := newClock(Config{})
+		c.tape = &tape
+		tc.play(c)
+		plain := replay(tape)
+		if r := plain.Current(key(hostA, hostB, bQP)); r.Retx.ReissuedReads != tc.reissued {
+			t.Fatalf("%s, without copies: %d re-issued READs, want %d", tc.name, r.Retx.ReissuedReads, tc.reissued)
+		}
+		for _, delay := range append(mirrorDelays, 8*us) {
+			t.Run(fmt.Sprintf("%s/%v", tc.name, delay), func(t *testing.T) {
+				sameFlows(t, plain, replay(mirrored(tape, delay, notCNP, markCopy)), uint64(len(tape)), false)
+			})
+		}
+	}
+}

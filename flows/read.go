@@ -71,10 +71,17 @@ type readState struct {
 	// READ responses began past its PSN (Flow.readBeganPast); later
 	// repeats are not.
 	reissued bool
-	// after: the flow carried a packet other than a CNP before it, whose
-	// mirror copy, if the mirror copies the flow, comes before its own
-	// (Table.resentRead).
-	after bool
+	// before: the packets other than CNPs the flow carried before it,
+	// whose mirror copies, if the mirror copies the flow, come before its
+	// own (Table.resentRead, Flow.readCopyDue).
+	before uint64
+	// resp is the flow whose responses answered the flow last when it
+	// came (respLink), and respBefore its packets then, CNPs aside: the
+	// mirror copies the connection's two directions in one queue
+	// (Flow.readCopyDue).
+	resp       *Flow
+	respBefore uint64
+	at         int64 // its capture time (FrameAt.Nanos)
 }
 
 // noteRead remembers h, an RDMA READ request, and the READ before it (for
@@ -82,14 +89,17 @@ type readState struct {
 func (f *Flow) noteRead(h *bth.BTH) {
 	c := f.coldState()
 	c.prevRead = c.lastRead
-	after := f.Packets-f.CNPs > 1 // f.Packets counts h
+	l := &c.lastRead
+	*l = readState{valid: true, cut: true, psn: h.PSN, span: maxReadSpan, before: f.Packets - f.CNPs - 1, at: f.reqW.last} // f.Packets counts h
+	if r := f.respLink; r != nil {
+		l.resp, l.respBefore = r, r.Packets-r.CNPs
+	}
 	if h.Ext&bth.HasRETH == 0 {
-		c.lastRead = readState{valid: true, cut: true, psn: h.PSN, span: maxReadSpan, after: after}
 		return
 	}
 	_, hi := readSpan(h, uint32(f.pmtu))
 	e := &h.RETH
-	c.lastRead = readState{valid: true, psn: h.PSN, span: hi, va: e.VA, end: e.VA + uint64(e.DMALen), rkey: e.RKey, after: after}
+	l.cut, l.span, l.va, l.end, l.rkey = false, hi, e.VA, e.VA+uint64(e.DMALen), e.RKey
 }
 
 // lastPSN is the PSN of the last response packet of r at path MTU mtu,
