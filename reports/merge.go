@@ -48,7 +48,9 @@ var recordKinds = []Kind{KindCrossRail, KindRDMAOnManagement, KindFanOut}
 // is in one report only, the one-mirror-per-rail case:
 //
 //   - capture: files are listed in order; packet, RoCE, malformed,
-//     truncated, ICRC and unsupported counts and drops are summed; the span
+//     truncated, ICRC (bad and checked) and unsupported counts and drops
+//     are summed (a report of a rocedump before icrc_checked has its
+//     checked frames estimated: merger.icrcChecked); the span
 //     runs from the earliest first packet to the latest last one; problems
 //     are kept.
 //   - flows: every record is kept and renumbered in order of first
@@ -140,7 +142,10 @@ type merger struct {
 	out      []Finding
 	combined []combined // the findings combined, not recomputed
 	roce     uint64     // RoCE packets of the merged flows, as a run's flowScan counts them
-	notes    []string   // what the merge could not recombine
+	// estimatedICRC are the reports without icrc_checked whose checked
+	// frames merge estimated from truncated ones (merger.icrcChecked).
+	estimatedICRC []string
+	notes         []string // what the merge could not recombine
 }
 
 // capture sums the capture sections.
@@ -164,6 +169,7 @@ func (m *merger) capture() {
 		c.Malformed += in.Malformed
 		c.Truncated += in.Truncated
 		c.ICRCBad += in.ICRCBad
+		c.ICRCChecked += m.icrcChecked(s)
 		c.Unsupported += in.Unsupported
 		c.CutOff = c.CutOff || in.CutOff
 		c.Problems = append(c.Problems, in.Problems...)
@@ -188,6 +194,35 @@ func (m *merger) capture() {
 	if c.Files == nil {
 		c.Files = []string{}
 	}
+}
+
+// icrcChecked is the RoCE frames of s whose ICRC was checked: its
+// capture's icrc_checked, or for a report without one (of a rocedump
+// before it) its RoCE frames less those cut by the snap length, as far as
+// the report tells: the truncated frames of its flow records and those
+// cut inside their BTH (its truncation finding's bth_cut), which are in
+// no flow. That leaves in the mirror's copies of cut frames (in no flow
+// count) and RoCEv2 frames over IPv6 with extension headers (whole, but
+// unchecked): the estimate is said in a merge note when it matters
+// (merger.approximations).
+func (m *merger) icrcChecked(s MergeSource) uint64 {
+	in := &s.Report.Capture
+	if !in.noICRCChecked {
+		return in.ICRCChecked
+	}
+	var cut uint64
+	for _, r := range s.Report.FlowRecords().Records() {
+		cut += r.Truncated
+	}
+	for _, f := range s.Report.Findings {
+		if f.Kind == KindCaptureHealth {
+			cut += uint64(max(f.Evidence.Counts["bth_cut"], 0))
+		}
+	}
+	if in.Truncated > 0 {
+		m.estimatedICRC = append(m.estimatedICRC, s.Name)
+	}
+	return max(in.RoCE-min(in.RoCE, cut), in.ICRCBad)
 }
 
 // mergedFlow is a record on its way into the merged list.

@@ -296,6 +296,11 @@ func (m *merger) approximations(given []sourced) {
 		m.notef("congestion: peak_cnps_per_ms %s is the highest of the reports' own peaks (%s): their CNP time bins are not in the JSON, "+
 			"so over all the captures the peak may be higher, up to their sum (%s)", cnpRate(peak), strings.Join(peaks, ", "), cnpRate(sum))
 	}
+	if len(m.estimatedICRC) > 0 && m.info.ICRCBad > 0 {
+		m.notef("capture_health: roce_frames_checked counts, for %s (without icrc_checked: a report of an earlier rocedump), "+
+			"the RoCE frames less the truncated ones of the flow records and those cut inside their BTH: a mirror's copy of a cut frame "+
+			"counts as checked", strings.Join(m.estimatedICRC, ", "))
+	}
 	if c := present(KindRetransmission, "go-back-N"); c != nil && len(c.srcs) > 1 {
 		m.notef("retransmission: go-back-N recovery_ms_mean is the highest of the %d reports' means, not the mean over every episode "+
 			"(the JSON does not say how many recoveries each mean is of)", len(c.srcs))
