@@ -309,6 +309,11 @@ func (m *merger) approximations(given []sourced) {
 		m.notef("ecn_not_acted: undecided (CE marks too close to the end of a capture to tell) counts only the %d of %d reports "+
 			"that found CE marks not acted on, and each report judged its marks with the --ecn-window it was made with", len(c.srcs), len(m.srcs))
 	}
+	if c := present(KindECNNotActed, "not_acted"); c != nil && len(m.ceGuessed) > 0 {
+		m.notef("ecn_not_acted: ce_marked counts, for %s (which made no such finding), the CE marks of flows that carry CNPs and "+
+			"other packets as on the other packets: a flow record does not say which of its packets were marked, and up to %d of them "+
+			"may be CNPs, which ecn_not_acted leaves out", strings.Join(m.ceGuessed, ", "), m.ceGuessedMax)
+	}
 	if c := present(KindPFC, ""); c != nil && len(m.srcs) > 1 {
 		judged := "the capture of " + c.lead
 		if len(c.srcs) > 1 {
