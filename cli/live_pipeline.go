@@ -139,7 +139,10 @@ func (a *frameAnalyzer) addPeeked(rec *capture.Record, file int, k *frameKey) *p
 	switch pkt.Kind {
 	case packet.KindRoCE:
 		st.RoCE++
-		if pkt.ICRC == bth.ICRCBad {
+		switch pkt.ICRC {
+		case bth.ICRCUnchecked:
+			st.Unchecked++
+		case bth.ICRCBad:
 			st.ICRCBad++
 		}
 	case packet.KindMalformed:
@@ -170,6 +173,7 @@ func (a *frameAnalyzer) mergeWorkers(others []*frameAnalyzer) {
 		st.Malformed += os.Malformed
 		st.Truncated += os.Truncated
 		st.ICRCBad += os.ICRCBad
+		st.Unchecked += os.Unchecked
 		st.Unsupported += os.Unsupported
 		if !os.First.IsZero() && (st.First.IsZero() || os.First.Before(st.First)) {
 			st.First = os.First

@@ -63,13 +63,17 @@ What JSON cannot recombine exactly:
     non_rdma_on_compute); the detail is the largest report's and says it
     was merged. The totals flow records carry are put back (data and CNP
     packets of dscp_mismatch and its severity, data packets and CE marks of
-    ecn_not_acted).
+    ecn_not_acted), and the fabric loss of mirror_loss.
   - what stays approximate, each said when its finding is present:
     congestion's peak CNP rate (the highest of the reports' own peaks: time
     bins cannot be added from JSON; over all captures it may be up to their
     sum); go-back-N's mean recovery time (the highest report's mean);
     ecn_not_acted's undecided CE marks when some reports had no such
-    finding; PFC paused time (it runs to the end of each capture), storms
+    finding, and its ce_marked when such a report has CE marks on flows
+    that carry CNPs too (a flow record does not say which packets were
+    marked: they count as on the others); capture_health's ICRC share for
+    reports of an earlier rocedump without icrc_checked (estimated from
+    their flow records); PFC paused time (it runs to the end of each capture), storms
     (found within one report only) and severity (a share of a report's own
     capture); storage_endpoints (an address seen by several mirrors counts
     once per report); the services in the title of other TCP/UDP (the

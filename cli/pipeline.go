@@ -24,6 +24,7 @@ type captureStats struct {
 	Malformed   uint64
 	Truncated   uint64
 	ICRCBad     uint64
+	Unchecked   uint64 // RoCE frames whose ICRC was not checked (not captured whole); counted so that a whole frame costs nothing
 	Unsupported uint64 // frames of a link type rocedump does not decode
 	First, Last time.Time
 	Problems    []string // files cut off or ended by a bad record

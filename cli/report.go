@@ -314,6 +314,7 @@ func (st *captureStats) info() reports.CaptureInfo {
 		Malformed:   st.Malformed,
 		Truncated:   st.Truncated,
 		ICRCBad:     st.ICRCBad,
+		ICRCChecked: st.RoCE - st.Unchecked,
 		Unsupported: st.Unsupported,
 		First:       st.First.UTC(),
 		Last:        st.Last.UTC(),

@@ -21,7 +21,8 @@ import (
 //     capture loss;
 //   - no packets, or no RoCE packets: warning (nothing to judge);
 //   - ICRC errors: warning; critical when they are ≥ 1% of the RoCE frames
-//     captured whole or ≥ 1000 frames (corruption on the wire, or a broken
+//     whose ICRC was checked (CaptureInfo.ICRCChecked: those captured
+//     whole) or ≥ 1000 frames (corruption on the wire, or a broken
 //     mirror);
 //   - a file cut off mid-record or ended by a bad record: warning;
 //   - frames of a link type rocedump does not read: warning;
@@ -203,7 +204,9 @@ func noRoCE(in *Input) Finding {
 
 func icrcFinding(in *Input) Finding {
 	c := &in.Capture
-	whole := c.RoCE - min(c.RoCE, c.Truncated)
+	// Every bad frame was checked: the floor holds for a CaptureInfo
+	// made without ICRCChecked.
+	whole := max(c.ICRCChecked, c.ICRCBad)
 	sev := Warning
 	if c.ICRCBad >= 1000 || float64(c.ICRCBad) >= 0.01*float64(whole) {
 		sev = Critical

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ type CaptureInfo struct {
 	Malformed   uint64    `json:"malformed"`
 	Truncated   uint64    `json:"truncated"`
 	ICRCBad     uint64    `json:"icrc_bad"`
+	ICRCChecked uint64    `json:"icrc_checked"` // RoCE frames whose ICRC was checked (captured whole): what ICRCBad is a share of
 	Unsupported uint64    `json:"unsupported_link_type"`
 	First       time.Time `json:"first"`
 	Last        time.Time `json:"last"`
@@ -26,6 +28,29 @@ type CaptureInfo struct {
 	// Drops are the packets the capture itself lost (live capture: kernel
 	// and interface drop counters); nil for files, which cannot tell.
 	Drops *Drops `json:"drops"`
+
+	// noICRCChecked says the capture section was read from a report that
+	// has no icrc_checked (one of a rocedump before it): ICRCChecked is
+	// then unknown, not 0 (see merger.capture).
+	noICRCChecked bool
+}
+
+// UnmarshalJSON reads a capture section as encoding/json does, noting
+// whether it has icrc_checked.
+func (c *CaptureInfo) UnmarshalJSON(b []byte) error {
+	type plain CaptureInfo // without this method
+	aux := struct {
+		*plain
+		ICRCChecked *uint64 `json:"icrc_checked"`
+	}{plain: (*plain)(c)}
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	c.ICRCChecked, c.noICRCChecked = 0, aux.ICRCChecked == nil
+	if aux.ICRCChecked != nil {
+		c.ICRCChecked = *aux.ICRCChecked
+	}
+	return nil
 }
 
 // SkippedFramesNote starts the problem that says how many frames were

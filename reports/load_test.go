@@ -112,6 +112,9 @@ func loadInput(t testing.TB, capturePath, topologyPath string) *Input {
 		switch pkt.Kind {
 		case packet.KindRoCE:
 			c.RoCE++
+			if pkt.ICRC != bth.ICRCUnchecked {
+				c.ICRCChecked++
+			}
 			if pkt.ICRC == bth.ICRCBad {
 				c.ICRCBad++
 			}

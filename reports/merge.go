@@ -48,7 +48,9 @@ var recordKinds = []Kind{KindCrossRail, KindRDMAOnManagement, KindFanOut}
 // is in one report only, the one-mirror-per-rail case:
 //
 //   - capture: files are listed in order; packet, RoCE, malformed,
-//     truncated, ICRC and unsupported counts and drops are summed; the span
+//     truncated, ICRC (bad and checked) and unsupported counts and drops
+//     are summed (a report of a rocedump before icrc_checked has its
+//     checked frames estimated: merger.icrcChecked); the span
 //     runs from the earliest first packet to the latest last one; problems
 //     are kept.
 //   - flows: every record is kept and renumbered in order of first
@@ -82,7 +84,7 @@ var recordKinds = []Kind{KindCrossRail, KindRDMAOnManagement, KindFanOut}
 //     single report too, whose detail says so when its severity changed.
 //     The totals the flow records carry are put back: the data and CNP
 //     packets of dscp_mismatch (and its severity), the data packets and
-//     CE marks of ecn_not_acted. The text is that of the largest report,
+//     CE marks of ecn_not_acted (merger.ceMarked). The text is that of the largest report,
 //     and the detail says the finding was merged.
 //
 // What merge combines but cannot make exact is said in the merged report's
@@ -90,8 +92,11 @@ var recordKinds = []Kind{KindCrossRail, KindRDMAOnManagement, KindFanOut}
 // (merger.approximations): congestion's peak CNP rate (the highest of the
 // reports' own peaks: time bins cannot be added up from JSON), go-back-N's
 // mean recovery time, ecn_not_acted's undecided CE marks when some
-// reports made no such finding, PFC's paused time, storms and severity,
-// storage addresses seen by several reports, the services in the title of
+// reports made no such finding and its ce_marked when such a report has CE
+// marks on flows that carry CNPs too (merger.ceMarked), the ICRC
+// finding's checked frames for reports of an earlier rocedump
+// (merger.icrcChecked), PFC's paused time, storms and severity, storage
+// addresses seen by several reports, the services in the title of
 // other TCP/UDP, and any kind this version does not make. So is what
 // cannot be recombined at all: flows that appear in several reports (two
 // mirrors saw the same QP: their counts are not added and their PSN state
@@ -140,7 +145,15 @@ type merger struct {
 	out      []Finding
 	combined []combined // the findings combined, not recomputed
 	roce     uint64     // RoCE packets of the merged flows, as a run's flowScan counts them
-	notes    []string   // what the merge could not recombine
+	// estimatedICRC are the reports without icrc_checked whose checked
+	// frames merge estimated from truncated ones (merger.icrcChecked).
+	estimatedICRC []string
+	// ceGuessed are the reports without ecn_not_acted whose CE marks
+	// merge counted as on packets other than CNPs though some could be on
+	// CNPs, at most ceGuessedMax of them (merger.ceMarked).
+	ceGuessed    []string
+	ceGuessedMax uint64
+	notes        []string // what the merge could not recombine
 }
 
 // capture sums the capture sections.
@@ -164,6 +177,7 @@ func (m *merger) capture() {
 		c.Malformed += in.Malformed
 		c.Truncated += in.Truncated
 		c.ICRCBad += in.ICRCBad
+		c.ICRCChecked += m.icrcChecked(s)
 		c.Unsupported += in.Unsupported
 		c.CutOff = c.CutOff || in.CutOff
 		c.Problems = append(c.Problems, in.Problems...)
@@ -188,6 +202,35 @@ func (m *merger) capture() {
 	if c.Files == nil {
 		c.Files = []string{}
 	}
+}
+
+// icrcChecked is the RoCE frames of s whose ICRC was checked: its
+// capture's icrc_checked, or for a report without one (of a rocedump
+// before it) its RoCE frames less those cut by the snap length, as far as
+// the report tells: the truncated frames of its flow records and those
+// cut inside their BTH (its truncation finding's bth_cut), which are in
+// no flow. That leaves in the mirror's copies of cut frames (in no flow
+// count) and RoCEv2 frames over IPv6 with extension headers (whole, but
+// unchecked): the estimate is said in a merge note when it matters
+// (merger.approximations).
+func (m *merger) icrcChecked(s MergeSource) uint64 {
+	in := &s.Report.Capture
+	if !in.noICRCChecked {
+		return in.ICRCChecked
+	}
+	var cut uint64
+	for _, r := range s.Report.FlowRecords().Records() {
+		cut += r.Truncated
+	}
+	for _, f := range s.Report.Findings {
+		if f.Kind == KindCaptureHealth {
+			cut += uint64(max(f.Evidence.Counts["bth_cut"], 0))
+		}
+	}
+	if in.Truncated > 0 {
+		m.estimatedICRC = append(m.estimatedICRC, s.Name)
+	}
+	return max(in.RoCE-min(in.RoCE, cut), in.ICRCBad)
 }
 
 // mergedFlow is a record on its way into the merged list.
@@ -418,7 +461,7 @@ func (m *merger) findings() {
 			m.out = append(m.out, f)
 		}
 	}
-	m.fixTotals()
+	m.fixTotals(given)
 	m.fixFabricLoss(given)
 	// Kinds no module here makes (a newer rocedump's) go last.
 	for _, f := range m.combine(given, recomputed, -1) {
@@ -769,12 +812,11 @@ func cnpRate(v float64) string {
 // dscp_mismatch and the not-ECN-capable ecn_not_acted finding count their
 // wrong packets against, and the severity that depends on that share.
 // Without this they would count only the reports that made the finding.
-func (m *merger) fixTotals() {
-	var data, cnps, reqData, ce uint64
+func (m *merger) fixTotals(given []sourced) {
+	var data, cnps, reqData uint64
 	names := opcodeNames()
 	for _, r := range m.records {
 		cnps += r.CNPs
-		ce += r.ECNCE
 		if r.DestQPN == gsiQPN {
 			continue // the collector skips management datagrams
 		}
@@ -809,11 +851,48 @@ func (m *merger) fixTotals() {
 		case f.Kind == KindECNNotActed && hasCount(f, "not_ect_packets"):
 			set("data_packets", reqData)
 		case f.Kind == KindECNNotActed && hasCount(f, "not_acted"):
-			// Every CE-marked packet of every direction (a CE-marked CNP
-			// too, which the collector does not count: rare enough).
-			set("ce_marked", ce)
+			// Every CE-marked packet but CNPs, of every direction.
+			set("ce_marked", m.ceMarked(given))
 		}
 	}
+}
+
+// ceMarked is the CE-marked packets other than CNPs of every report, as
+// ecn_not_acted counts them (ce_marked): a report's own count when it made
+// that finding, else its flow records': all the CE marks of a flow with no
+// CNP, none of a flow of CNPs only, and of a flow with both (CNPs go to
+// the notified QP, as its ACKs do) as many as its other packets can hold,
+// since a record does not say which of its packets were marked. Those
+// reports, if the CE marks of such a flow could be on CNPs too, are kept
+// in ceGuessed for a merge note.
+func (m *merger) ceMarked(given []sourced) uint64 {
+	own := map[int]uint64{}
+	for _, g := range given {
+		if g.f.Kind == KindECNNotActed && variantOf(&g.f) == "not_acted" {
+			own[g.src] += uint64(max(g.f.Evidence.Counts["ce_marked"], 0))
+		}
+	}
+	var ce uint64
+	m.ceGuessed, m.ceGuessedMax = nil, 0
+	for i, s := range m.srcs {
+		if n, ok := own[i]; ok {
+			ce += n
+			continue
+		}
+		var guessed uint64
+		for _, r := range s.Report.FlowRecords().Records() {
+			other := r.Packets - min(r.Packets, r.CNPs)
+			hi := min(r.ECNCE, other)            // none of the CNPs marked
+			lo := r.ECNCE - min(r.ECNCE, r.CNPs) // as many as can be
+			ce += hi
+			guessed += hi - min(hi, lo)
+		}
+		if guessed > 0 {
+			m.ceGuessed = append(m.ceGuessed, s.Name)
+			m.ceGuessedMax += guessed
+		}
+	}
+	return ce
 }
 
 // fixFabricLoss puts back the fabric_lost_psns of a merged mirror_loss

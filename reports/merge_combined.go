@@ -296,6 +296,11 @@ func (m *merger) approximations(given []sourced) {
 		m.notef("congestion: peak_cnps_per_ms %s is the highest of the reports' own peaks (%s): their CNP time bins are not in the JSON, "+
 			"so over all the captures the peak may be higher, up to their sum (%s)", cnpRate(peak), strings.Join(peaks, ", "), cnpRate(sum))
 	}
+	if len(m.estimatedICRC) > 0 && m.info.ICRCBad > 0 {
+		m.notef("capture_health: roce_frames_checked counts, for %s (without icrc_checked: a report of an earlier rocedump), "+
+			"the RoCE frames less the truncated ones of the flow records and those cut inside their BTH: a mirror's copy of a cut frame "+
+			"counts as checked", strings.Join(m.estimatedICRC, ", "))
+	}
 	if c := present(KindRetransmission, "go-back-N"); c != nil && len(c.srcs) > 1 {
 		m.notef("retransmission: go-back-N recovery_ms_mean is the highest of the %d reports' means, not the mean over every episode "+
 			"(the JSON does not say how many recoveries each mean is of)", len(c.srcs))
@@ -303,6 +308,11 @@ func (m *merger) approximations(given []sourced) {
 	if c := present(KindECNNotActed, "not_acted"); c != nil && len(c.srcs) < len(m.srcs) {
 		m.notef("ecn_not_acted: undecided (CE marks too close to the end of a capture to tell) counts only the %d of %d reports "+
 			"that found CE marks not acted on, and each report judged its marks with the --ecn-window it was made with", len(c.srcs), len(m.srcs))
+	}
+	if c := present(KindECNNotActed, "not_acted"); c != nil && len(m.ceGuessed) > 0 {
+		m.notef("ecn_not_acted: ce_marked counts, for %s (which made no such finding), the CE marks of flows that carry CNPs and "+
+			"other packets as on the other packets: a flow record does not say which of its packets were marked, and up to %d of them "+
+			"may be CNPs, which ecn_not_acted leaves out", strings.Join(m.ceGuessed, ", "), m.ceGuessedMax)
 	}
 	if c := present(KindPFC, ""); c != nil && len(m.srcs) > 1 {
 		judged := "the capture of " + c.lead

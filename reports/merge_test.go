@@ -468,3 +468,55 @@ func TestMergeBTHCut(t *testing.T) {
 		t.Errorf("verdict %q: want the snap length named", r.Summary.Verdict)
 	}
 }
+
+// TestMergeECNCEMarked: ecn_not_acted's ce_marked after merge counts what
+// the module counts, CE-marked packets other than CNPs: a report's own
+// count where it made the finding, else its flow records' CE marks but
+// those of flows of CNPs only. A flow with both CNPs and other packets
+// cannot say which were marked: its marks count as on the other packets,
+// and a merge note says how many could be CNPs.
+func TestMergeECNCEMarked(t *testing.T) {
+	ecn := counted(KindECNNotActed, Warning, ecnNotActedTitle(3), map[string]float64{"ce_marked": 7, "not_acted": 3, "undecided": 0, "directions": 1})
+	rec := func(id int, src string, packets, cnps, ce uint64) flowtable.Record {
+		at := "2026-01-01T00:00:02Z"
+		return flowtable.Record{ID: id, Src: src, Dst: "10.0.9.9", DestQPN: uint32(0x100 + id), Packets: packets, CNPs: cnps, ECNCE: ce, First: at, Last: at}
+	}
+	for _, tt := range []struct {
+		name string
+		b    []flowtable.Record
+		want float64
+		note string
+	}{
+		// 2 CE-marked CNPs on a flow of CNPs only: not counted.
+		{"CNPs apart", []flowtable.Record{rec(1, "10.0.1.2", 5, 5, 2), rec(2, "10.0.1.1", 100, 0, 4)}, 7 + 4, ""},
+		// 3 CE marks on a flow of 15 ACKs and 5 CNPs: counted, noted.
+		{"CNPs with ACKs", []flowtable.Record{rec(1, "10.0.1.2", 20, 5, 3), rec(2, "10.0.1.1", 100, 0, 4)}, 7 + 3 + 4,
+			"merge: ecn_not_acted: ce_marked counts, for b.json (which made no such finding), the CE marks of flows that carry CNPs and other packets as on the other packets"},
+		// More marks than CNPs: at least 1 is on an ACK.
+		{"more marks than CNPs", []flowtable.Record{rec(1, "10.0.1.2", 20, 2, 3)}, 7 + 3, "up to 2 of them may be CNPs"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := mergeFixture("a.pcap", "10.0.0.1", 1, 100, 0, ecn)
+			a.Flows[0].ECNCE = 7
+			b := mergeFixture("b.pcap", "10.0.1.1", 2, 120, 0)
+			b.Flows = tt.b
+			r, err := Merge([]MergeSource{{"a.json", a}, {"b.json", b}}, MergeOptions{Tool: "t"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got *Finding
+			for i := range r.Findings {
+				if r.Findings[i].Kind == KindECNNotActed {
+					got = &r.Findings[i]
+				}
+			}
+			if got == nil || got.Evidence.Counts["ce_marked"] != tt.want {
+				t.Fatalf("ecn_not_acted %+v: want ce_marked %v", got, tt.want)
+			}
+			probs := strings.Join(r.Capture.Problems, "\n")
+			if tt.note == "" && strings.Contains(probs, "ce_marked") || tt.note != "" && !strings.Contains(probs, tt.note) {
+				t.Errorf("capture problems %q: want a note %q", probs, tt.note)
+			}
+		})
+	}
+}

@@ -558,8 +558,14 @@ func TestCaptureHealth(t *testing.T) {
 		{"no drops", CaptureInfo{Packets: 100, RoCE: 100, Drops: &Drops{}}, nil, ""},
 		{"empty", CaptureInfo{}, []Severity{Warning}, "no packets"},
 		{"no RoCE", CaptureInfo{Packets: 40}, []Severity{Warning}, "No RoCE traffic in 40 packets"},
-		{"ICRC few", CaptureInfo{Packets: 10000, RoCE: 10000, ICRCBad: 5}, []Severity{Warning}, "5 RoCE frames failed"},
-		{"ICRC many", CaptureInfo{Packets: 10000, RoCE: 10000, ICRCBad: 100}, []Severity{Critical}, "100 RoCE frames failed"},
+		{"ICRC few", CaptureInfo{Packets: 10000, RoCE: 10000, ICRCChecked: 10000, ICRCBad: 5}, []Severity{Warning}, "5 RoCE frames failed"},
+		{"ICRC many", CaptureInfo{Packets: 10000, RoCE: 10000, ICRCChecked: 10000, ICRCBad: 100}, []Severity{Critical}, "100 RoCE frames failed"},
+		// The share is of the frames checked: truncated TCP frames do not
+		// shrink it (one finding for the ICRC, one for the truncation).
+		{"ICRC few, TCP cut", CaptureInfo{Packets: 30000, RoCE: 10000, Truncated: 20000, ICRCChecked: 10000, ICRCBad: 5},
+			[]Severity{Warning, Info}, "5 RoCE frames failed"},
+		{"ICRC few, RoCE cut", CaptureInfo{Packets: 10000, RoCE: 10000, Truncated: 9900, ICRCChecked: 100, ICRCBad: 5},
+			[]Severity{Critical, Info}, "5 RoCE frames failed"},
 		{"malformed few", CaptureInfo{Packets: 10000, RoCE: 10000, Malformed: 3}, []Severity{Info}, "3 frames on the RoCE port"},
 		{"unsupported", CaptureInfo{Packets: 10, RoCE: 5, Unsupported: 5}, []Severity{Warning}, "5 frames of a link type"},
 	}

@@ -345,6 +345,7 @@ func fatalNAKFindings(in *Input) []Finding {
 func goBackNFinding(in *Input, roce uint64) (Finding, bool) {
 	g := retxGroup{in: in}
 	var episodes, resent, naks, fabric, fabricGaps, qps uint64
+	var unsent uint64 // of fabric: named by a NAK, no resend captured
 	var recovery, catchUp flows.Durations
 	for _, f := range in.flowScan().retx { // the others have none of it
 		n := f.NAKs[bth.NAKPSNSequenceError]
@@ -357,6 +358,18 @@ func goBackNFinding(in *Input, roce uint64) (Finding, bool) {
 				g.frames(f, flows.EventNAK)
 				g.row(0, f, func() string {
 					return retxPlural(n, "PSN sequence error NAK", "PSN sequence error NAKs") + ", no resend captured"
+				})
+			}
+			if nakedLoss(f) {
+				// The PSNs that NAK named: lost in the fabric all the same.
+				fabric += r.FabricLostPSNs
+				fabricGaps += r.FabricGaps
+				unsent += r.FabricLostPSNs
+				g.conn(f)
+				g.frames(f, flows.EventFabricLoss)
+				g.row(0, f, func() string {
+					return fmt.Sprintf("%s lost before the mirror, named by a PSN sequence error NAK, no resend captured",
+						retxPlural(r.FabricLostPSNs, "PSN", "PSNs"))
 				})
 			}
 			continue
@@ -403,10 +416,18 @@ func goBackNFinding(in *Input, roce uint64) (Finding, bool) {
 	}
 	var b strings.Builder
 	if episodes == 0 {
+		times := "once"
+		if naks != 1 {
+			times = strconv.FormatUint(naks, 10) + " times"
+		}
 		fmt.Fprintf(&b, "The responder found a PSN missing (PSN sequence error) and NAKed with the PSN it expected, %s, so that the requester "+
 			"goes back N and resends from that PSN on: a packet was lost between requester and responder. The capture holds no resend answering "+
 			"them: it ends before the resend, it began after the packets the NAK asks for were first sent, or it does not show the requester's "+
-			"direction (a mirror of one direction).", retxPlural(naks, "once", "times"))
+			"direction (a mirror of one direction).", times)
+		if fabric > 0 {
+			fmt.Fprintf(&b, " %s (%s) never reached the capture point: lost in the fabric before the mirror, they show as PSN gaps "+
+				"that the NAKs name.", retxPlural(fabric, "PSN", "PSNs"), retxPlural(fabricGaps, "gap", "gaps"))
+		}
 		fd.Detail = b.String()
 		g.fill(&fd)
 		return fd, true
@@ -423,7 +444,11 @@ func goBackNFinding(in *Input, roce uint64) (Finding, bool) {
 	b.WriteString(".")
 	if fabric > 0 {
 		fmt.Fprintf(&b, " %s (%s) never reached the capture point the first time: lost in the fabric before the mirror, "+
-			"they show as PSN gaps that the resend filled.", retxPlural(fabric, "PSN", "PSNs"), retxPlural(fabricGaps, "gap", "gaps"))
+			"they show as PSN gaps that the resend filled", retxPlural(fabric, "PSN", "PSNs"), retxPlural(fabricGaps, "gap", "gaps"))
+		if unsent > 0 {
+			fmt.Fprintf(&b, " (for %d of them, on QPs with no episode, a NAK named them and the capture holds no resend)", unsent)
+		}
+		b.WriteString(".")
 	}
 	if naks > episodes {
 		fmt.Fprintf(&b, " The capture holds %d more PSN sequence error NAKs than episodes: repeated NAKs, or resends it does not show.", naks-episodes)
@@ -432,6 +457,20 @@ func goBackNFinding(in *Input, roce uint64) (Finding, bool) {
 	fd.Detail = b.String()
 	g.fill(&fd)
 	return fd, true
+}
+
+// nakedLoss says whether f, a flow with no go-back-N episode, has fabric
+// loss that a PSN sequence error NAK named but the capture holds no resend
+// of, which the go-back-N finding counts (no ACK-timeout finding has the
+// flow, and so no finding would). Fabric loss is decided by a resend
+// captured out of order, which starts an episode, or by such a NAK (see
+// the flows package doc): with no go-back-N episode and no timeout, it is
+// the NAK's, unless an RNR retry resent it (the only other episode a
+// resend can start) and no PSN sequence error NAK answers the flow.
+func nakedLoss(f *flows.Flow) bool {
+	r := &f.Retx
+	return r.FabricLostPSNs > 0 && r.GBNEpisodes == 0 && r.Timeouts == 0 &&
+		(r.RNRRetries == 0 || f.Partner != nil && f.Partner.NAKs[bth.NAKPSNSequenceError] > 0)
 }
 
 func addDurations(a, b flows.Durations) flows.Durations {

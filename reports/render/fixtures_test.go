@@ -281,7 +281,7 @@ func incidentReport() *reports.Report {
 		Tool:          "rocedump 0.4.0-test",
 		Capture: reports.CaptureInfo{
 			Files:   []string{pcap, pcap2},
-			Packets: 18_452_113, RoCE: 18_440_001, Malformed: 3, Truncated: 1204, ICRCBad: 2,
+			Packets: 18_452_113, RoCE: 18_440_001, Malformed: 3, Truncated: 1204, ICRCBad: 2, ICRCChecked: 18_438_797,
 			First: t0, Last: t0.Add(2350 * time.Millisecond), DurationS: 2.35,
 			Problems: []string{"2 frames with a bad ICRC (frames 88123, 90001 of " + pcap + ")"},
 			Drops:    &reports.Drops{Kernel: 1532},
@@ -312,7 +312,7 @@ func quietReport() *reports.Report {
 		SchemaVersion: reports.SchemaVersion,
 		Tool:          "rocedump 0.4.0-test",
 		Capture: reports.CaptureInfo{
-			Files: []string{"quiet.pcap"}, Packets: 3, RoCE: 3,
+			Files: []string{"quiet.pcap"}, Packets: 3, RoCE: 3, ICRCChecked: 3,
 			First: start, Last: start.Add(800 * time.Millisecond), DurationS: 0.8,
 		},
 		Summary: reports.Summary{Flows: 3, QPs: 3, Hosts: 2, Bytes: 1 << 62, Verdict: "No problems found in 3 QP flows between 2 hosts."},
