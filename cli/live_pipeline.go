@@ -139,11 +139,8 @@ func (a *frameAnalyzer) addPeeked(rec *capture.Record, file int, k *frameKey) *p
 	switch pkt.Kind {
 	case packet.KindRoCE:
 		st.RoCE++
-		switch pkt.ICRC {
-		case bth.ICRCUnchecked:
-			st.Unchecked++
-		case bth.ICRCBad:
-			st.ICRCBad++
+		if pkt.ICRC != bth.ICRCOK {
+			st.countICRC(pkt.ICRC)
 		}
 	case packet.KindMalformed:
 		st.Malformed++
