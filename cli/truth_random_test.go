@@ -1406,3 +1406,22 @@ func TestTruthAckAheadSharedHosts(t *testing.T) {
 		t.Errorf("%s:\n  %s", path, strings.Join(errs, "\n  "))
 	}
 }
+
+// TestTruthTriage checks, as TestTruthSamePSNs does, the scenarios of
+// failures the randomized test found and flows now decides: a READ, its
+// flow's first packet, retried after an RNR NAK on a connection the mirror
+// copies.
+func TestTruthTriage(t *testing.T) {
+	for _, name := range []string{"read_rnr_retry_first_copied"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join("testdata", "truth", name+".yaml")
+			y, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if errs := randCheckYAML(t, t.TempDir(), name, y, true); len(errs) > 0 {
+				t.Errorf("%s:\n  %s", path, strings.Join(errs, "\n  "))
+			}
+		})
+	}
+}

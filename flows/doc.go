@@ -238,10 +238,11 @@
 //     is that re-issue's copy: the gap stays open until the answer
 //     comes), nor, when it
 //     repeats one of the flow's last two READs, not the flow's first
-//     packet, on a flow with no mirror duplicates yet, did they go past
-//     its PSN: a mirror delivers a flow's copies in the order of their
-//     originals, so the READ's copy would have come after the copy of
-//     the packet before it, and a requester asks for a READ again after
+//     packet (nor that packet sent again, an RNR retry: the copy may be
+//     the first one's), on a flow with no mirror duplicates yet, did they
+//     go past its PSN: a mirror delivers a flow's copies in the order of
+//     their originals, so the READ's copy would have come after the copy
+//     of the packet before it, and a requester asks for a READ again after
 //     the responses that showed one missing (the fabric lost the first
 //     after the mirror saw it); the READ counts as resent (a timeout)
 //     and its answer as resends;
@@ -322,8 +323,8 @@
 // A READ whose first response the fabric lost after the mirror saw it,
 // asked for again whole (its own PSN, address and length) after the
 // later responses, is taken for the READ's copy, and its answer for the
-// copies of the first answer, when the READ is its flow's first packet or
-// the mirror copies the flow: the copy of a READ lagging as long after it
+// copies of the first answer, when the READ is its flow's first packet (or
+// that packet's RNR retry) or the mirror copies the flow: the copy of a READ lagging as long after it
 // as the re-issue does comes at that same place, and its responses' copies
 // exactly when the re-issue's answer would. The counts then say one READ
 // and its answer copied, not resent.

@@ -73,7 +73,8 @@ type readState struct {
 	reissued bool
 	// after: the flow carried a packet other than a CNP before it, whose
 	// mirror copy, if the mirror copies the flow, comes before its own
-	// (Table.resentRead).
+	// (Table.resentRead); for the same READ sent again (at its PSN: an
+	// RNR retry, a timeout's resend), before its first copy.
 	after bool
 }
 
@@ -83,6 +84,12 @@ func (f *Flow) noteRead(h *bth.BTH) {
 	c := f.coldState()
 	c.prevRead = c.lastRead
 	after := f.Packets-f.CNPs > 1 // f.Packets counts h
+	if l := &c.prevRead; l.valid && l.psn == h.PSN {
+		// The same READ again (an RNR retry, a resend after a timeout):
+		// its copy may be the first one's, which comes after the copy
+		// of what came before that one.
+		after = l.after
+	}
 	if h.Ext&bth.HasRETH == 0 {
 		c.lastRead = readState{valid: true, cut: true, psn: h.PSN, span: maxReadSpan, after: after}
 		return
