@@ -1410,9 +1410,10 @@ func TestTruthAckAheadSharedHosts(t *testing.T) {
 // TestTruthTriage checks, as TestTruthSamePSNs does, the scenarios of
 // failures the randomized test found and flows now decides: a READ, its
 // flow's first packet, retried after an RNR NAK on a connection the mirror
-// copies.
+// copies; an XRC and an RC QP at the same PSNs; two QPs READing at the same
+// PSN, the longer READ's first response lost.
 func TestTruthTriage(t *testing.T) {
-	for _, name := range []string{"read_rnr_retry_first_copied"} {
+	for _, name := range []string{"read_rnr_retry_first_copied", "xrc_rc_same_psns", "reads_same_psns"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("testdata", "truth", name+".yaml")
 			y, err := os.ReadFile(path)
