@@ -103,7 +103,10 @@
 // Finish pairs flows. An RDMA CM REQ/REP exchange in the capture names both
 // QPNs, so its two flows are partners (PairCM). Otherwise (PairPSN) the
 // responses decide: a response from B to A names a PSN that one of A's flows
-// to B had sent, before the response was captured. Each flow that carries
+// to B had sent, before the response was captured, of its own transport (RC,
+// XRC or RD, which every opcode names: an XRC ACK never answers an RC QP's
+// requests, whatever PSNs the two share; nor is a NAK pending on a QP of
+// another transport than the NAK's). Each flow that carries
 // responses keeps the flows from A to B that fit every one of its responses
 // (up to 16; it looks again later when more fit, and answers to requests the
 // capture does not hold are skipped until one fits). A response that no
@@ -119,14 +122,17 @@
 // past that flow's requests keeps it. A READ response fits
 // only the flows that have sent an RDMA READ request, when some of those it
 // fits have (QPs at the same PSNs, one READing, the others SENDing or
-// WRITEing). Two flows in opposite directions are compatible when the
+// WRITEing), and of those the ones whose requests took its PSN, when some
+// did (a response may otherwise name the PSN after a flow's requests: two
+// QPs READing at the same PSN, a response past the shorter READ's end is
+// the longer one's). Two flows in opposite directions are compatible when the
 // responses each carries fit the other's requests; a flow whose responses
 // leave exactly one compatible unpaired flow claims it, and a flow claimed
 // by exactly one other is linked to it, repeatedly. A flow claimed by
 // several (the others answer QPs whose requests the mirror missed) is linked
 // to the only one of them whose responses reach its highest request PSN, if
 // one does: a responder answers a requester's last message too. The only
-// connection between two hosts (one connected-transport flow each way) is
+// connection between two hosts (one flow each way of its transport) is
 // paired as well when its highest response fits its requests or lies up to
 // pairAhead PSNs past them, whatever the responses fitted while packets
 // arrived: they may have come before the requests they answer (the mirror
@@ -249,10 +255,11 @@
 //     unless the mirror lags less, and then the READ's copy came
 //     first), nor, when it
 //     repeats one of the flow's last two READs, not the flow's first
-//     packet, on a flow with no mirror duplicates yet, did they go past
-//     its PSN: a mirror delivers a flow's copies in the order of their
-//     originals, so the READ's copy would have come after the copy of
-//     the packet before it, and a requester asks for a READ again after
+//     packet (nor that packet sent again, an RNR retry: the copy may be
+//     the first one's), on a flow with no mirror duplicates yet, did they
+//     go past its PSN: a mirror delivers a flow's copies in the order of
+//     their originals, so the READ's copy would have come after the copy
+//     of the packet before it, and a requester asks for a READ again after
 //     the responses that showed one missing (the fabric lost the first
 //     after the mirror saw it); the READ counts as resent (a timeout)
 //     and its answer as resends;
@@ -333,8 +340,8 @@
 // A READ whose first response the fabric lost after the mirror saw it,
 // asked for again whole (its own PSN, address and length) after the
 // later responses, is taken for the READ's copy, and its answer for the
-// copies of the first answer, when the READ is its flow's first packet or
-// the mirror copies the flow: the copy of a READ lagging as long after it
+// copies of the first answer, when the READ is its flow's first packet (or
+// that packet's RNR retry) or the mirror copies the flow: the copy of a READ lagging as long after it
 // as the re-issue does comes at that same place, and its responses' copies
 // exactly when the re-issue's answer would. The counts then say one READ
 // and its answer copied, not resent. The other way round, the copy of a

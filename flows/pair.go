@@ -115,7 +115,8 @@ const pairSlack = 1024
 // pairEvidence is what the responses a flow carries say about its partner.
 // A response (ACK, NAK, READ or atomic response) from B to A names a PSN
 // that A's requester sent to B before the response: candidates are the
-// flows from A to B whose request PSNs covered it when it was captured.
+// flows from A to B of its transport (mayPair) whose request PSNs covered
+// it when it was captured.
 // Each later response removes the candidates it does not fit, so the
 // evidence is the whole response history, kept in fixed space.
 type pairEvidence struct {
@@ -156,7 +157,7 @@ func (t *Table) notePair(r *Flow, psn uint32, at time.Time, read bool) {
 			j = 1 // the only candidate, past the requests captured
 		}
 		if read {
-			j = t.preferReaders(ev.cands[:j])
+			j = t.preferReaders(ev.cands[:j], psn)
 		}
 		clear(ev.cands[j:ev.n])
 		ev.n = j
@@ -174,7 +175,7 @@ func (t *Table) notePair(r *Flow, psn uint32, at time.Time, read bool) {
 		since = ev.since.time()
 	}
 	for c := t.byHosts[hostPair{r.Key.Dst, r.Key.Src}].first; c != nil; c = c.hostNext {
-		if c == r || !connected(c.Transport) || !fits(c, psn) {
+		if !mayPair(c, r) || !fits(c, psn) {
 			continue
 		}
 		if ev.sinceSet && c.First.Time.After(since) {
@@ -193,7 +194,7 @@ func (t *Table) notePair(r *Flow, psn uint32, at time.Time, read bool) {
 		}
 	}
 	if read && !crowded {
-		n = t.preferReaders(cands[:n])
+		n = t.preferReaders(cands[:n], psn)
 	}
 	if n == 0 && !ev.sinceSet {
 		return // answers requests the capture does not hold: look again later
@@ -213,8 +214,13 @@ func (t *Table) notePair(r *Flow, psn uint32, at time.Time, read bool) {
 // READ response answers a READ request; a QP that sent only SENDs,
 // WRITEs and atomics at the same PSNs (QPs start alike) answers none.
 // When no candidate has sent a READ, the mirror may have missed it (or
-// the capture begun after it), and all stay.
-func (t *Table) preferReaders(ids []int32) uint8 {
+// the capture begun after it), and all stay. Of the readers, it keeps
+// those whose requests took psn (before the PSN they expect next), when
+// some did: a READ response's PSN is one its READ took, and fits lets a
+// response name the PSN after a flow's requests (the mirror may have
+// missed the request there), which here would keep a QP whose last READ,
+// at the same PSN as another QP's longer one, ends just before psn.
+func (t *Table) preferReaders(ids []int32, psn uint32) uint8 {
 	k := 0
 	for _, id := range ids {
 		if c := t.flowAt(id - 1); c.cold != nil && c.cold.lastRead.valid {
@@ -225,7 +231,24 @@ func (t *Table) preferReaders(ids []int32) uint8 {
 		return uint8(len(ids))
 	}
 	clear(ids[k:])
-	return uint8(k)
+	return t.preferTaken(ids[:k], psn)
+}
+
+// preferTaken keeps, of the candidates ids, those whose requests took psn
+// (it lies before the PSN each expects next), when some did, and returns
+// how many it kept (see preferReaders).
+func (t *Table) preferTaken(ids []int32, psn uint32) uint8 {
+	j := 0
+	for _, id := range ids {
+		if psnDiff(psn, t.flowAt(id-1).Requests.seq.expHi) < 0 {
+			ids[j], j = id, j+1
+		}
+	}
+	if j == 0 {
+		return uint8(len(ids))
+	}
+	clear(ids[j:])
+	return uint8(j)
 }
 
 // onlyCand returns the only candidate of ev, once found; nil if there are
@@ -259,7 +282,7 @@ func fitsAhead(c *Flow, psn uint32) bool {
 
 // aheadRequester returns the flow whose requests a response r carries at
 // psn answers when no flow's requests fit it as captured (see fits): the
-// only flow of a connected transport from r's destination to its source
+// only flow of r's connected transport from r's destination to its source
 // whose requests psn lies within pairAhead past (fitsAhead), and which no
 // other flow's responses answered while packets arrived (respLink); nil if
 // there are none or several. The mirror missed the requests the response
@@ -270,7 +293,7 @@ func fitsAhead(c *Flow, psn uint32) bool {
 func (t *Table) aheadRequester(r *Flow, psn uint32) *Flow {
 	var only *Flow
 	for c := t.byHosts[hostPair{r.Key.Dst, r.Key.Src}].first; c != nil; c = c.hostNext {
-		if c == r || !connected(c.Transport) || !fitsAhead(c, psn) {
+		if !mayPair(c, r) || !fitsAhead(c, psn) {
 			continue
 		}
 		if only != nil {
@@ -284,14 +307,14 @@ func (t *Table) aheadRequester(r *Flow, psn uint32) *Flow {
 	return only
 }
 
-// soleRequester returns the only flow of a connected transport from r's
-// destination to its source, other than r: the one whose requests r's
+// soleRequester returns the only flow of r's connected transport from r's
+// destination to its source, other than r (see mayPair): the one whose requests r's
 // responses can answer when no flow's requests fit them as captured; nil
 // if there are none or several.
 func (t *Table) soleRequester(r *Flow) *Flow {
 	var sole *Flow
 	for c := t.byHosts[hostPair{r.Key.Dst, r.Key.Src}].first; c != nil; c = c.hostNext {
-		if c == r || !connected(c.Transport) || !c.Requests.started() {
+		if !mayPair(c, r) || !c.Requests.started() {
 			continue
 		}
 		if sole != nil {
@@ -359,11 +382,11 @@ func (t *Table) pairSole() {
 	}
 }
 
-// onlyConnected says whether f is the only flow of a connected transport
-// from its source to its destination.
+// onlyConnected says whether f is the only flow of its connected transport
+// from its source to its destination (see mayPair).
 func (t *Table) onlyConnected(f *Flow) bool {
 	for c := t.byHosts[hostPair{f.Key.Src, f.Key.Dst}].first; c != nil; c = c.hostNext {
-		if c != f && connected(c.Transport) {
+		if mayPair(c, f) {
 			return false
 		}
 	}
@@ -438,6 +461,16 @@ func (t *Table) pairByPSN() {
 // stops short of x's last request answers another QP's.
 func reachesLast(y, x *Flow) bool {
 	return y.resp.started && x.Requests.started() && psnDiff(y.resp.high(), x.Requests.HighPSN) >= 0
+}
+
+// mayPair says whether c, a flow between r's hosts, may be a direction of
+// a connection r's responses answer (or, the same way as r, compete with
+// r's): another flow of a connected transport, r's own. A QP's requests
+// and its responses share its transport (RC, XRC or RD), which every
+// packet's opcode names, so an XRC ACK never answers an RC QP's requests,
+// whatever PSNs the two share.
+func mayPair(c, r *Flow) bool {
+	return c != r && connected(c.Transport) && c.Transport == r.Transport
 }
 
 func connected(t bth.Transport) bool {

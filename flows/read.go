@@ -73,7 +73,9 @@ type readState struct {
 	reissued bool
 	// before: the packets other than CNPs the flow carried before it,
 	// whose mirror copies, if the mirror copies the flow, come before its
-	// own (Table.resentRead, Flow.readCopyDue).
+	// own (Table.resentRead, Flow.readCopyDue); for the same READ sent
+	// again (at its PSN: an RNR retry, a timeout's resend), before its
+	// first copy, as are resp, respBefore and at.
 	before uint64
 	// resp is the flow whose responses answered the flow last when it
 	// came (respLink), and respBefore its packets then, CNPs aside: the
@@ -93,6 +95,12 @@ func (f *Flow) noteRead(h *bth.BTH) {
 	*l = readState{valid: true, cut: true, psn: h.PSN, span: maxReadSpan, before: f.Packets - f.CNPs - 1, at: f.reqW.last} // f.Packets counts h
 	if r := f.respLink; r != nil {
 		l.resp, l.respBefore = r, r.Packets-r.CNPs
+	}
+	if p := &c.prevRead; p.valid && p.psn == h.PSN {
+		// The same READ again (an RNR retry, a resend after a timeout):
+		// its copy may be the first one's, which comes after the copies
+		// of what came before that one.
+		l.before, l.resp, l.respBefore, l.at = p.before, p.resp, p.respBefore, p.at
 	}
 	if h.Ext&bth.HasRETH == 0 {
 		return

@@ -56,7 +56,7 @@ func (t *Table) noteResponse(s *Flow, h *bth.BTH, at *FrameRef) {
 		}
 	} else {
 		for c := t.byHosts[hostPair{s.Key.Dst, s.Key.Src}].first; c != nil && n < maxPairCands; c = c.hostNext {
-			if c != s && connected(c.Transport) && fits(c, h.PSN) {
+			if mayPair(c, s) && fits(c, h.PSN) {
 				cands[n] = c
 				n++
 			}
