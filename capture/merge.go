@@ -182,9 +182,13 @@ func (m *Merger) sameHead(i int, was *Record) bool {
 }
 
 // retire closes file i, which ended with err (io.EOF at its clean end),
-// and notes a problem that ended it in Problems.
+// and notes a problem that ended it in Problems, or, at the clean end,
+// data after a gzip stream (see Reader.Trailing).
 func (m *Merger) retire(i int, err error) {
-	if err != io.EOF {
+	if err == io.EOF {
+		err = m.readers[i].Trailing()
+	}
+	if err != nil {
 		m.problems = append(m.problems, err)
 	}
 	m.readers[i].Close()
@@ -284,7 +288,9 @@ func (m *Merger) merge(rec *Record) (file int, err error) {
 
 // Problems are the errors that ended files early, in the order they
 // happened: wrap ErrCutOff, ErrBadRecord, or ErrChanged for a parked file
-// that could not be read again (see reopen).
+// that could not be read again (see reopen); or ErrTrailingData, for a
+// gzip-compressed file read to its end but followed by other data (see
+// Reader.Trailing), which did not end it early.
 func (m *Merger) Problems() []error { return slices.Clone(m.problems) }
 
 // Readers are the files open now, in the order given: nil for a file
