@@ -19,7 +19,7 @@ const mergeBufSize = 128 << 10
 // or thousands of files) parks every file it can (see park) until its
 // first record is the earliest head, so that the files open at once, and
 // their buffers, are those that overlap in time: one or two for the
-// rotated files of one mirror, one a mirror for several. The figure
+// rotated files of one mirror, one per mirror for several. The figure
 // leaves merges of a few files (mirrors, rails, the same capture given
 // twice) exactly as they were, well under any file-descriptor limit.
 var keepOpen = 16
@@ -164,12 +164,19 @@ func (m *Merger) reopen(i int) bool {
 	}
 	if err != nil {
 		m.heads[i] = Record{}
-		m.problems = append(m.problems, &FileError{Name: m.paths[i], Err: ErrChanged, Cause: err,
-			Reason: "changed since it was opened (" + strings.TrimPrefix(strings.TrimPrefix(err.Error(), "open "), m.paths[i]+": ") + "): none of its frames were read"})
+		m.problems = append(m.problems, changedError(m.paths[i], err))
 		return false
 	}
 	m.readers[i] = r
 	return true
+}
+
+// changedError is the problem of a parked file at path that could not be
+// read again: err says why, without the path it names.
+func changedError(path string, err error) error {
+	why := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "open "), path+": ")
+	return &FileError{Name: path, Err: ErrChanged, Cause: err,
+		Reason: "changed since it was opened (" + why + "): none of its frames were read"}
 }
 
 // sameHead says whether heads[i] is the record was, whose data hashed to
