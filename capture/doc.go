@@ -17,7 +17,16 @@
 //     Export Blocks taking a frame number, as Wireshark shows them as
 //     frames, so that Record.Number is Wireshark's frame number);
 //   - either of them gzip-compressed (also multistream), detected from the
-//     magic bytes, never from the file name.
+//     magic bytes, never from the file name; data after the last member
+//     that is not another member is ignored, as gzip ignores it, and
+//     noted (Reader.Trailing).
+//
+// Several files are read as one, in capture-time order, by a Merger. A
+// merge of many files (a directory of rotated captures) holds open only
+// the files whose records overlap the time being read: each file is opened
+// once to check it and read its first record, then closed until that
+// record is the earliest of all, so that neither the open files nor the
+// read buffers grow with the number of files (see keepOpen).
 //
 // A regular file is read in 256 KiB blocks, and Next hands out each record
 // as a slice of the block it lies in, parsed with direct loads (on the

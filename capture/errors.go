@@ -24,6 +24,15 @@ var (
 	// does not read (another compression, a pcap version other than 2.x, a
 	// timestamp resolution that does not fit in 64 bits).
 	ErrUnsupported = errors.New("unsupported capture format")
+	// ErrChanged: a file of a merge changed between the look OpenMerged
+	// took at it and its reading (see Merger): deleted, truncated or
+	// replaced. None of its frames were read.
+	ErrChanged = errors.New("file changed while it was read")
+	// ErrTrailingData: a gzip-compressed file goes on after its last
+	// member with data that is not another member, which gzip ignores
+	// with a warning, and so does a Reader (see Reader.Trailing). It
+	// says something about the file, not that reading stopped early.
+	ErrTrailingData = errors.New("trailing data after the gzip stream")
 )
 
 // FileError reports a problem with the capture as a whole, found while
@@ -32,7 +41,7 @@ var (
 type FileError struct {
 	Name   string // file name as given to Open or NewReader
 	Reason string // what is wrong, e.g. "not a pcap or pcapng file (starts with 48 65 6c 6c)"
-	Err    error  // the sentinel: ErrEmpty, ErrNotCapture, ErrUnsupported or ErrBadRecord; nil for I/O errors
+	Err    error  // the sentinel: ErrEmpty, ErrNotCapture, ErrUnsupported, ErrBadRecord, ErrChanged or ErrTrailingData; nil for I/O errors
 	Cause  error  // the underlying error (I/O, gzip), if any
 }
 

@@ -1,6 +1,9 @@
 package capture
 
 import (
+	"bufio"
+	"compress/gzip"
+	"fmt"
 	"io"
 	"runtime"
 	"sync"
@@ -126,3 +129,88 @@ func (a *inflater) Read(p []byte) (int, error) {
 // wait for the goroutine, which may be in a read of src that only the end
 // of src's input (or the file's Close) ends.
 func (a *inflater) Stop() { a.once.Do(func() { close(a.stop) }) }
+
+// gzipMembers reads the members of a gzip stream one after the other, as
+// gzip.Reader's multistream mode does, but ends, as gzip(1) does, at data
+// after a member that does not start like another member: gzip ignores
+// it with a warning ("decompression OK, trailing garbage ignored"; zeros
+// padding a file to a tape or disk block, what a copy left behind),
+// where the multistream mode took it for a damaged member and failed the
+// file there. It returns io.EOF at that data and notes it in trailing.
+type gzipMembers struct {
+	zr  *gzip.Reader
+	src *bufio.Reader // the compressed input, looked at between members
+	in  *countReader  // what src reads, counting bytes for trailing's offset
+
+	// trailing, once Read has returned io.EOF, describes the data that
+	// follows the last member, if any: a *FileError wrapping
+	// ErrTrailingData.
+	trailing error
+	name     string
+}
+
+// newGzipMembers starts reading the first member of src, named name in
+// errors.
+func newGzipMembers(src io.Reader, name string) (*gzipMembers, error) {
+	in := &countReader{r: src}
+	g := &gzipMembers{src: bufio.NewReaderSize(in, 4096), in: in, name: name}
+	zr, err := gzip.NewReader(g.src)
+	if err != nil {
+		return nil, err
+	}
+	zr.Multistream(false)
+	g.zr = zr
+	return g, nil
+}
+
+// Read implements io.Reader: the decompressed bytes of every member.
+func (g *gzipMembers) Read(p []byte) (n int, err error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for n == 0 && err == nil {
+		if n, err = g.zr.Read(p); err == io.EOF {
+			err = g.next()
+		}
+	}
+	return n, err
+}
+
+// next starts the member that follows the one that ended. It returns
+// io.EOF at the end of the input, or at data that does not start with
+// the gzip magic (1f 8b); data that does is read as a member, and a
+// damaged or cut one fails as in the multistream mode.
+func (g *gzipMembers) next() error {
+	head, err := g.src.Peek(4)
+	switch {
+	case len(head) == 0 && err == io.EOF:
+		return io.EOF
+	case len(head) == 0:
+		return err
+	case head[0] != 0x1f || len(head) > 1 && head[1] != 0x8b:
+		at := g.in.n - int64(g.src.Buffered())
+		g.trailing = &FileError{Name: g.name, Err: ErrTrailingData,
+			Reason: fmt.Sprintf("data after the end of the gzip stream, at byte %d (% x), is not another gzip member", at, head)}
+		return io.EOF
+	}
+	if err := g.zr.Reset(g.src); err != nil {
+		return err
+	}
+	g.zr.Multistream(false)
+	return nil
+}
+
+// Close releases the decompressor.
+func (g *gzipMembers) Close() error { return g.zr.Close() }
+
+// countReader counts the bytes read from r.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"testing"
@@ -23,9 +26,9 @@ func withInflateAhead(ahead bool, f func()) {
 // TestInflaterSameRecords: a gzip-compressed capture gives the same
 // records, the same error and the same reader state whether it is
 // decompressed on the Reader's goroutine or ahead of it on its own, read
-// from a file's block or a stream, whole, cut anywhere, corrupt or
-// followed by garbage; and a whole one gives the records of the same
-// capture uncompressed.
+// from a file's block or a stream, whole, cut anywhere or corrupt; and a
+// whole one, also followed by garbage or zeros, gives the records of the
+// same capture uncompressed.
 func TestInflaterSameRecords(t *testing.T) {
 	var pkts []pkt
 	for i := range 20000 { // ~2.2 MB: many chunks and blocks
@@ -47,7 +50,8 @@ func TestInflaterSameRecords(t *testing.T) {
 		"cut in header": {whole[:5], nil},
 		"cut in footer": {whole[:len(whole)-3], nil},
 		"corrupt":       {corrupt, nil},
-		"garbage after": {append(bytes.Clone(whole), "not gzip"...), nil},
+		"garbage after": {append(bytes.Clone(whole), "not gzip"...), plain},
+		"zeros after":   {append(bytes.Clone(whole), make([]byte, 512)...), plain},
 	}
 	for name, in := range inputs {
 		for _, size := range []int{bufSize, 1000, minBufSize} {
@@ -174,4 +178,87 @@ func TestReaderCloseStopsInflater(t *testing.T) {
 			t.Errorf("%d goroutines after Close, want %d", n, before)
 		}
 	})
+}
+
+// TestGzipTrailingData: a gzip-compressed capture followed by data that is
+// not another gzip member (garbage, zeros) is read to its end, as gzip
+// reads it, and Trailing says where the data starts; another member is
+// read, and one that starts like a member but is damaged fails the file
+// as before; the Merger notes the trailing data in its Problems, not as a
+// cut.
+func TestGzipTrailingData(t *testing.T) {
+	var pkts []pkt
+	for i := range 3000 {
+		pkts = append(pkts, pkt{sec: uint32(1700000000 + i/100), frac: uint32(i), data: frame(i, 96)})
+	}
+	plain, _ := encodePcap(pcapSpec{order: binary.LittleEndian, linkType: 1}, pkts)
+	whole := gz(plain)
+	after := func(tail []byte) []byte { return append(bytes.Clone(whole), tail...) }
+	for _, tc := range []struct {
+		name     string
+		b        []byte
+		trailing string // Trailing's error, "" for none
+		err      error  // what ends the file, io.EOF at its clean end
+	}{
+		{"garbage", after([]byte("not gzip")), fmt.Sprintf("x: data after the end of the gzip stream, at byte %d (6e 6f 74 20), is not another gzip member", len(whole)), io.EOF},
+		{"zeros", after(make([]byte, 512)), fmt.Sprintf("x: data after the end of the gzip stream, at byte %d (00 00 00 00), is not another gzip member", len(whole)), io.EOF},
+		{"one byte", after([]byte{0}), fmt.Sprintf("x: data after the end of the gzip stream, at byte %d (00), is not another gzip member", len(whole)), io.EOF},
+		{"two members", gzMulti(plain), "", io.EOF},
+		{"an empty member", after(gz(nil)), "", io.EOF},
+		{"a damaged member", after([]byte{0x1f, 0x8b, 0x09, 0, 0, 0, 0, 0, 0, 0, 0, 0}), "", ErrBadRecord},
+		{"a member cut in its header", after([]byte{0x1f, 0x8b, 0x08}), "", ErrCutOff},
+	} {
+		for _, ahead := range []bool{false, true} {
+			for source, open := range map[string]func() (*Reader, error){
+				"stream": func() (*Reader, error) { return NewReader(bytes.NewReader(tc.b), "x") },
+				"block":  func() (*Reader, error) { return newBlockReader(bytes.NewReader(tc.b), "x", blockSize) },
+			} {
+				withInflateAhead(ahead, func() {
+					r, err := open()
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer r.Close()
+					n := 0
+					var rec Record
+					for err = r.Next(&rec); err == nil; err = r.Next(&rec) {
+						n++
+					}
+					if n != len(pkts) || !errors.Is(err, tc.err) {
+						t.Errorf("%s, %s, ahead %v: %d records, %v; want %d, %v", tc.name, source, ahead, n, err, len(pkts), tc.err)
+					}
+					got := ""
+					if tr := r.Trailing(); tr != nil {
+						got = tr.Error()
+						if !errors.Is(tr, ErrTrailingData) {
+							t.Errorf("%s: %v does not wrap ErrTrailingData", tc.name, tr)
+						}
+					}
+					if got != tc.trailing {
+						t.Errorf("%s, %s, ahead %v: Trailing %q, want %q", tc.name, source, ahead, got, tc.trailing)
+					}
+				})
+			}
+		}
+	}
+
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a.pcap.gz")
+	if err := os.WriteFile(p, after(make([]byte, 512)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := OpenMerged([]string{p, p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	n := 0
+	var rec Record
+	for _, err := m.Next(&rec); err == nil; _, err = m.Next(&rec) {
+		n++
+	}
+	probs := m.Problems()
+	if n != 2*len(pkts) || len(probs) != 2 || !errors.Is(probs[0], ErrTrailingData) || errors.Is(probs[0], ErrCutOff) {
+		t.Errorf("merged: %d records, problems %v; want %d, two ErrTrailingData", n, probs, 2*len(pkts))
+	}
 }

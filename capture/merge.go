@@ -2,14 +2,32 @@ package capture
 
 import (
 	"errors"
+	"hash/maphash"
 	"io"
+	"os"
 	"slices"
+	"strings"
 	"time"
 )
 
 // mergeBufSize is the read buffer of each file of a merge with many files,
 // so that memory stays bounded by the number of files open at once.
 const mergeBufSize = 128 << 10
+
+// keepOpen is the most files a merge opens once and keeps open, as it
+// always did. A merge of more (a directory of rotated captures: hundreds
+// or thousands of files) parks every file it can (see park) until its
+// first record is the earliest head, so that the files open at once, and
+// their buffers, are those that overlap in time: one or two for the
+// rotated files of one mirror, one per mirror for several. The figure
+// leaves merges of a few files (mirrors, rails, the same capture given
+// twice) exactly as they were, well under any file-descriptor limit.
+var keepOpen = 16
+
+// firstLookSize is the read buffer a merge of more than keepOpen files
+// opens each file with to read its first record: most of a larger buffer
+// would be read twice, then and when the file is reopened.
+const firstLookSize = 16 << 10
 
 // Merger reads several captures as one, in capture-time order: the next
 // record is always the earliest head of the files still open (ties go to the
@@ -18,38 +36,62 @@ const mergeBufSize = 128 << 10
 // with an error (cut off, bad record) is closed and its error kept in
 // Problems; the others go on.
 type Merger struct {
+	// readers are the files open, in the order given; nil for one that
+	// is done or parked. A parked file's head (its first record, without
+	// its data) is in heads and on the heap: it is reopened when it is
+	// popped (reopen).
 	readers  []*Reader
 	heads    []Record
 	h        mergeHeap
 	last     int     // index of the reader whose head was returned last, or -1
 	sole     *Reader // readers[last] once it is the only file left, else nil
 	problems []error
+
+	paths []string     // as given, to reopen parked files
+	size  int          // the read buffer of a file (re)opened for good
+	sums  []uint64     // a parked file's first record's data, hashed; nil unless files are parked
+	seed  maphash.Seed // of sums
 }
 
 // OpenMerged opens every path. An error opening any of them (missing file,
 // not a capture) is returned at once, naming the file, and nothing is left
 // open. So is an error at a file's first record that is not a cut or a bad
 // record (see firstRecord): the file cannot be read at all.
+//
+// With more than keepOpen files, each is closed again once its first
+// record is read (see park), and reopened when that record comes up.
 func OpenMerged(paths []string) (*Merger, error) {
-	size := bufSize
+	m := &Merger{last: -1, paths: paths, size: bufSize,
+		readers: make([]*Reader, len(paths)), heads: make([]Record, len(paths))}
 	if len(paths) > 4 {
-		size = mergeBufSize
+		m.size = mergeBufSize
 	}
-	m := &Merger{last: -1}
-	for _, p := range paths {
+	size, lazy := m.size, len(paths) > keepOpen
+	if lazy {
+		size = firstLookSize
+		m.sums, m.seed = make([]uint64, len(paths)), maphash.MakeSeed()
+	}
+	// After a file whose first record fails, the others are only opened:
+	// an error opening one comes first, as when every file was opened
+	// before any was read.
+	var firstErr error
+	for i, p := range paths {
 		r, err := openSize(p, size)
 		if err != nil {
 			m.Close()
 			return nil, err
 		}
-		m.readers = append(m.readers, r)
-	}
-	m.heads = make([]Record, len(m.readers))
-	for i := range m.readers {
-		if err := m.firstRecord(i); err != nil {
-			m.Close()
-			return nil, err
+		m.readers[i] = r
+		if firstErr == nil {
+			firstErr = m.firstRecord(i)
 		}
+		if lazy {
+			m.park(i)
+		}
+	}
+	if firstErr != nil {
+		m.Close()
+		return nil, firstErr
 	}
 	m.h.init()
 	return m, nil
@@ -67,12 +109,97 @@ func (m *Merger) firstRecord(i int) error {
 	switch {
 	case err == nil:
 		m.h.items = append(m.h.items, mergeItem{mergeKey(&m.heads[i]), i, m.heads[i].Number})
-	case errors.Is(err, ErrCutOff) || errors.Is(err, ErrBadRecord):
-		m.problems = append(m.problems, err)
-	case err != io.EOF:
+	case errors.Is(err, ErrCutOff) || errors.Is(err, ErrBadRecord) || err == io.EOF:
+		m.retire(i, err)
+	default:
 		return err
 	}
 	return nil
+}
+
+// park closes file i, whose head is its first record, until that record
+// is the earliest head (reopen): a parked file holds no descriptor and no
+// buffer, only its head and a hash of the head's data, to tell that the
+// file has not changed in between. Standard input and other files that
+// are not regular (a pipe given by name) cannot be read twice: they stay
+// open.
+func (m *Merger) park(i int) {
+	r := m.readers[i]
+	if r == nil || !isRegular(r) {
+		return
+	}
+	m.sums[i] = maphash.Bytes(m.seed, m.heads[i].Data)
+	m.heads[i].Data = nil
+	r.Close()
+	m.readers[i] = nil
+}
+
+// isRegular says whether r reads a regular file it opened.
+func isRegular(r *Reader) bool {
+	f, ok := r.file.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode().IsRegular()
+}
+
+// reopen opens parked file i again, its first record now the earliest
+// head, and reads that record again into heads[i]. A file that cannot be
+// opened or read to that record, or whose first record is no longer the
+// one read at OpenMerged (deleted, truncated, rotated away or replaced
+// meanwhile), is not read at all: its ErrChanged error goes to Problems
+// and reopen says false. A file that has grown since (one still being
+// written) is read to where it ends then, as a file kept open would be.
+func (m *Merger) reopen(i int) bool {
+	was := m.heads[i]
+	r, err := openSize(m.paths[i], m.size)
+	if err == nil {
+		if err = r.Next(&m.heads[i]); err == nil && !m.sameHead(i, &was) {
+			err = errors.New("its first frame is not the one read before")
+		}
+		if err != nil {
+			r.Close()
+		}
+	}
+	if err != nil {
+		m.heads[i] = Record{}
+		m.problems = append(m.problems, changedError(m.paths[i], err))
+		return false
+	}
+	m.readers[i] = r
+	return true
+}
+
+// changedError is the problem of a parked file at path that could not be
+// read again: err says why, without the path it names.
+func changedError(path string, err error) error {
+	why := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "open "), path+": ")
+	return &FileError{Name: path, Err: ErrChanged, Cause: err,
+		Reason: "changed since it was opened (" + why + "): none of its frames were read"}
+}
+
+// sameHead says whether heads[i] is the record was, whose data hashed to
+// sums[i].
+func (m *Merger) sameHead(i int, was *Record) bool {
+	h := &m.heads[i]
+	return h.TimeNanos == was.TimeNanos && h.Timestamp.Equal(was.Timestamp) && h.CapLen == was.CapLen &&
+		h.OrigLen == was.OrigLen && h.LinkType == was.LinkType && h.Interface == was.Interface &&
+		h.Number == was.Number && maphash.Bytes(m.seed, h.Data) == m.sums[i]
+}
+
+// retire closes file i, which ended with err (io.EOF at its clean end),
+// and notes a problem that ended it in Problems, or, at the clean end,
+// data after a gzip stream (see Reader.Trailing).
+func (m *Merger) retire(i int, err error) {
+	if err == io.EOF {
+		err = m.readers[i].Trailing()
+	}
+	if err != nil {
+		m.problems = append(m.problems, err)
+	}
+	m.readers[i].Close()
+	m.readers[i] = nil
 }
 
 // Next fills rec with the earliest record not yet returned and says which
@@ -130,9 +257,7 @@ func (m *Merger) NextBatch(recs []Record) (n, file int, err error) {
 
 // endSole retires the last file, which ended with err.
 func (m *Merger) endSole(err error) (int, error) {
-	if err != io.EOF {
-		m.problems = append(m.problems, err)
-	}
+	m.retire(m.last, err)
 	m.sole = nil
 	m.last = -1
 	return -1, io.EOF
@@ -150,30 +275,43 @@ func (m *Merger) merge(rec *Record) (file int, err error) {
 		m.last = -1
 		if err := m.readers[i].Next(&m.heads[i]); err == nil {
 			m.h.push(mergeItem{mergeKey(&m.heads[i]), i, m.heads[i].Number})
-		} else if err != io.EOF {
-			m.problems = append(m.problems, err)
+		} else {
+			m.retire(i, err)
 		}
 	}
-	if len(m.h.items) == 0 {
-		return -1, io.EOF
+	var it mergeItem
+	for {
+		if len(m.h.items) == 0 {
+			return -1, io.EOF
+		}
+		if it = m.h.pop(); m.readers[it.file] != nil || m.reopen(it.file) {
+			break
+		}
 	}
-	it := m.h.pop()
 	*rec = m.heads[it.file]
 	m.last = it.file
 	return it.file, nil
 }
 
 // Problems are the errors that ended files early, in the order they
-// happened: wrap ErrCutOff or ErrBadRecord.
+// happened: wrap ErrCutOff, ErrBadRecord, or ErrChanged for a parked file
+// that could not be read again (see reopen); or ErrTrailingData, for a
+// gzip-compressed file read to its end but followed by other data (see
+// Reader.Trailing), which did not end it early.
 func (m *Merger) Problems() []error { return slices.Clone(m.problems) }
 
-// Readers are the open files, in the order given.
+// Readers are the files open now, in the order given: nil for a file
+// that is done, or parked (see OpenMerged) until its first record comes
+// up.
 func (m *Merger) Readers() []*Reader { return m.readers }
 
-// Close closes every file.
+// Close closes every file still open.
 func (m *Merger) Close() error {
 	var first error
 	for _, r := range m.readers {
+		if r == nil {
+			continue
+		}
 		if err := r.Close(); err != nil && first == nil {
 			first = err
 		}

@@ -2,7 +2,9 @@ package capture
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -114,5 +116,78 @@ func TestMergerAllocs(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(1000, func() { m.Next(&rec) }); n != 0 {
 		t.Errorf("want 0 allocs per merged record, got %v", n)
+	}
+}
+
+// benchmarkMerge merges the files made by write through Next (batch 1) or
+// NextBatch (batch > 1), reopening them when they are done; one operation
+// is one record.
+func benchmarkMerge(b *testing.B, paths []string, batch int) {
+	recs := make([]Record, batch)
+	var m *Merger
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := 0; n < b.N; {
+		if m == nil {
+			var err error
+			if m, err = OpenMerged(paths); err != nil {
+				b.Fatal(err)
+			}
+		}
+		var k int
+		var err error
+		if batch == 1 {
+			_, err = m.Next(&recs[0])
+			k = 1
+		} else {
+			k, _, err = m.NextBatch(recs)
+		}
+		if err != nil {
+			m.Close()
+			m = nil
+			continue
+		}
+		n += k
+	}
+	if m != nil {
+		m.Close()
+	}
+}
+
+// mergeBenchFiles writes n files of 20,000 96-byte records each, their
+// times interleaved (one mirror per file) or one after the other (the
+// rotated files of one).
+func mergeBenchFiles(b *testing.B, n int, rotated bool) []string {
+	dir := b.TempDir()
+	var paths []string
+	for f := range n {
+		var pkts []pkt
+		for i := range 20000 {
+			t := i*n + f // interleaved
+			if rotated {
+				t = f*20000 + i
+			}
+			pkts = append(pkts, pkt{sec: uint32(1700000000 + t/1000000), frac: uint32(t % 1000000), data: frame(i, 96)})
+		}
+		file, _ := encodePcap(pcapSpec{order: binary.LittleEndian, linkType: 1}, pkts)
+		p := filepath.Join(dir, fmt.Sprintf("f%04d.pcap", f))
+		if err := os.WriteFile(p, file, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+func BenchmarkMerge(b *testing.B) {
+	for _, bc := range []struct {
+		name    string
+		files   int
+		rotated bool
+	}{{"1file", 1, false}, {"2interleaved", 2, false}, {"2rotated", 2, true}, {"4interleaved", 4, false}, {"200rotated", 200, true}} {
+		paths := mergeBenchFiles(b, bc.files, bc.rotated)
+		for _, batch := range []int{1, 64} {
+			b.Run(fmt.Sprintf("%s/batch%d", bc.name, batch), func(b *testing.B) { benchmarkMerge(b, paths, batch) })
+		}
 	}
 }

@@ -2,7 +2,6 @@ package capture
 
 import (
 	"bufio"
-	"compress/gzip"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -71,7 +70,7 @@ type Reader struct {
 
 	name string
 	file io.Closer    // closed by Close; nil for caller-supplied readers and stdin
-	gz   *gzip.Reader // nil unless the input is gzip-compressed
+	gz   *gzipMembers // nil unless the input is gzip-compressed
 	// inflate, if not nil, runs gz on its own goroutine (see inflater):
 	// the Reader reads gz only through it.
 	inflate *inflater
@@ -205,7 +204,7 @@ func (r *Reader) openGzip(size int) error {
 		*blk = r.blk
 		raw = blk
 	}
-	zr, err := gzip.NewReader(raw)
+	zr, err := newGzipMembers(raw, r.name)
 	if err != nil {
 		if isTruncation(err) {
 			return &CutOffError{Name: r.name, Have: have, Need: max(gzipHeaderLen, have+1), Cause: err}
@@ -357,6 +356,20 @@ func (r *Reader) closeGzip() {
 		r.gz.Close()
 		r.gz = nil
 	}
+}
+
+// Trailing returns, once Next has returned io.EOF, what a gzip-compressed
+// file holds after its last member that is not another member (zeros
+// padding it, what a copy left behind): a *FileError wrapping
+// ErrTrailingData, saying where that data starts. Like gzip, which warns
+// of it ("trailing garbage ignored"), the Reader ignores it: the capture
+// was read to its end. Trailing returns nil for every other file, and
+// before the end.
+func (r *Reader) Trailing() error {
+	if r.err != io.EOF || r.gz == nil {
+		return nil
+	}
+	return r.gz.trailing
 }
 
 // Format returns the file's format.

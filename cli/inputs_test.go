@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/binary"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -169,4 +171,135 @@ func TestUnreadableCaptureExitCode(t *testing.T) {
 			t.Errorf("rocedump %s: exit %d, stderr %q; want exit 2 and %q", strings.Join(args, " "), code, stderr, want)
 		}
 	}
+}
+
+// TestGzipTrailingData: a gzip-compressed capture followed by data that
+// is not another gzip member (512 zeros, as gzip -t accepts with a
+// warning) gives the output of the capture itself, with a warning that
+// the data was ignored: the capture is not marked cut off, and no finding
+// says it could not be read to its end.
+func TestGzipTrailingData(t *testing.T) {
+	src := genCapture("formats_pcapng_gz.pcapng.gz")
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	padded := filepath.Join(t.TempDir(), "padded.pcapng.gz")
+	if err := os.WriteFile(padded, append(raw, make([]byte, 512)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	warning := fmt.Sprintf("rocedump: warning: trailing data ignored: %s: data after the end of the gzip stream, at byte %d (00 00 00 00), is not another gzip member\n", padded, len(raw))
+	for _, cmd := range [][]string{
+		{"read", "--format", "json"},
+		{"flows", "--format", "json", "--sort", "id"},
+	} {
+		want, wantErr, code := runCLI(t, append(cmd, src)...)
+		if code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", cmd[0], code, wantErr)
+		}
+		got, gotErr, code := runCLI(t, append(cmd, padded)...)
+		if code != ExitOK || got != want || !strings.Contains(gotErr, warning) || strings.Contains(gotErr, "cut off") {
+			t.Errorf("%s: exit %d, output differs: %v, stderr %q, want the warning %q", cmd[0], code, got != want, gotErr, warning)
+		}
+	}
+	out, stderr, code := runCLI(t, "report", "--format", "json", "--fail-on", "never", padded)
+	if code != ExitOK {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Capture struct {
+			CutOff   bool     `json:"cut_off"`
+			Problems []string `json:"problems"`
+		} `json:"capture"`
+		Findings []struct{ Title string } `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Capture.CutOff || len(rep.Capture.Problems) != 1 || !strings.HasPrefix(rep.Capture.Problems[0], "trailing data ignored: ") {
+		t.Errorf("report: cut_off %v, problems %q", rep.Capture.CutOff, rep.Capture.Problems)
+	}
+	for _, f := range rep.Findings {
+		if strings.Contains(f.Title, "could not be read") || strings.Contains(f.Title, "cut off") {
+			t.Errorf("report: finding %q", f.Title)
+		}
+	}
+}
+
+// TestDirectoryOfRotatedFiles: a directory of many rotated captures (more
+// than a merge keeps open, so that each file is opened when its time
+// comes) gives the report and flows of the same capture in one file, but
+// for the files and frame numbers they name.
+func TestDirectoryOfRotatedFiles(t *testing.T) {
+	src, err := os.ReadFile(genCapture("congestion.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Split it into files of 3 records (its records are in time order).
+	dir := t.TempDir()
+	const header, perFile = 24, 3
+	le := binary.LittleEndian
+	if le.Uint32(src) != 0xa1b2c3d4 && le.Uint32(src) != 0xa1b23c4d {
+		t.Fatal("congestion.pcap is not a little-endian pcap")
+	}
+	files := 0
+	for off := header; off < len(src); files++ {
+		part := append([]byte(nil), src[:header]...)
+		for k := 0; k < perFile && off < len(src); k++ {
+			end := off + 16 + int(le.Uint32(src[off+8:]))
+			part = append(part, src[off:end]...)
+			off = end
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("cap%04d.pcap", files)), part, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if files <= 16 {
+		t.Fatalf("only %d files", files)
+	}
+	for _, cmd := range [][]string{
+		{"flows", "--format", "json", "--sort", "id"},
+		{"report", "--format", "json", "--fail-on", "never"},
+	} {
+		want, _, code := runCLI(t, append(cmd, genCapture("congestion.pcap"))...)
+		if code != ExitOK {
+			t.Fatalf("%s: exit %d", cmd[0], code)
+		}
+		got, stderr, code := runCLI(t, append(cmd, dir)...)
+		if code != ExitOK {
+			t.Fatalf("%s on %d files: exit %d: %s", cmd[0], files, code, stderr)
+		}
+		if want, got = stripFiles(want), stripFiles(got); got != want {
+			t.Errorf("%s on %d rotated files: %s", cmd[0], files, firstDiff(want, got))
+		}
+	}
+}
+
+// stripFiles returns a JSON report or flow list without what names a
+// file or a frame in it (file, files, frame, first_frame, last_frame):
+// what a capture split into files changes.
+func stripFiles(out string) string {
+	var v any
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		return out
+	}
+	var strip func(v any)
+	strip = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for _, k := range []string{"file", "files", "frame", "first_frame", "last_frame"} {
+				delete(v, k)
+			}
+			for _, e := range v {
+				strip(e)
+			}
+		case []any:
+			for _, e := range v {
+				strip(e)
+			}
+		}
+	}
+	strip(v)
+	b, _ := json.MarshalIndent(v, "", " ")
+	return string(b)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/rocedump/rocedump/decode/bth"
 	"github.com/rocedump/rocedump/decode/packet"
 	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/reports"
 )
 
 // captureStats describe the input as a whole: what was read, what could
@@ -28,7 +29,7 @@ type captureStats struct {
 	Unchecked   uint64 // RoCE frames whose ICRC was not checked (not captured whole); counted so that a whole frame costs nothing
 	Unsupported uint64 // frames of a link type rocedump does not decode
 	First, Last time.Time
-	Problems    []string // files cut off or ended by a bad record
+	Problems    []string // files cut off, ended by a bad record, changed while read, or followed by data after their gzip stream
 	CutOff      bool     // a file was cut off mid-record
 }
 
@@ -127,12 +128,22 @@ func analyze(o analyzeOptions) (*captureStats, error) {
 	fa := fas[0]
 	fa.mergeWorkers(fas[1:])
 	for _, p := range m.Problems() {
-		fa.st.Problems = append(fa.st.Problems, p.Error())
+		fa.st.Problems = append(fa.st.Problems, problemText(p))
 		if errors.Is(p, capture.ErrCutOff) {
 			fa.st.CutOff = true
 		}
 	}
 	return fa.st, fa.finish()
+}
+
+// problemText is how a problem of the input reads in the report: the
+// note on data after a gzip stream starts with reports.TrailingDataNote,
+// which tells it from the problems that ended a file early.
+func problemText(p error) string {
+	if errors.Is(p, capture.ErrTrailingData) {
+		return reports.TrailingDataNote + p.Error()
+	}
+	return p.Error()
 }
 
 // passGCPercent is the garbage collector's GOGC during an analysis pass.

@@ -18,6 +18,7 @@ import (
 	"github.com/rocedump/rocedump/decode/bth"
 	"github.com/rocedump/rocedump/decode/packet"
 	"github.com/rocedump/rocedump/filter"
+	"github.com/rocedump/rocedump/reports"
 )
 
 // ReadOptions are the inputs of `rocedump read`.
@@ -280,7 +281,7 @@ func readWorkers(opts *ReadOptions) int {
 
 // fileProblem is a problem with one input file that does not end the run:
 // a cut-off file or a bad record, which end that file but keep what was
-// read before them, or frames of a link type rocedump does not decode,
+// read before them, data after its gzip stream, ignored, or frames of a link type rocedump does not decode,
 // which are skipped (unsupported).
 type fileProblem struct {
 	err         error
@@ -396,9 +397,9 @@ func (ff *frameFormatter) appendFrame(b []byte, rec *capture.Record, f *filter.F
 // readFile reads one capture through h and returns its problems: the
 // frames of link types rocedump does not decode, which are skipped and
 // counted (readRun decides whether the run can go on without them), and
-// a cut or bad record that ended the file. err ends the run: a file that
-// cannot be opened or read at all, errStop, or a filter that does not
-// compile.
+// a cut or bad record that ended the file, or the data after its gzip
+// stream, ignored. err ends the run: a file that cannot be opened or read
+// at all, errStop, or a filter that does not compile.
 func readFile(path string, h *packetHandler) (problems []fileProblem, err error) {
 	r, err := capture.Open(path)
 	if err != nil {
@@ -421,7 +422,7 @@ func readFile(path string, h *packetHandler) (problems []fileProblem, err error)
 		rec       capture.Record
 		supported int
 		skipped   = map[capture.LinkType]int{}
-		end       error // what ended the file early
+		end       error // what ended the file early, or the data after its gzip stream
 	)
 	h.frames.printer.startFile(path)
 	if h.pipe != nil {
@@ -439,6 +440,7 @@ func readFile(path string, h *packetHandler) (problems []fileProblem, err error)
 		}
 		err := r.Next(&rec)
 		if err == io.EOF {
+			end = r.Trailing() // data after a gzip stream, or nil
 			break
 		}
 		if err != nil {
@@ -465,6 +467,9 @@ func readFile(path string, h *packetHandler) (problems []fileProblem, err error)
 	}
 	if len(skipped) > 0 {
 		problems = append(problems, fileProblem{err: skippedFrames(path, skipped), unsupported: true})
+	}
+	if errors.Is(end, capture.ErrTrailingData) {
+		end = fmt.Errorf("%s%w", reports.TrailingDataNote, end) // as the reports say it (problemText)
 	}
 	if end != nil {
 		problems = append(problems, fileProblem{err: end})

@@ -63,14 +63,21 @@ const SkippedFramesNote = "skipped "
 // combine, not recompute).
 const MergeNote = "merge: "
 
+// TrailingDataNote starts the problem that says a gzip-compressed file
+// goes on after its gzip stream with data that is not another gzip
+// member (zeros padding it, what a copy left behind): ignored, as gzip
+// ignores it, after the capture was read to its end.
+const TrailingDataNote = "trailing data ignored: "
+
 // ReadProblems returns the problems that say reading stopped early: every
-// problem but the note on frames skipped for their link type and merge's
+// problem but the note on frames skipped for their link type, merge's
 // notes, which the capture_health findings on unsupported frames and the
-// merged report itself account for.
+// merged report itself account for, and the note on data after a gzip
+// stream, read to its end.
 func (c *CaptureInfo) ReadProblems() []string {
 	var out []string
 	for _, p := range c.Problems {
-		if !strings.HasPrefix(p, SkippedFramesNote) && !strings.HasPrefix(p, MergeNote) {
+		if !strings.HasPrefix(p, SkippedFramesNote) && !strings.HasPrefix(p, MergeNote) && !strings.HasPrefix(p, TrailingDataNote) {
 			out = append(out, p)
 		}
 	}
