@@ -395,6 +395,12 @@ type rMsg struct {
 	loss  string  // "", fabric, fabric_unseen, timeout, timeout_unseen, mirror, rnr, nak
 	off   int     // first packet of the loss
 	cnt   int     // packets of the loss
+	// rnrMirror: of an RNR NAK's WRITE, SEND or atomic (loss rnr), the
+	// packets from the first whose first copy the mirror missed (a
+	// mirror_drop at psn_offset 0 with the rnr_nak, the one pair of
+	// events a message may have): they reached the responder, which
+	// refused the first with the RNR NAK.
+	rnrMirror int
 }
 
 func (m *rMsg) read() bool   { return m.op == "read" }
@@ -408,7 +414,10 @@ func randReliable(tr string) bool { return tr == "RC" || tr == "XRC" || tr == "R
 //     Key (two connections at once on one QP cannot happen);
 //   - at most one loss event (fabric_drop, timeout_drop, mirror_drop,
 //     rnr_nak, nak) per message: the expectations below are derived per
-//     message; markings (ce_mark, fecn, dscp) are added freely;
+//     message; markings (ce_mark, fecn, dscp) are added freely; but an
+//     RNR NAK's WRITE, SEND or atomic may also have a mirror_drop from
+//     its first packet (rMsg.rnrMirror), decided from a stream of its
+//     own, so that the other events stay those of the seed;
 //   - timeout_us is at least 600 µs: a resend that no NAK asked for less
 //     than a mirror window (262-524 µs) after its original is what a
 //     mirror copy looks like (flows/doc.go, "Mirror copies"), and real
@@ -419,6 +428,7 @@ func randReliable(tr string) bool { return tr == "RC" || tr == "XRC" || tr == "R
 //     has).
 func randomScenario(seed uint64) *rScenario {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	rnrMirror := rand.New(rand.NewPCG(seed, seed^0x524e524d49525252))
 	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
 	s := &rScenario{Name: fmt.Sprintf("rand%d", seed), Seed: seed}
 	s.Format = pick("pcap", "pcap", "pcap-ns", "pcap-be", "pcap-ns-be", "pcapng", "pcapng-be")
@@ -673,6 +683,12 @@ func randomScenario(seed uint64) *rScenario {
 			case "rnr":
 				m.loss = k
 				ev["rnr_nak"] = map[string]any{"timer": rng.IntN(14)}
+				if !m.read() && rnrMirror.IntN(3) == 0 {
+					// The mirror missed the packet the RNR NAK
+					// refused, and maybe the next ones.
+					m.rnrMirror = 1 + rnrMirror.IntN(min(3, m.n))
+					f.Events = append(f.Events, map[string]any{"at_msg": at, "mirror_drop": map[string]any{"psn_offset": 0, "packets": m.rnrMirror}})
+				}
 			case "nak":
 				m.loss = k
 				ev["nak"] = pick("invalid_request", "remote_access_err", "remote_op_err", "invalid_rd_request", "reserved_9")
@@ -930,13 +946,16 @@ type randHoles struct {
 	// cannot tell them from PSNs it carried (sent before the capture
 	// began, or taken by the READ), counts them retransmitted.
 	unsureResent uint64
+	// mirrorResent: of outOfOrder, the PSNs decided mirror loss (an RNR
+	// NAK at the first of their gap said the responder had it).
+	mirrorResent uint64
 }
 
 // randSlot is a PSN of one space, in the order of first transmission.
 type randSlot struct {
 	absent  bool // the first transmission is not in the file
 	resent  bool // a later copy fills it (out of order)
-	mirror  bool // the mirror missed it (nobody resends it)
+	mirror  bool // the mirror missed it (nobody resends it, but an RNR retry: see rMsg.rnrMirror)
 	canJump bool // a READ response FIRST/ONLY: rocedump accepts a forward jump to it
 	// slack: a READ request of a flow that has not shown its path MTU
 	// (no FIRST or MIDDLE request captured yet) may take up to this many
@@ -977,8 +996,13 @@ func randMessagesOf(f *gen.Flow) []rMsg {
 		case e.TimeoutDrop != nil:
 			drop("timeout", e.TimeoutDrop, m.n-1)
 			m.cnt = m.n - m.off
+		case e.MirrorDrop != nil && m.loss == "rnr":
+			// From the first packet (rMsg.rnrMirror).
+			m.rnrMirror = min(max(e.MirrorDrop.Packets, 1), m.n)
 		case e.MirrorDrop != nil:
 			drop("mirror", e.MirrorDrop, 0)
+		case e.RNRNAK != nil && m.loss == "mirror":
+			m.loss, m.rnrMirror, m.off, m.cnt = "rnr", m.cnt, 0, 0
 		case e.RNRNAK != nil:
 			m.loss = "rnr"
 		case e.NAK != nil:
@@ -1066,6 +1090,14 @@ func randExpectFlow(f *gen.Flow) randExpect {
 				// timeout before anything newer: in order.
 				s.absent = lossAt(j) && !(reliable && tail)
 				s.resent = s.absent && reliable
+			case m.rnrMirror > 0:
+				// When a later packet's first copy is captured,
+				// the first ones leave a gap, which the RNR retry
+				// fills and the RNR NAK at its first PSN decides
+				// mirror loss (the responder received that PSN).
+				// Otherwise the retry comes in order.
+				s.absent = j < m.rnrMirror && m.rnrMirror < m.n
+				s.resent, s.mirror = s.absent, s.absent
 			}
 			reqSlots = append(reqSlots, s)
 			if j < m.n-1 && !s.absent && !(unseen && reliable && tail && lossAt(j)) {
@@ -1091,7 +1123,7 @@ func randExpectFlow(f *gen.Flow) randExpect {
 				first := !sent[j]
 				sent[j] = true
 				lost := first && fabric && lossAt(j)
-				if !(lost && unseen) && !(first && m.loss == "mirror" && lossAt(j)) {
+				if !(lost && unseen) && !(first && m.loss == "mirror" && lossAt(j)) && !(first && j < m.rnrMirror) {
 					captured[j] = true
 				}
 				if lost || gapped {
@@ -1124,7 +1156,10 @@ func randExpectFlow(f *gen.Flow) randExpect {
 				e.gbn++
 				from = expected
 			case rnr:
-				e.rnr++
+				if m.rnrMirror < m.n {
+					// (else the retry is in order: no resend)
+					e.rnr++
+				}
 				from = expected
 			default:
 				from = lastAcked + 1
@@ -1177,6 +1212,9 @@ func randHolesOf(ss []randSlot) randHoles {
 				for _, s := range sure {
 					if s.resent {
 						h.outOfOrder++
+						if s.mirror {
+							h.mirrorResent++
+						}
 					} else {
 						h.missing++
 					}
@@ -1344,7 +1382,7 @@ func (r *randCase) checkTable(sc *gen.Scenario, tr *gen.Truth, tab *flows.Table)
 		// Retransmission analysis of a reliable requester's requests.
 		if ft.Role == "requester" && randReliable(ft.Transport) {
 			x := &f.Retx
-			eq("Retx.FabricLostPSNs", x.FabricLostPSNs, ex.req.outOfOrder)
+			eq("Retx.FabricLostPSNs", x.FabricLostPSNs, ex.req.outOfOrder-ex.req.mirrorResent)
 			eq("Retx.MirrorLostPSNs", x.MirrorLostPSNs, ex.req.mirror)
 			eq("Retx.GBNEpisodes", x.GBNEpisodes, ex.gbn)
 			eq("Retx.RNRRetries", x.RNRRetries, ex.rnr)
@@ -1482,9 +1520,10 @@ func TestTruthAckAheadSharedHosts(t *testing.T) {
 // failures the randomized test found and flows now decides: a READ, its
 // flow's first packet, retried after an RNR NAK on a connection the mirror
 // copies; an XRC and an RC QP at the same PSNs; two QPs READing at the same
-// PSN, the longer READ's first response lost.
+// PSN, the longer READ's first response lost; RNR NAKs for packets the
+// mirror missed (mirror loss, though the RNR retry fills the gap).
 func TestTruthTriage(t *testing.T) {
-	for _, name := range []string{"read_rnr_retry_first_copied", "xrc_rc_same_psns", "reads_same_psns"} {
+	for _, name := range []string{"read_rnr_retry_first_copied", "xrc_rc_same_psns", "reads_same_psns", "rnr_mirror_drop"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("testdata", "truth", name+".yaml")
 			y, err := os.ReadFile(path)

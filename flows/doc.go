@@ -159,7 +159,9 @@
 // the same host pair whose sent PSNs cover p, at most 16) until a resend
 // answers it (a resend at p, or one at a PSN after p that does not continue
 // an episode), a later NAK replaces it, or a response applied to the flow
-// acknowledges p. A NAK pending on several flows (QPs that all start at
+// acknowledges p; an RNR NAK also when the request at p is captured in
+// order or past a gap (its retry: the mirror missed the packet the NAK
+// refused, and the capture shows no resend). A NAK pending on several flows (QPs that all start at
 // the same PSN, as NCCL's do, fit it alike) is answered only by a resend
 // at p, and ends on all of them at the first response of the flow that
 // carried it past p (its requester resent what it asked for): another
@@ -190,8 +192,20 @@
 //   - mirror loss (MirrorLostPSNs): the responder acknowledges it (an ACK,
 //     READ or atomic response at its PSN or later, or a NAK or RNR NAK at a
 //     later PSN; a response whose AETH the snap length cut, which may be a
-//     NAK, counts as one) before any copy is captured or a NAK names it. It
-//     was delivered; the capture missed it.
+//     NAK, counts as one) before any copy is captured or a NAK names it, or
+//     an RNR NAK names it or an earlier PSN of its gap: a responder sends an
+//     RNR NAK for the request it received and could not accept, so the
+//     PSN it names arrived, and the rest of its gap goes with it, as with
+//     a PSN sequence error NAK. It was delivered; the capture missed it.
+//     The RNR retry that fills the gap is no fabric loss then; when the
+//     gap opened after the RNR NAK, that retry (a resend at the pending
+//     RNR NAK's PSN) decides it so.
+//
+// A PSN the mirror missed after the one an RNR NAK named, not in its gap,
+// is resent by the RNR retry whether it had reached the responder or not
+// (a responder drops what follows a request it refused): the capture
+// cannot tell, and the resend decides it fabric loss, as for the PSNs a
+// go-back-N resends.
 //
 // FabricGaps and MirrorGaps count the gaps with at least one PSN decided
 // each way (a gap can count in both). At Finish, PSNs still undecided at or

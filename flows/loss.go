@@ -81,9 +81,15 @@ func (f *Flow) decided(i int, lo uint32, n uint32, mirror bool) {
 }
 
 // fillLoss decides psn, a request PSN captured behind a gap: it was resent,
-// so it had not reached the responder (fabric loss).
+// so it had not reached the responder (fabric loss); unless it is the RNR
+// retry of an RNR NAK pending at psn, which says the responder received it
+// (see nakedAt).
 func (f *Flow) fillLoss(psn uint32) {
 	if f.retx == nil {
+		return
+	}
+	if p := &f.retx.pending; p.valid && p.rnr && p.psn == psn {
+		f.nakedAt(psn, true)
 		return
 	}
 	l := &f.retx.loss
@@ -142,10 +148,13 @@ func (f *Flow) ackedThrough(a uint32) {
 	}
 }
 
-// nakedAt applies a PSN sequence error NAK at x to the undecided request
-// PSNs: those below x were delivered (mirror loss), x and the rest of its
-// gap had not arrived (fabric loss).
-func (f *Flow) nakedAt(x uint32) {
+// nakedAt applies a PSN sequence error NAK (rnr false) or an RNR NAK (rnr
+// true) at x to the undecided request PSNs: those below x were delivered
+// (mirror loss). A PSN sequence error NAK says x had not arrived: x and
+// the rest of its gap are fabric loss. An RNR NAK answers x, which the
+// responder received and could not accept (IBTA vol 1 §9.7.5.2): x and
+// the rest of its gap are mirror loss, though the RNR retry resends them.
+func (f *Flow) nakedAt(x uint32, rnr bool) {
 	f.ackedThrough(psnAdd(x, -1))
 	if f.retx == nil {
 		return
@@ -157,7 +166,7 @@ func (f *Flow) nakedAt(x uint32) {
 			continue
 		}
 		// ackedThrough left x as the range's first PSN.
-		f.decided(i, r.lo, uint32(psnDiff(r.hi, r.lo))+1, false)
+		f.decided(i, r.lo, uint32(psnDiff(r.hi, r.lo))+1, rnr)
 		l.remove(i)
 		return
 	}

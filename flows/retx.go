@@ -254,12 +254,22 @@ func (f *Flow) noteRequest(res seqResult, psn, last uint32, fa *FrameAt, prev in
 			}
 			s = f.retx
 		}
-		if s != nil && s.ep.active {
+		if s == nil {
+			return
+		}
+		if s.ep.active {
 			// The first request past the highest PSN before the episode.
 			if s.ep.kind == EventGoBackN {
 				f.Retx.GBNCatchUp.add(at.Time.Sub(s.ep.nakAt))
 			}
 			s.ep.active = false
+		}
+		if p := &s.pending; p.valid && p.rnr && p.psn == psn {
+			// The RNR retry of a packet the mirror missed: no resend
+			// in the capture, but the RNR NAK has its answer (its
+			// PSN resent again would be no RNR retry, nor would the
+			// retry's mirror copy).
+			p.valid = false
 		}
 		return
 	case seqOutOfOrder:

@@ -115,6 +115,88 @@ var retxCases = []struct {
 		events: "rnr_retry@401x1",
 	},
 	{
+		// The RNR NAK at 102 says the responder received 102 (and
+		// refused it): the mirror missed its copy, the fabric did not
+		// lose it, though its retry fills the gap.
+		name: "RNR NAK at a PSN the mirror missed: mirror loss",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 101, us)
+			ack(c, aQP, 101)
+			writes(c, bQP, 103, 104, us) // 102 missing
+			c.add(us, nak(hostB, hostA, aQP, 102, 14, true))
+			writes(c, bQP, 102, 104, 1280*us)
+			ack(c, aQP, 104)
+		},
+		want: RetxStats{RNRRetries: 1, RNRResent: 3, RNRWait: durs(1280 * us),
+			MirrorLostPSNs: 1, MirrorGaps: 1},
+		events: "mirror_loss@102x1 rnr_retry@102x3",
+	},
+	{
+		// As a PSN sequence error NAK decides its PSN's gap from it on
+		// lost in the fabric, an RNR NAK decides it delivered: PSNs
+		// before 102 the NAK acknowledges, 103 goes with 102.
+		name: "RNR NAK inside a gap the mirror missed: the gap is mirror loss",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 100, us)
+			ack(c, aQP, 100)
+			writes(c, bQP, 104, 104, us) // 101..103 missing
+			c.add(us, nak(hostB, hostA, aQP, 102, 14, true))
+			writes(c, bQP, 102, 104, 1280*us)
+			ack(c, aQP, 104)
+		},
+		want: RetxStats{RNRRetries: 1, RNRResent: 3, RNRWait: durs(1280 * us),
+			MirrorLostPSNs: 3, MirrorGaps: 1},
+		events: "mirror_loss@101x1 mirror_loss@102x2 rnr_retry@102x3",
+	},
+	{
+		// The RNR NAK comes before the packet after the gap is
+		// captured: its retry decides the PSN.
+		name: "RNR NAK before the gap at its PSN opens: mirror loss at the retry",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 101, us)
+			ack(c, aQP, 101)
+			c.add(us, nak(hostB, hostA, aQP, 102, 14, true))
+			writes(c, bQP, 103, 103, us) // 102 missing
+			writes(c, bQP, 102, 103, 1280*us)
+			ack(c, aQP, 103)
+		},
+		want: RetxStats{RNRRetries: 1, RNRResent: 2, RNRWait: durs(1281 * us),
+			MirrorLostPSNs: 1, MirrorGaps: 1},
+		events: "mirror_loss@102x1 rnr_retry@102x2",
+	},
+	{
+		// 103, sent after 102, is resent because of the RNR NAK: the
+		// capture cannot tell whether it had reached the responder,
+		// and a PSN the mirror lacks and a resend fills is fabric
+		// loss, as in go-back-N.
+		name: "RNR NAK, a later PSN the mirror lacks: fabric loss",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 102, us)
+			ack(c, aQP, 101)
+			writes(c, bQP, 104, 104, us) // 103 missing
+			c.add(us, nak(hostB, hostA, aQP, 102, 14, true))
+			writes(c, bQP, 102, 104, 1280*us)
+			ack(c, aQP, 104)
+		},
+		want: RetxStats{RNRRetries: 1, RNRResent: 3, RNRWait: durs(1280 * us),
+			FabricLostPSNs: 1, FabricGaps: 1},
+		events: "rnr_retry@102x3 fabric_loss@103x1",
+	},
+	{
+		// The mirror missed 102, the last request before the RNR NAK:
+		// its retry comes in order, no resend in the capture, but it
+		// answers the NAK, so that a mirror's copy of the retry is no
+		// RNR retry (TestMirrorCopies).
+		name: "RNR NAK at a PSN the mirror missed, the last: the retry in order",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 101, us)
+			ack(c, aQP, 101)
+			c.add(us, nak(hostB, hostA, aQP, 102, 14, true))
+			writes(c, bQP, 102, 103, 1280*us)
+			ack(c, aQP, 103)
+		},
+	},
+	{
 		name: "re-issued READ",
 		play: func(c *clock) {
 			c.add(us, readReq(hostA, hostB, bQP, 1000, 0x1000, 4096))

@@ -30,8 +30,8 @@ func (t *Table) noteResponse(s *Flow, h *bth.BTH, at *FrameRef) {
 	r := t.requester(s)
 	if r != nil {
 		r.respLink = s
-		if nak {
-			r.nakedAt(h.PSN)
+		if nak || rnr {
+			r.nakedAt(h.PSN, rnr)
 		} else {
 			r.ackedThrough(through)
 		}

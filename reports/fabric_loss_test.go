@@ -39,6 +39,23 @@ flows:
      ops: [{op: write, bytes: 4096, count: 2}], events: [{at_msg: 1, mirror_drop: {psn_offset: 1, packets: 2}}]}
 `
 
+// rnrMirrorScenario: RNR NAKs for packets the mirror missed, the first of
+// a WRITE of three and the first two of a SEND of four. The responder
+// received them (the RNR NAK names the first): mirror loss, though the RNR
+// retry fills their gaps; were they fabric loss, no go-back-N or timeout
+// finding would count them.
+const rnrMirrorScenario = `name: rnr-mirror
+seed: 5
+start: 2026-11-01T10:00:00Z
+flows:
+  - {name: rnr-write, src: 10.0.6.1, dst: 10.0.6.2, src_qpn: 0x10a, dest_qpn: 0x20a, start_psn: 100, mtu: 1024,
+     ops: [{op: write, bytes: 3000, count: 3}],
+     events: [{at_msg: 2, rnr_nak: {timer: 2}}, {at_msg: 2, mirror_drop: {psn_offset: 0, packets: 1}}]}
+  - {name: rnr-send, src: 10.0.7.1, dst: 10.0.7.2, src_qpn: 0x10b, dest_qpn: 0x20b, start_psn: 16777214, mtu: 256,
+     ops: [{op: send, bytes: 1000, count: 3}],
+     events: [{at_msg: 2, rnr_nak: {timer: 5}}, {at_msg: 2, mirror_drop: {psn_offset: 0, packets: 2}}]}
+`
+
 func scenarioCapture(t *testing.T, src string) string {
 	t.Helper()
 	sc, err := gen.ParseScenario([]byte(src), "scenario.yaml")
@@ -177,7 +194,7 @@ func TestFabricLossNAKWithoutResend(t *testing.T) {
 // mirror_loss finding's fabric_lost_psns, when there is one).
 func TestFabricLossSplit(t *testing.T) {
 	paths, _ := filepath.Glob(filepath.Join(retxGenDir, "*.pcap*"))
-	paths = append(paths, endAfterNAK(t, scenarioCapture(t, nakLossScenario)))
+	paths = append(paths, endAfterNAK(t, scenarioCapture(t, nakLossScenario)), scenarioCapture(t, rnrMirrorScenario))
 	for _, path := range paths {
 		in := retxInput(t, path)
 		fs := Retransmissions(in)
@@ -193,6 +210,19 @@ func TestFabricLossSplit(t *testing.T) {
 		if ml := retxVariant(fs, KindMirrorLoss, "fabric_lost_psns"); ml != nil && ml.Evidence.Counts["fabric_lost_psns"] != split {
 			t.Errorf("%s: mirror_loss fabric_lost_psns %v, go-back-N and timeouts %v", filepath.Base(path), ml.Evidence.Counts["fabric_lost_psns"], split)
 		}
+	}
+}
+
+// TestFabricLossRNRMirror: the PSNs of rnrMirrorScenario, which RNR NAKs
+// name or share a gap with, are mirror loss, none fabric loss.
+func TestFabricLossRNRMirror(t *testing.T) {
+	in := retxInput(t, scenarioCapture(t, rnrMirrorScenario))
+	if n := fabricTotal(in); n != 0 {
+		t.Errorf("flows: %v PSNs lost in the fabric, want 0", n)
+	}
+	ml := retxVariant(Retransmissions(in), KindMirrorLoss, "mirror_lost_psns")
+	if ml == nil || ml.Evidence.Counts["mirror_lost_psns"] != 3 || ml.Evidence.Counts["mirror_gaps"] != 2 {
+		t.Errorf("mirror_loss %+v: want mirror_lost_psns 3 in mirror_gaps 2", ml)
 	}
 }
 
