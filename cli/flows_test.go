@@ -158,17 +158,10 @@ func TestExtractSimplePacketBlocks(t *testing.T) {
 	}
 	defer r.Close()
 	le := binary.LittleEndian
-	block := func(typ uint32, body []byte) []byte {
-		body = append(body, make([]byte, -len(body)&3)...)
-		b := le.AppendUint32(le.AppendUint32(nil, typ), uint32(12+len(body)))
-		return le.AppendUint32(append(b, body...), uint32(12+len(body)))
-	}
-	shb := le.AppendUint64(le.AppendUint16(le.AppendUint16(le.AppendUint32(nil, 0x1a2b3c4d), 1), 0), ^uint64(0))
-	idb := le.AppendUint32(le.AppendUint16(le.AppendUint16(nil, uint16(capture.LinkTypeEthernet)), 0), 0)
-	file := append(block(0x0a0d0d0a, shb), block(1, idb)...)
+	file := pcapngStart()
 	var rec capture.Record
 	for r.Next(&rec) == nil {
-		file = append(file, block(3, append(le.AppendUint32(nil, uint32(rec.OrigLen)), rec.Data...))...)
+		file = append(file, pcapngBlock(3, append(le.AppendUint32(nil, uint32(rec.OrigLen)), rec.Data...))...)
 	}
 	dir := t.TempDir()
 	src := filepath.Join(dir, "spb.pcapng")
@@ -201,19 +194,12 @@ func TestReportSpanSimplePacketBlock(t *testing.T) {
 	}
 	defer r.Close()
 	le := binary.LittleEndian
-	block := func(typ uint32, body []byte) []byte {
-		body = append(body, make([]byte, -len(body)&3)...)
-		b := le.AppendUint32(le.AppendUint32(nil, typ), uint32(12+len(body)))
-		return le.AppendUint32(append(b, body...), uint32(12+len(body)))
-	}
-	shb := le.AppendUint64(le.AppendUint16(le.AppendUint16(le.AppendUint32(nil, 0x1a2b3c4d), 1), 0), ^uint64(0))
-	idb := le.AppendUint32(le.AppendUint16(le.AppendUint16(nil, uint16(capture.LinkTypeEthernet)), 0), 0)
-	file := append(block(0x0a0d0d0a, shb), block(1, idb)...)
+	file := pcapngStart()
 	var rec capture.Record
 	var first, last time.Time
 	for n := 1; r.Next(&rec) == nil; n++ {
 		if n == 30 {
-			file = append(file, block(3, append(le.AppendUint32(nil, uint32(rec.OrigLen)), rec.Data...))...)
+			file = append(file, pcapngBlock(3, append(le.AppendUint32(nil, uint32(rec.OrigLen)), rec.Data...))...)
 			continue
 		}
 		if first.IsZero() {
@@ -223,7 +209,7 @@ func TestReportSpanSimplePacketBlock(t *testing.T) {
 		us := uint64(rec.Timestamp.UnixMicro())
 		epb := le.AppendUint32(le.AppendUint32(le.AppendUint32(nil, 0), uint32(us>>32)), uint32(us))
 		epb = le.AppendUint32(le.AppendUint32(epb, uint32(len(rec.Data))), uint32(rec.OrigLen))
-		file = append(file, block(6, append(epb, rec.Data...))...)
+		file = append(file, pcapngBlock(6, append(epb, rec.Data...))...)
 	}
 	src := filepath.Join(t.TempDir(), "spb.pcapng")
 	if err := os.WriteFile(src, file, 0o644); err != nil {
@@ -244,4 +230,22 @@ func TestReportSpanSimplePacketBlock(t *testing.T) {
 			t.Errorf("report --workers %s: capture from %v to %v, want %v to %v", workers, rep.Capture.First, rep.Capture.Last, first, last)
 		}
 	}
+}
+
+// pcapngBlock is a little-endian pcapng block of type typ around body,
+// padded to 32 bits.
+func pcapngBlock(typ uint32, body []byte) []byte {
+	le := binary.LittleEndian
+	body = append(body, make([]byte, -len(body)&3)...)
+	b := le.AppendUint32(le.AppendUint32(nil, typ), uint32(12+len(body)))
+	return le.AppendUint32(append(b, body...), uint32(12+len(body)))
+}
+
+// pcapngStart is the start of a little-endian pcapng: a Section Header
+// Block and one Ethernet interface.
+func pcapngStart() []byte {
+	le := binary.LittleEndian
+	shb := le.AppendUint64(le.AppendUint16(le.AppendUint16(le.AppendUint32(nil, 0x1a2b3c4d), 1), 0), ^uint64(0))
+	idb := le.AppendUint32(le.AppendUint16(le.AppendUint16(nil, uint16(capture.LinkTypeEthernet)), 0), 0)
+	return append(pcapngBlock(0x0a0d0d0a, shb), pcapngBlock(1, idb)...)
 }
