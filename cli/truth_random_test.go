@@ -1521,9 +1521,11 @@ func TestTruthAckAheadSharedHosts(t *testing.T) {
 // flow's first packet, retried after an RNR NAK on a connection the mirror
 // copies; an XRC and an RC QP at the same PSNs; two QPs READing at the same
 // PSN, the longer READ's first response lost; RNR NAKs for packets the
-// mirror missed (mirror loss, though the RNR retry fills the gap).
+// mirror missed (mirror loss, though the RNR retry fills the gap); the
+// copy of a READ whose first responses the mirror missed, coming after two
+// more READs.
 func TestTruthTriage(t *testing.T) {
-	for _, name := range []string{"read_rnr_retry_first_copied", "xrc_rc_same_psns", "reads_same_psns", "rnr_mirror_drop"} {
+	for _, name := range []string{"read_rnr_retry_first_copied", "xrc_rc_same_psns", "reads_same_psns", "rnr_mirror_drop", "read_mirror_missed_first_later_reads"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("testdata", "truth", name+".yaml")
 			y, err := os.ReadFile(path)

@@ -256,7 +256,9 @@
 //     skip its PSN (then it re-issues a READ from there; but the READ
 //     again at the PSN of the last re-issue, before any response since,
 //     is that re-issue's copy: the gap stays open until the answer
-//     comes; and so is a READ of the flow's last two at its own PSN
+//     comes; and so is a READ of the flow's last two, or the READ whose
+//     first responses the last gap of those READ responses skipped (more
+//     READs may come before its copy), at its own PSN
 //     when its copy is due, the mirror known to copy the connection: the
 //     flow's copies so far, and those of the flow whose responses
 //     answered it, are as many as the packets each carried before the
@@ -377,8 +379,8 @@
 // A flow holds a fixed-size state (960 bytes, 15 cache lines, laid out so
 // that a packet touches the first four or five: see Flow) plus state made
 // at its first need and bounded per flow: opcode, DSCP and UDP source port
-// values beyond the first few, RNR timer counts and the last two RDMA READs
-// (flowCold; ports capped at 64; also the mirror duplicates, the last four
+// values beyond the first few, RNR timer counts, the last two RDMA READs
+// and the one whose first responses a gap skipped (flowCold; ports capped at 64; also the mirror duplicates, the last four
 // runs of resends and a pending re-issued READ), the open gaps of a PSN space
 // (at most 8),
 // its pairing candidates (at most 16, at its first response). Its first

@@ -255,8 +255,9 @@ type Flow struct {
 
 // flowCold is the state of a flow that few packets touch, allocated at its
 // first use: opcode, DSCP and UDP port values beyond those the Flow keeps
-// inline, RNR timer counts, the last two RDMA READ requests, and what tells a
-// resend from a mirror's copy (see mirror.go).
+// inline, RNR timer counts, the last two RDMA READ requests (and the one
+// whose first responses the capture lacks), and what tells a resend from a
+// mirror's copy (see mirror.go).
 type flowCold struct {
 	opcodes      []OpcodeCount            // opcodes beyond Flow.opInline's
 	dscp         []ValueCount             // DSCP values beyond Flow.dscpInline's
@@ -264,6 +265,7 @@ type flowCold struct {
 	rnrTimers    []ValueCount             // RNR NAKs per timer value
 	lastRead     readState                // the last RDMA READ request, to recognise a re-issue
 	prevRead     readState                // the READ request before lastRead, for the READ responses' gaps (skipOthers)
+	missedRead   readState                // the READ whose first responses the last gap of its READ responses skipped, for its copy (Flow.readCopyDue)
 	resent       [2]resendRun             // the last run of resends of the requests and of the READ responses
 	resentBefore [2][runsBefore]resendRun // the runs before each, the latest first (Flow.noteResent)
 	reissue      pendingPSN               // a re-issued READ the partner sent: the READ response it asks for again

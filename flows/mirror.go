@@ -538,7 +538,10 @@ func (t *Table) reissuesLost(f *Flow, psn uint32) bool {
 }
 
 // readCopyDue says whether an RDMA READ request of f at psn, the PSN of
-// one of its last two READs, comes where the mirror's copy of that READ is
+// one of its last two READs or of the READ whose first responses the
+// READ responses answering f skipped last (flowCold.missedRead: the
+// copy of a READ lags as long after it as the mirror does, and more READs
+// may have come in between), comes where the mirror's copy of that READ is
 // due: the mirror copies f, and the copies captured so far are exactly as
 // many as the packets (CNPs aside) f carried before that READ, and so are
 // those of the flow whose responses answered f then (the connection's
@@ -563,7 +566,8 @@ func (f *Flow) readCopyDue(psn uint32, now int64) bool {
 	if c == nil || c.copies == 0 {
 		return false
 	}
-	return c.lastRead.copyDue(psn, c.copies, c.lag, now) || c.prevRead.copyDue(psn, c.copies, c.lag, now)
+	return c.lastRead.copyDue(psn, c.copies, c.lag, now) || c.prevRead.copyDue(psn, c.copies, c.lag, now) ||
+		c.missedRead.copyDue(psn, c.copies, c.lag, now)
 }
 
 // copyDue says whether l is a READ at psn whose copy is the next the

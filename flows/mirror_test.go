@@ -920,7 +920,8 @@ func TestReissuedReadCopyBeforeAnswer(t *testing.T) {
 // answer again from its PSN) stays a re-issue at every lag, its answer
 // resent: a re-issue comes a round trip after the READ, before the copy
 // of the packet before it unless the mirror lags less than that, and
-// then the READ's copy came first.
+// then the READ's copy came first. Both hold when two more READs follow
+// the READ before its copy comes.
 func TestMirrorMissedReadFirstCopied(t *testing.T) {
 	resp := func(c *clock, psn uint32, ops ...bth.Opcode) {
 		for i, op := range ops {
@@ -952,6 +953,40 @@ func TestMirrorMissedReadFirstCopied(t *testing.T) {
 			resp(c, 101, opReadFirst, opReadMid, opReadMid, opReadLast)
 			c.add(us, roce(hostA, hostB, opWriteOnly, bQP, 105, 512))
 			c.add(4*us, roce(hostB, hostA, opAck, aQP, 105, 0))
+		}},
+		// A READ before, whose response opens the READ responses (their
+		// gap then skips the READ's first PSN), and two more READs
+		// before the READ's copy comes (at the longer lags): it is no
+		// longer one of the flow's last two READs, but the one whose
+		// first response the gap skipped (flowCold.missedRead).
+		{"the mirror missed the first response, two READs follow", 0, func(c *clock) {
+			c.add(us, readReq(hostA, hostB, bQP, 100, 0x8000, 512))
+			c.add(4*us, roce(hostB, hostA, opReadOnly, aQP, 100, 512))
+			c.add(us, readReq(hostA, hostB, bQP, 101, 0x10000, 4096))
+			c.add(4*us, nil)
+			resp(c, 102, opReadMid, opReadMid, opReadLast) // 101 missed
+			c.add(us, readReq(hostA, hostB, bQP, 105, 0x20000, 2048))
+			c.add(4*us, nil)
+			resp(c, 105, opReadFirst, opReadLast)
+			c.add(us, readReq(hostA, hostB, bQP, 107, 0x30000, 2048))
+			c.add(4*us, nil)
+			resp(c, 107, opReadFirst, opReadLast)
+		}},
+		{"the fabric lost the first response before the mirror, two READs follow", 1, func(c *clock) {
+			c.add(us, readReq(hostA, hostB, bQP, 100, 0x8000, 512))
+			c.add(4*us, roce(hostB, hostA, opReadOnly, aQP, 100, 512))
+			c.add(us, readReq(hostA, hostB, bQP, 101, 0x10000, 4096))
+			c.add(4*us, nil)
+			resp(c, 102, opReadMid, opReadMid, opReadLast) // 101 lost
+			c.add(us, readReq(hostA, hostB, bQP, 101, 0x10000, 4096))
+			c.add(4*us, nil)
+			resp(c, 101, opReadFirst, opReadMid, opReadMid, opReadLast)
+			c.add(us, readReq(hostA, hostB, bQP, 105, 0x20000, 2048))
+			c.add(4*us, nil)
+			resp(c, 105, opReadFirst, opReadLast)
+			c.add(us, readReq(hostA, hostB, bQP, 107, 0x30000, 2048))
+			c.add(4*us, nil)
+			resp(c, 107, opReadFirst, opReadLast)
 		}},
 	}
 	for _, tc := range plays {

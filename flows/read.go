@@ -225,6 +225,9 @@ func (f *Flow) skipOthers(psn uint32) {
 	if psnDiff(from, psn) >= 0 {
 		from = psnAdd(psn, -1)
 	}
+	if req != nil && req.cold != nil {
+		req.cold.noteMissedRead(from, psn)
+	}
 	if before != nil && from != exp {
 		if end, ok := before.lastPSN(mtu); ok && psnDiff(end, exp) >= 0 && psnDiff(end, from) < 0 {
 			lo := exp
@@ -240,4 +243,20 @@ func (f *Flow) skipOthers(psn uint32) {
 		}
 	}
 	s.seq.expLo, s.seq.expHi = from, from
+}
+
+// noteMissedRead keeps, of the last two READ requests of c's flow, the
+// one whose first response PSNs the gap of the READ responses answering
+// it skips, from from up to psn, a MIDDLE or LAST within its response
+// PSNs (Flow.skipOthers): the capture lacks its first responses. Its copy,
+// when the mirror copies the connection, comes a mirror's lag after it,
+// when more READs may have followed it; the rule that tells that copy from
+// a re-issue (Flow.readCopyDue) needs what the READ was when it came.
+func (c *flowCold) noteMissedRead(from, psn uint32) {
+	for _, l := range [...]*readState{&c.lastRead, &c.prevRead} {
+		if d := psnDiff(psn, l.psn); l.valid && d > 0 && d <= l.span && psnDiff(l.psn, from) >= 0 {
+			c.missedRead = *l
+			return
+		}
+	}
 }
