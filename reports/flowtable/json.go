@@ -27,6 +27,7 @@ type JSONEncoder struct {
 	NilAsEmpty bool
 
 	keys   []string       // scratch for sorting map keys
+	built  *Builder       // the Builder of the records being written, if any (see counts)
 	lines  []string       // "\n" and the indentation of each depth, as used
 	starts []recordStarts // of the Records written at each depth, as used
 }
@@ -58,7 +59,7 @@ func (e *JSONEncoder) recordStarts(depth int) *recordStarts {
 // fresh is a JSONEncoder with e's settings and no scratch: copies of one
 // encoder that run at the same time must not share its scratch slices.
 func (e JSONEncoder) fresh() JSONEncoder {
-	e.keys, e.lines, e.starts = nil, nil, nil
+	e.keys, e.lines, e.starts, e.built = nil, nil, nil, nil
 	return e
 }
 
@@ -71,6 +72,10 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 		if math.IsInf(v, 0) || math.IsNaN(v) {
 			return dst, &json.UnsupportedValueError{Value: reflect.ValueOf(v), Str: strconv.FormatFloat(v, 'g', -1, 64)}
 		}
+	}
+	var lists *recordCounts
+	if b := e.built; b != nil && r == &b.r && b.counts.valid {
+		lists = &b.counts // r's maps, already in key order
 	}
 	st := e.recordStarts(depth)
 	o := object{e: e, b: dst, depth: depth, starts: &st.record}
@@ -162,7 +167,11 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 	o.member("rnr_naks")
 	o.uint(r.RNRNAKs)
 	o.member("rnr_timers")
-	o.countMap(r.RNRTimers)
+	if lists != nil {
+		o.countList(&lists.rnr)
+	} else {
+		o.countMap(r.RNRTimers)
+	}
 	o.member("cnps")
 	o.uint(r.CNPs)
 	o.member("ecn_ce")
@@ -178,11 +187,23 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 	o.member("mirror_duplicates")
 	o.uint(r.MirrorDuplicates)
 	o.member("opcodes")
-	o.countMap(r.Opcodes)
+	if lists != nil {
+		o.countList(&lists.ops)
+	} else {
+		o.countMap(r.Opcodes)
+	}
 	o.member("dscp")
-	o.countMap(r.DSCP)
+	if lists != nil {
+		o.countList(&lists.dscp)
+	} else {
+		o.countMap(r.DSCP)
+	}
 	o.member("ecn")
-	o.countMap(r.ECN)
+	if lists != nil {
+		o.countList(&lists.ecn)
+	} else {
+		o.countMap(r.ECN)
+	}
 
 	o.member("udp_src_ports")
 	switch {
@@ -339,6 +360,18 @@ func (o *object) countMap(m map[string]uint64) {
 	for _, k := range o.e.keys {
 		c.mapKey(k)
 		c.uint(m[k])
+	}
+	o.b = c.close()
+}
+
+// countList writes the members of a counter map listed in key order, as
+// countMap writes the map.
+func (o *object) countList(l *countList) {
+	c := o.child()
+	c.open()
+	for i, k := range l.keys {
+		c.mapKey(k)
+		c.uint(l.vals[i])
 	}
 	o.b = c.close()
 }
