@@ -303,15 +303,20 @@ func (o *object) key(k string) {
 // member is key for an object whose members are always the same, in the
 // same order (see memberStarts).
 func (o *object) member(k string) {
-	ms := o.starts
-	if ms.done {
+	if ms := o.starts; ms.done {
 		o.b = append(o.b, ms.starts[o.n]...)
 		o.n++
 		return
 	}
+	o.firstMember(k)
+}
+
+// firstMember is member for the first object written, which makes the
+// member starts.
+func (o *object) firstMember(k string) {
 	start := len(o.b)
 	o.key(k)
-	ms.starts = append(ms.starts, string(o.b[start:]))
+	o.starts.starts = append(o.starts.starts, string(o.b[start:]))
 }
 
 // mapKey is key for a name that may need escaping (a map key).
@@ -343,9 +348,18 @@ func optUint[T uint16 | uint32](o *object, v *T) {
 	o.uint(uint64(*v))
 }
 func (o *object) int(v int64)     { o.b = strconv.AppendInt(o.b, v, 10) }
-func (o *object) uint(v uint64)   { o.b = strconv.AppendUint(o.b, v, 10) }
+func (o *object) uint(v uint64)   { o.b = appendUint(o.b, v) }
 func (o *object) str(s string)    { o.b = appendString(o.b, s, o.e.EscapeHTML) }
 func (o *object) float(v float64) { o.b = appendFloat(o.b, v) }
+
+// appendUint is strconv.AppendUint(b, v, 10), inlined for one digit: most
+// of a record's counters are 0.
+func appendUint(b []byte, v uint64) []byte {
+	if v < 10 {
+		return append(b, byte('0'+v))
+	}
+	return strconv.AppendUint(b, v, 10)
+}
 
 // countMap writes m with its keys sorted, as encoding/json writes a
 // map[string]uint64.
@@ -410,11 +424,52 @@ func asciiSafe(also string) (safe [utf8.RuneSelf]bool) {
 	return safe
 }
 
+// plain reports whether every byte of s is ASCII that a JSON string holds
+// as it is (plainSafe, or htmlSafe when escapeHTML): the strings of a
+// record (addresses, times, names) all are. It tests eight bytes at a time
+// (the bit tricks of "Bit Twiddling Hacks", hasless and haszero: exact
+// tests of whether any byte is below n, or is zero), the rest a byte at a
+// time.
+func plain(s string, escapeHTML bool) bool {
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+	)
+	// any is nonzero when some byte of x is zero.
+	any := func(x uint64) uint64 { return (x - ones) & ^x & high }
+	for ; len(s) >= 8; s = s[8:] {
+		t := s[:8]
+		w := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+			uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+		bad := w&high | (w-0x20*ones)&^w&high | any(w^'"'*ones) | any(w^'\\'*ones)
+		if escapeHTML {
+			bad |= any(w^'<'*ones) | any(w^'>'*ones) | any(w^'&'*ones)
+		}
+		if bad != 0 {
+			return false
+		}
+	}
+	safe := &plainSafe
+	if escapeHTML {
+		safe = &htmlSafe
+	}
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b >= utf8.RuneSelf || !safe[b] {
+			return false
+		}
+	}
+	return true
+}
+
 // appendString writes s as a JSON string exactly as encoding/json does:
 // control characters, quote and backslash escaped (and <, >, & when
 // escapeHTML), invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
 func appendString(dst []byte, s string, escapeHTML bool) []byte {
 	dst = append(dst, '"')
+	if plain(s, escapeHTML) {
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
 	safe := &plainSafe
 	if escapeHTML {
 		safe = &htmlSafe
