@@ -5,14 +5,18 @@ import (
 	"testing"
 )
 
-// TestPerHostCountsDistinct: perHost counts each host's distinct values as
-// a set does, for QPNs (sorted per host) and for peers (marked), in any
+// TestHostGroupsCountDistinct: hostGroups counts each host's distinct
+// values as a set does, for QPNs (sorted per host) and for peers (marked), in any
 // order and with repeats.
-func TestPerHostCountsDistinct(t *testing.T) {
+func TestHostGroupsCountDistinct(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{1, 2, 7, 300} {
 		for _, peers := range []bool{false, true} {
-			var keys []uint64
+			type pair struct {
+				h int32
+				v uint32
+			}
+			var pairs []pair
 			want := make([]map[uint32]bool, n)
 			for h := range want {
 				want[h] = map[uint32]bool{}
@@ -26,10 +30,19 @@ func TestPerHostCountsDistinct(t *testing.T) {
 						v = uint32(rng.IntN(8)) // repeats
 					}
 				}
-				keys = append(keys, uint64(h)<<32|uint64(v))
+				pairs = append(pairs, pair{int32(h), v})
 				want[h][v] = true
 			}
-			got := perHost(keys, n, peers)
+			g := newHostGroups(n)
+			for pass := range 2 {
+				for _, p := range pairs {
+					g.add(pass, p.h, p.v)
+				}
+				if pass == 0 {
+					g.place()
+				}
+			}
+			got := g.distinct(peers)
 			for h := range n {
 				if got[h] != len(want[h]) {
 					t.Fatalf("n %d, peers %v: host %d has %d distinct values, want %d", n, peers, h, got[h], len(want[h]))
@@ -37,7 +50,9 @@ func TestPerHostCountsDistinct(t *testing.T) {
 			}
 		}
 	}
-	if got := perHost(nil, 3, false); len(got) != 3 || got[0]+got[1]+got[2] != 0 {
-		t.Errorf("no keys: %v", got)
+	g := newHostGroups(3)
+	g.place()
+	if got := g.distinct(false); len(got) != 3 || got[0]+got[1]+got[2] != 0 {
+		t.Errorf("no values: %v", got)
 	}
 }
