@@ -86,11 +86,17 @@ func (f *Flow) coldOpcodes() []OpcodeCount {
 
 // sortedOpcodes returns the opcode counts ordered by opcode; nil if there
 // are none.
-func (f *Flow) sortedOpcodes() []OpcodeCount {
+func (f *Flow) sortedOpcodes() []OpcodeCount { return f.AppendOpcodes(nil) }
+
+// AppendOpcodes appends the opcode counts, ordered by opcode, to dst
+// (Opcodes, in dst's storage when it has room: for code that lists the
+// opcodes of many flows in turn).
+func (f *Flow) AppendOpcodes(dst []OpcodeCount) []OpcodeCount {
 	if f.opFirst == 0 {
-		return nil
+		return dst
 	}
-	out := []OpcodeCount{{Opcode: bth.Opcode(f.opFirst - 1)}}
+	start := len(dst)
+	out := append(dst, OpcodeCount{Opcode: bth.Opcode(f.opFirst - 1)})
 	rest := f.Packets
 	more := f.coldOpcodes()
 	for _, w := range f.opInline {
@@ -103,9 +109,9 @@ func (f *Flow) sortedOpcodes() []OpcodeCount {
 	for _, m := range more {
 		rest -= m.Count
 	}
-	out[0].Count = rest
+	out[start].Count = rest
 	out = append(out, more...)
-	slices.SortFunc(out, func(a, b OpcodeCount) int { return cmp.Compare(a.Opcode, b.Opcode) })
+	slices.SortFunc(out[start:], func(a, b OpcodeCount) int { return cmp.Compare(a.Opcode, b.Opcode) })
 	return out
 }
 
@@ -159,11 +165,16 @@ func addValue(vs []ValueCount, v uint8) []ValueCount {
 
 // sortedDSCP returns the DSCP counts ordered by value; nil if there are
 // none.
-func (f *Flow) sortedDSCP() []ValueCount {
+func (f *Flow) sortedDSCP() []ValueCount { return f.AppendDSCP(nil) }
+
+// AppendDSCP appends the DSCP counts, ordered by value, to dst (DSCP, in
+// dst's storage when it has room).
+func (f *Flow) AppendDSCP(dst []ValueCount) []ValueCount {
 	if f.dscpFirst == 0 {
-		return nil
+		return dst
 	}
-	out := []ValueCount{{Value: uint8(f.dscpFirst - 1)}}
+	start := len(dst)
+	out := append(dst, ValueCount{Value: uint8(f.dscpFirst - 1)})
 	rest := f.Packets
 	more := f.coldDSCP()
 	for _, w := range f.dscpInline {
@@ -176,8 +187,10 @@ func (f *Flow) sortedDSCP() []ValueCount {
 	for _, m := range more {
 		rest -= m.Count
 	}
-	out[0].Count = rest
-	return sortedValues(out, more)
+	out[start].Count = rest
+	out = append(out, more...)
+	slices.SortFunc(out[start:], func(a, b ValueCount) int { return cmp.Compare(a.Value, b.Value) })
+	return out
 }
 
 // sortedValues appends more to out and sorts the result by value; nil if
@@ -234,11 +247,23 @@ func (f *Flow) addPort(p uint16) {
 }
 
 // list returns the ports in the order they were first seen; nil if none.
-func (s *portSet) list(cold *flowCold) []uint16 {
-	var out []uint16
-	out = append(out, s.inline[:s.n]...)
+func (s *portSet) list(cold *flowCold) []uint16 { return s.appendList(nil, cold) }
+
+// appendList appends the ports, in the order they were first seen, to dst.
+func (s *portSet) appendList(dst []uint16, cold *flowCold) []uint16 {
+	dst = append(dst, s.inline[:s.n]...)
 	if cold != nil {
-		out = append(out, cold.ports...)
+		dst = append(dst, cold.ports...)
 	}
-	return out
+	return dst
+}
+
+// AppendSrcPorts appends the UDP source ports seen, sorted, to dst, and
+// reports whether more than the remembered maximum were seen (SrcPorts, in
+// dst's storage when it has room).
+func (f *Flow) AppendSrcPorts(dst []uint16) (ports []uint16, more bool) {
+	start := len(dst)
+	dst = f.ports.appendList(dst, f.cold)
+	slices.Sort(dst[start:])
+	return dst, f.ports.more
 }

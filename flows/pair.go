@@ -401,8 +401,14 @@ func (t *Table) onlyConnected(f *Flow) bool {
 // link removes two flows from the others' options. A flow with no such
 // unique evidence stays unpaired.
 func (t *Table) pairByPSN() {
+	var claims []psnClaims // by flow ID - 1 (the flow's index in t.flows)
 	for {
-		claims := map[*Flow][]*Flow{}
+		if claims == nil {
+			claims = make([]psnClaims, len(t.flows))
+		} else {
+			clear(claims)
+		}
+		claimed := false
 		for _, y := range t.flows {
 			if y.Partner != nil || y.pair == nil || !y.pair.found {
 				continue
@@ -417,26 +423,24 @@ func (t *Table) pairByPSN() {
 				}
 			}
 			if n == 1 {
-				claims[only] = append(claims[only], y)
+				claims[only.ID-1].add(y, only)
+				claimed = true
 			}
+		}
+		if !claimed {
+			return
 		}
 		linked := false
 		for _, x := range t.flows {
-			ys := claims[x]
-			if len(ys) == 0 || x.Partner != nil {
+			c := &claims[x.ID-1]
+			if c.n == 0 || x.Partner != nil {
 				continue
 			}
-			y := ys[0]
-			if len(ys) > 1 {
+			y := c.first
+			if c.n > 1 {
 				y = nil
-				for _, c := range ys {
-					if reachesLast(c, x) {
-						if y != nil {
-							y = nil
-							break
-						}
-						y = c
-					}
+				if c.reaching == 1 {
+					y = c.reacher
 				}
 			}
 			if y == nil || y.Partner != nil {
@@ -448,6 +452,28 @@ func (t *Table) pairByPSN() {
 		if !linked {
 			return
 		}
+	}
+}
+
+// psnClaims are the flows that claim a flow x in a round of pairByPSN
+// (x is the only candidate left of each), as x needs them: how many, the
+// first, and how many reach x's last request (reachesLast) with the last
+// of those. When several claim x, the one that reaches x's last request,
+// if it is the only one, is x's partner.
+type psnClaims struct {
+	n, reaching    int32
+	first, reacher *Flow
+}
+
+// add counts y's claim on x.
+func (c *psnClaims) add(y, x *Flow) {
+	c.n++
+	if c.n == 1 {
+		c.first = y
+	}
+	if reachesLast(y, x) {
+		c.reaching++
+		c.reacher = y
 	}
 }
 

@@ -158,25 +158,36 @@ type fanOutHCA struct {
 
 // fanOutHCAs lists the HCAs with QPs, most QPs first (then bytes, then
 // address). Per host number it sums the bytes and counts the distinct QPs
-// and peers by sorting (host, QPN) and (host, peer) pairs packed into
-// numbers.
+// and peers of its (host, QPN) and (host, peer) pairs (hostGroups).
 func fanOutHCAs(sc *flowScan) []*fanOutHCA {
-	bytes := make([]uint64, len(sc.addrs))
-	qps, peers := make([]uint64, 0, 2*len(sc.brief)), make([]uint64, 0, 2*len(sc.brief))
-	for i, b := range sc.brief {
-		bytes[b.src] += b.bytes
-		bytes[b.dst] += b.bytes
-		if i == 0 || b.src != sc.brief[i-1].src || b.dst != sc.brief[i-1].dst { // the QPs of a host pair often follow each other
-			peers = append(peers, uint64(b.src)<<32|uint64(b.dst), uint64(b.dst)<<32|uint64(b.src))
+	n := len(sc.addrs)
+	bytes := make([]uint64, n)
+	qps, peers := newHostGroups(n), newHostGroups(n)
+	// Two passes over the flows: the first sums the bytes and counts each
+	// host's values, the second places them (hostGroups).
+	for pass := range 2 {
+		for i, b := range sc.brief {
+			if pass == 0 {
+				bytes[b.src] += b.bytes
+				bytes[b.dst] += b.bytes
+			}
+			if i == 0 || b.src != sc.brief[i-1].src || b.dst != sc.brief[i-1].dst { // the QPs of a host pair often follow each other
+				peers.add(pass, b.src, uint32(b.dst))
+				peers.add(pass, b.dst, uint32(b.src))
+			}
+			if b.destQP > gsiQPN {
+				qps.add(pass, b.dst, b.destQP)
+			}
+			if b.srcQP > gsiQPN {
+				qps.add(pass, b.src, b.srcQP)
+			}
 		}
-		if b.destQP > gsiQPN {
-			qps = append(qps, uint64(b.dst)<<32|uint64(b.destQP))
-		}
-		if b.srcQP > gsiQPN {
-			qps = append(qps, uint64(b.src)<<32|uint64(b.srcQP))
+		if pass == 0 {
+			qps.place()
+			peers.place()
 		}
 	}
-	nqps, npeers := perHost(qps, len(sc.addrs)), perHost(peers, len(sc.addrs))
+	nqps, npeers := qps.distinct(false), peers.distinct(true)
 	var list []*fanOutHCA
 	for i, a := range sc.addrs {
 		if nqps[i] > 0 { // else only management datagrams (RDMA CM on QP1)
@@ -195,15 +206,74 @@ func fanOutHCAs(sc *flowScan) []*fanOutHCA {
 	return list
 }
 
-// perHost counts, for each of n host numbers, the distinct values packed
-// with it in keys (host<<32 | value). keys is sorted.
-func perHost(keys []uint64, n int) []int {
-	slices.Sort(keys)
+// hostGroups gathers values by host number (0 to n-1) with a counting
+// sort, to count each host's distinct values (distinct): add every
+// (host, value) pair once with pass 0, which counts them, call place, then
+// add the same pairs in the same order with pass 1, which places them.
+// Host h's values are then vals[start[h]:start[h+1]]. Counting this way
+// rather than sorting every pair packed into a number (127k of them at
+// 63k flows) costs a pass over the pairs and a sort of each host's few
+// hundred values.
+type hostGroups struct {
+	start, next []int32
+	vals        []uint32
+}
+
+func newHostGroups(n int) *hostGroups { return &hostGroups{start: make([]int32, n+1)} }
+
+// add counts (pass 0) or places (pass 1) value v of host h.
+func (g *hostGroups) add(pass int, h int32, v uint32) {
+	if pass == 0 {
+		g.start[h+1]++
+		return
+	}
+	g.vals[g.next[h]] = v
+	g.next[h]++
+}
+
+// place makes room for the values counted.
+func (g *hostGroups) place() {
+	n := len(g.start) - 1
+	for h := range n {
+		g.start[h+1] += g.start[h]
+	}
+	g.next = make([]int32, n)
+	copy(g.next, g.start)
+	g.vals = make([]uint32, g.start[n])
+}
+
+// distinct counts each host's distinct values: values below n (peers,
+// which are host numbers) by marking them, others (QPNs) by sorting each
+// host's values.
+func (g *hostGroups) distinct(peers bool) []int {
+	n := len(g.start) - 1
 	out := make([]int, n)
-	for i, k := range keys {
-		if i == 0 || k != keys[i-1] {
-			out[k>>32]++
+	if peers {
+		seen := make([]int32, n) // host+1 that last counted each value
+		for h := range n {
+			for _, v := range g.vals[g.start[h]:g.start[h+1]] {
+				if seen[v] != int32(h+1) {
+					seen[v] = int32(h + 1)
+					out[h]++
+				}
+			}
 		}
+		return out
+	}
+	for h := range n {
+		out[h] = countDistinct32(g.vals[g.start[h]:g.start[h+1]])
 	}
 	return out
+}
+
+// countDistinct32 sorts v and counts its distinct values.
+func countDistinct32(v []uint32) int {
+	slices.Sort(v)
+	n := 0
+	for i, x := range v {
+		if i == 0 || x != v[i-1] {
+			n++
+		}
+	}
+	return n
 }

@@ -125,13 +125,20 @@ func (f *Finding) normalize() {
 func summarize(in *Input, fs []Finding) Summary {
 	s := Summary{Flows: len(in.Flows), Topology: in.Topology != nil}
 	sc := in.flowScan()
-	// Distinct (destination, QPN) pairs: each packed into a number (the
-	// destination's host number and the 24-bit QPN), sorted, counted.
-	qps := make([]uint64, len(sc.brief))
-	for i, b := range sc.brief {
-		qps[i] = uint64(b.dst)<<32 | uint64(b.destQP)
+	// Distinct (destination, QPN) pairs, counted per destination.
+	qps := newHostGroups(len(sc.addrs))
+	for pass := range 2 {
+		for _, b := range sc.brief {
+			qps.add(pass, b.dst, b.destQP)
+		}
+		if pass == 0 {
+			qps.place()
+		}
 	}
-	s.Bytes, s.QPs, s.Hosts = sc.bytes, countDistinct(qps), len(sc.addrs)
+	s.Bytes, s.QPs, s.Hosts = sc.bytes, 0, len(sc.addrs)
+	for _, n := range qps.distinct(false) {
+		s.QPs += n
+	}
 	for _, f := range fs {
 		switch f.Severity {
 		case Critical:

@@ -2,7 +2,6 @@ package reports
 
 import (
 	"net/netip"
-	"slices"
 
 	"github.com/rocedump/rocedump/flows"
 )
@@ -148,16 +147,4 @@ func (s *flowScan) flow(id int) *flows.Flow {
 		return s.flows[id-1]
 	}
 	return nil
-}
-
-// countDistinct sorts v and counts its distinct values.
-func countDistinct(v []uint64) int {
-	slices.Sort(v)
-	n := 0
-	for i, x := range v {
-		if i == 0 || x != v[i-1] {
-			n++
-		}
-	}
-	return n
 }

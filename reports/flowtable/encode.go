@@ -9,7 +9,9 @@ import (
 
 // AppendFunc appends record r, the i-th of its Source, to dst with e: the
 // record and whatever goes around it (a separator before it, a newline
-// after it). r is valid only during the call. EncodeRecords calls it from
+// after it). r is valid only during the call, and it must not be changed
+// (e writes a record made from flows from the lists its maps were filled
+// from, see JSONEncoder.built). EncodeRecords calls it from
 // several goroutines at once, each with an e of its own: it must change
 // nothing else.
 type AppendFunc func(e *JSONEncoder, dst []byte, i int, r *Record) ([]byte, error)
@@ -111,10 +113,12 @@ func encodeConcurrently(w io.Writer, src Source, enc JSONEncoder, appendRecord A
 func encodeChunk(dst []byte, src Source, k int, e *JSONEncoder, b *Builder, appendRecord AppendFunc) ([]byte, error) {
 	i := k * chunkRecords
 	var err error
+	e.built = b
 	src.Slice(i, min(i+chunkRecords, src.Len())).build(b, false, func(r *Record) bool {
 		dst, err = appendRecord(e, dst, i, r)
 		i++
 		return err == nil
 	})
+	e.built = nil
 	return dst, err
 }

@@ -27,6 +27,7 @@ type JSONEncoder struct {
 	NilAsEmpty bool
 
 	keys   []string       // scratch for sorting map keys
+	built  *Builder       // the Builder of the records being written, if any (see counts)
 	lines  []string       // "\n" and the indentation of each depth, as used
 	starts []recordStarts // of the Records written at each depth, as used
 }
@@ -58,7 +59,7 @@ func (e *JSONEncoder) recordStarts(depth int) *recordStarts {
 // fresh is a JSONEncoder with e's settings and no scratch: copies of one
 // encoder that run at the same time must not share its scratch slices.
 func (e JSONEncoder) fresh() JSONEncoder {
-	e.keys, e.lines, e.starts = nil, nil, nil
+	e.keys, e.lines, e.starts, e.built = nil, nil, nil, nil
 	return e
 }
 
@@ -71,6 +72,10 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 		if math.IsInf(v, 0) || math.IsNaN(v) {
 			return dst, &json.UnsupportedValueError{Value: reflect.ValueOf(v), Str: strconv.FormatFloat(v, 'g', -1, 64)}
 		}
+	}
+	var lists *recordCounts
+	if b := e.built; b != nil && r == &b.r && b.counts.valid {
+		lists = &b.counts // r's maps, already in key order
 	}
 	st := e.recordStarts(depth)
 	o := object{e: e, b: dst, depth: depth, starts: &st.record}
@@ -162,7 +167,11 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 	o.member("rnr_naks")
 	o.uint(r.RNRNAKs)
 	o.member("rnr_timers")
-	o.countMap(r.RNRTimers)
+	if lists != nil {
+		o.countList(&lists.rnr)
+	} else {
+		o.countMap(r.RNRTimers)
+	}
 	o.member("cnps")
 	o.uint(r.CNPs)
 	o.member("ecn_ce")
@@ -178,11 +187,23 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 	o.member("mirror_duplicates")
 	o.uint(r.MirrorDuplicates)
 	o.member("opcodes")
-	o.countMap(r.Opcodes)
+	if lists != nil {
+		o.countList(&lists.ops)
+	} else {
+		o.countMap(r.Opcodes)
+	}
 	o.member("dscp")
-	o.countMap(r.DSCP)
+	if lists != nil {
+		o.countList(&lists.dscp)
+	} else {
+		o.countMap(r.DSCP)
+	}
 	o.member("ecn")
-	o.countMap(r.ECN)
+	if lists != nil {
+		o.countList(&lists.ecn)
+	} else {
+		o.countMap(r.ECN)
+	}
 
 	o.member("udp_src_ports")
 	switch {
@@ -282,15 +303,20 @@ func (o *object) key(k string) {
 // member is key for an object whose members are always the same, in the
 // same order (see memberStarts).
 func (o *object) member(k string) {
-	ms := o.starts
-	if ms.done {
+	if ms := o.starts; ms.done {
 		o.b = append(o.b, ms.starts[o.n]...)
 		o.n++
 		return
 	}
+	o.firstMember(k)
+}
+
+// firstMember is member for the first object written, which makes the
+// member starts.
+func (o *object) firstMember(k string) {
 	start := len(o.b)
 	o.key(k)
-	ms.starts = append(ms.starts, string(o.b[start:]))
+	o.starts.starts = append(o.starts.starts, string(o.b[start:]))
 }
 
 // mapKey is key for a name that may need escaping (a map key).
@@ -322,9 +348,18 @@ func optUint[T uint16 | uint32](o *object, v *T) {
 	o.uint(uint64(*v))
 }
 func (o *object) int(v int64)     { o.b = strconv.AppendInt(o.b, v, 10) }
-func (o *object) uint(v uint64)   { o.b = strconv.AppendUint(o.b, v, 10) }
+func (o *object) uint(v uint64)   { o.b = appendUint(o.b, v) }
 func (o *object) str(s string)    { o.b = appendString(o.b, s, o.e.EscapeHTML) }
 func (o *object) float(v float64) { o.b = appendFloat(o.b, v) }
+
+// appendUint is strconv.AppendUint(b, v, 10), inlined for one digit: most
+// of a record's counters are 0.
+func appendUint(b []byte, v uint64) []byte {
+	if v < 10 {
+		return append(b, byte('0'+v))
+	}
+	return strconv.AppendUint(b, v, 10)
+}
 
 // countMap writes m with its keys sorted, as encoding/json writes a
 // map[string]uint64.
@@ -339,6 +374,18 @@ func (o *object) countMap(m map[string]uint64) {
 	for _, k := range o.e.keys {
 		c.mapKey(k)
 		c.uint(m[k])
+	}
+	o.b = c.close()
+}
+
+// countList writes the members of a counter map listed in key order, as
+// countMap writes the map.
+func (o *object) countList(l *countList) {
+	c := o.child()
+	c.open()
+	for i, k := range l.keys {
+		c.mapKey(k)
+		c.uint(l.vals[i])
 	}
 	o.b = c.close()
 }
@@ -377,11 +424,52 @@ func asciiSafe(also string) (safe [utf8.RuneSelf]bool) {
 	return safe
 }
 
+// plain reports whether every byte of s is ASCII that a JSON string holds
+// as it is (plainSafe, or htmlSafe when escapeHTML): the strings of a
+// record (addresses, times, names) all are. It tests eight bytes at a time
+// (the bit tricks of "Bit Twiddling Hacks", hasless and haszero: exact
+// tests of whether any byte is below n, or is zero), the rest a byte at a
+// time.
+func plain(s string, escapeHTML bool) bool {
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+	)
+	// any is nonzero when some byte of x is zero.
+	any := func(x uint64) uint64 { return (x - ones) & ^x & high }
+	for ; len(s) >= 8; s = s[8:] {
+		t := s[:8]
+		w := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+			uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+		bad := w&high | (w-0x20*ones)&^w&high | any(w^'"'*ones) | any(w^'\\'*ones)
+		if escapeHTML {
+			bad |= any(w^'<'*ones) | any(w^'>'*ones) | any(w^'&'*ones)
+		}
+		if bad != 0 {
+			return false
+		}
+	}
+	safe := &plainSafe
+	if escapeHTML {
+		safe = &htmlSafe
+	}
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b >= utf8.RuneSelf || !safe[b] {
+			return false
+		}
+	}
+	return true
+}
+
 // appendString writes s as a JSON string exactly as encoding/json does:
 // control characters, quote and backslash escaped (and <, >, & when
 // escapeHTML), invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
 func appendString(dst []byte, s string, escapeHTML bool) []byte {
 	dst = append(dst, '"')
+	if plain(s, escapeHTML) {
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
 	safe := &plainSafe
 	if escapeHTML {
 		safe = &htmlSafe

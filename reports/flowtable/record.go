@@ -2,6 +2,9 @@ package flowtable
 
 import (
 	"net/netip"
+	"slices"
+	"time"
+	"unsafe"
 
 	"github.com/rocedump/rocedump/decode/bth"
 	"github.com/rocedump/rocedump/flows"
@@ -89,9 +92,8 @@ type CMRecord struct {
 
 // NewRecord converts one flow.
 func NewRecord(f *flows.Flow) Record {
-	r := Record{RNRTimers: map[string]uint64{}, Opcodes: map[string]uint64{}, DSCP: map[string]uint64{}, ECN: map[string]uint64{}}
-	fillRecord(&r, f, new(optionals), nil)
-	return r
+	b := Builder{exact: true}
+	return *b.Record(f)
 }
 
 // optionals hold the numbers a Record points to (source and partner QPN,
@@ -103,28 +105,43 @@ type optionals struct {
 	vlan               uint16
 }
 
-// fillRecord sets every field of r from f, its optional numbers kept in
-// opt. r's four maps must be empty (not nil): they are filled, not replaced,
-// so that a Builder can reuse them.
-func fillRecord(r *Record, f *flows.Flow, opt *optionals, names *addrNames) {
+// fillRecord sets every field of b's Record from f. The Record's four maps
+// must be empty (not nil): they are filled, not replaced, so that a
+// Builder can reuse them. Their members are first listed in key order in
+// b.counts, which the JSONEncoder writes instead of sorting the maps' keys
+// (see JSONEncoder.built).
+func (b *Builder) fillRecord(f *flows.Flow) {
+	r := &b.r
 	rnr, ops, dscp, ecn := r.RNRTimers, r.Opcodes, r.DSCP, r.ECN
-	fillRow(r, f, opt, names)
+	b.fillRow(f)
 	r.RNRTimers, r.Opcodes, r.DSCP, r.ECN = rnr, ops, dscp, ecn
+	c := &b.counts
+	c.rnr.reset()
+	c.ops.reset()
+	c.dscp.reset()
+	c.ecn.reset()
 	for _, t := range f.RNRTimers() {
-		r.RNRTimers[bth.RNRTimerDuration(t.Value).String()] += t.Count
+		c.rnr.add(bth.RNRTimerDuration(t.Value).String(), t.Count)
 	}
-	for _, o := range f.Opcodes() {
-		r.Opcodes[o.Opcode.String()] += o.Count
+	b.opList = f.AppendOpcodes(b.opList[:0])
+	for _, o := range b.opList {
+		c.ops.add(o.Opcode.String(), o.Count)
 	}
-	for _, d := range f.DSCP() {
-		r.DSCP[itoa(int(d.Value))] = d.Count
+	b.valList = f.AppendDSCP(b.valList[:0])
+	for _, d := range b.valList {
+		c.dscp.add(itoa(int(d.Value)), d.Count)
 	}
 	for cp, n := range f.ECN {
 		if n > 0 {
-			r.ECN[ecnNames[cp]] = n
+			c.ecn.add(ecnNames[cp], n)
 		}
 	}
-	r.UDPSrcPorts, r.MorePorts = f.SrcPorts()
+	c.rnr.fill(r.RNRTimers)
+	c.ops.fill(r.Opcodes)
+	c.dscp.fill(r.DSCP)
+	c.ecn.fill(r.ECN)
+	b.ports, r.MorePorts = f.AppendSrcPorts(b.ports[:0])
+	r.UDPSrcPorts = b.ports
 	if r.UDPSrcPorts == nil {
 		r.UDPSrcPorts = []uint16{}
 	}
@@ -144,12 +161,51 @@ func fillRecord(r *Record, f *flows.Flow, opt *optionals, names *addrNames) {
 	}
 }
 
-// fillRow sets the fields of r that Row, TotalsRow and the CSV read, and
-// every other field but the maps, the UDP source ports and CM, which it
-// leaves nil: everything a flow's record holds that costs no allocation
-// beyond its four strings (addresses, named through names when not nil,
-// and times).
-func fillRow(r *Record, f *flows.Flow, o *optionals, names *addrNames) {
+// countList is the members of one of a Record's counter maps, sorted by
+// key, each key once.
+type countList struct {
+	keys []string
+	vals []uint64
+}
+
+// recordCounts are the four counter maps of a Builder's Record as lists.
+type recordCounts struct {
+	rnr, ops, dscp, ecn countList
+	valid               bool // they are those of the Builder's Record (made by Record, not Row)
+}
+
+func (l *countList) reset() { l.keys, l.vals = l.keys[:0], l.vals[:0] }
+
+// add counts n under k, as m[k] += n does.
+func (l *countList) add(k string, n uint64) {
+	i := len(l.keys)
+	for i > 0 && l.keys[i-1] > k {
+		i--
+	}
+	if i > 0 && l.keys[i-1] == k {
+		l.vals[i-1] += n
+		return
+	}
+	l.keys = slices.Insert(l.keys, i, k)
+	l.vals = slices.Insert(l.vals, i, n)
+}
+
+// fill sets the members of l in m.
+func (l *countList) fill(m map[string]uint64) {
+	for i, k := range l.keys {
+		m[k] = l.vals[i]
+	}
+}
+
+// fillRow sets the fields of b's Record that Row, TotalsRow and the CSV
+// read, and every other field but the maps, the UDP source ports and CM,
+// which it leaves nil: everything a flow's record holds that costs no
+// allocation beyond its four strings (addresses, named through b.names,
+// and times, cut from b.text; both made for the record alone when b is
+// exact).
+func (b *Builder) fillRow(f *flows.Flow) {
+	r, o := &b.r, &b.opt
+	b.counts.valid = false
 	fillCounters(r, f)
 	if f.HasSrcQP {
 		o.srcQPN = f.SrcQP
@@ -163,11 +219,34 @@ func fillRow(r *Record, f *flows.Flow, o *optionals, names *addrNames) {
 		o.vlan = f.VLAN
 		r.VLAN = &o.vlan
 	}
-	r.Src, r.Dst = names.name(f.Key.Src), names.name(f.Key.Dst)
 	r.PairedBy, r.Transport = f.PairedBy.String(), f.Transport.String()
-	var buf [40]byte
-	r.First = string(timetext.AppendRFC3339Nano(buf[:0], f.First.Time))
-	r.Last = string(timetext.AppendRFC3339Nano(buf[:0], f.Last.Time))
+	if b.exact {
+		r.Src, r.Dst = f.Key.Src.String(), f.Key.Dst.String()
+		var buf [40]byte
+		r.First = string(timetext.AppendRFC3339Nano(buf[:0], f.First.Time))
+		r.Last = string(timetext.AppendRFC3339Nano(buf[:0], f.Last.Time))
+		return
+	}
+	r.Src, r.Dst = b.names.name(f.Key.Src), b.names.name(f.Key.Dst)
+	r.First, r.Last = b.timeText(f.First.Time), b.timeText(f.Last.Time)
+}
+
+// timeTextBlock is the size of the blocks a Builder cuts the text of
+// times from: some fifty records' times.
+const timeTextBlock = 2048
+
+// timeText is t in RFC 3339 (timetext.AppendRFC3339Nano), cut from b.text
+// rather than allocated on its own: a string shares its block with the
+// times before and after it, and the bytes of a block are never written
+// over once a string holds them (a full block is left for a new one), so
+// that the strings stay valid whatever becomes of the Builder.
+func (b *Builder) timeText(t time.Time) string {
+	if cap(b.text)-len(b.text) < 40 {
+		b.text = make([]byte, 0, timeTextBlock)
+	}
+	start := len(b.text)
+	b.text = timetext.AppendRFC3339Nano(b.text, t)
+	return unsafe.String(&b.text[start], len(b.text)-start)
 }
 
 // addrNames caches the strings of addresses: the flows of a fabric share a
@@ -181,9 +260,6 @@ type addrNames struct {
 const maxAddrNames = 1 << 16
 
 func (c *addrNames) name(a netip.Addr) string {
-	if c == nil {
-		return a.String()
-	}
 	if s, ok := c.m[a]; ok {
 		return s
 	}

@@ -192,13 +192,23 @@ func (s Source) Pick(want func(id int) bool) map[int]Record {
 
 // Builder converts flows into one reused Record, to write records one at a
 // time without allocating their maps each time. The Record it returns is
-// overwritten by its next call.
+// overwritten by its next call, its maps and UDP source ports included.
 type Builder struct {
 	r     Record
 	opt   optionals
 	names addrNames
+	exact bool // make the Record's strings and lists for it alone (NewRecord)
 
 	rnr, ops, dscp, ecn map[string]uint64
+
+	// Reused between records: the flow's counters as flows lists them,
+	// the UDP source ports, the text of times (timeText), and the
+	// Record's counter maps in key order.
+	opList  []flows.OpcodeCount
+	valList []flows.ValueCount
+	ports   []uint16
+	text    []byte
+	counts  recordCounts
 }
 
 // Record converts f: NewRecord(f), in the Builder's Record.
@@ -212,14 +222,15 @@ func (b *Builder) Record(f *flows.Flow) *Record {
 		clear(b.ecn)
 	}
 	b.r.RNRTimers, b.r.Opcodes, b.r.DSCP, b.r.ECN = b.rnr, b.ops, b.dscp, b.ecn
-	fillRecord(&b.r, f, &b.opt, &b.names)
+	b.fillRecord(f)
+	b.counts.valid = true
 	return &b.r
 }
 
 // Row converts what Row, TotalsRow and the CSV read of f (see Rows): the
 // maps, the UDP source ports and CM are left nil.
 func (b *Builder) Row(f *flows.Flow) *Record {
-	fillRow(&b.r, f, &b.opt, &b.names)
+	b.fillRow(f)
 	return &b.r
 }
 
