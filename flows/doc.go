@@ -193,13 +193,17 @@
 //     READ or atomic response at its PSN or later, or a NAK or RNR NAK at a
 //     later PSN; a response whose AETH the snap length cut, which may be a
 //     NAK, counts as one) before any copy is captured or a NAK names it, or
-//     an RNR NAK names it or an earlier PSN of its gap: a responder sends an
-//     RNR NAK for the request it received and could not accept, so the
-//     PSN it names arrived, and the rest of its gap goes with it, as with
-//     a PSN sequence error NAK. It was delivered; the capture missed it.
-//     The RNR retry that fills the gap is no fabric loss then; when the
-//     gap opened after the RNR NAK, that retry (a resend at the pending
-//     RNR NAK's PSN) decides it so.
+//     an RNR NAK or a fatal NAK names it or an earlier PSN of its gap: a
+//     responder sends an RNR NAK for the request it received and could not
+//     accept, and a fatal NAK (invalid request, remote access error,
+//     remote operational error, invalid RD request; not a reserved code)
+//     for the request it received and refused, after which the QP is in
+//     the error state, so the PSN it names arrived, and the rest of its
+//     gap goes with it, as with a PSN sequence error NAK. It was
+//     delivered; the capture missed it. The RNR retry that fills the gap
+//     is no fabric loss then; when the gap opened after the RNR NAK, that
+//     retry (a resend at the pending RNR NAK's PSN) decides it so, and
+//     Finish when it opened after the fatal NAK.
 //
 // A PSN the mirror missed after the one an RNR NAK named, not in its gap,
 // is resent by the RNR retry whether it had reached the responder or not
@@ -209,10 +213,11 @@
 //
 // FabricGaps and MirrorGaps count the gaps with at least one PSN decided
 // each way (a gap can count in both). At Finish, PSNs still undecided at or
-// below the highest PSN the partner acknowledged are mirror loss, and so
-// are the PSNs after the last request the flow carried up to that PSN: the
-// responder acknowledged requests the capture does not hold (one more
-// mirror gap). A flow keeps its last 8 undecided gaps; PSNs of older ones
+// below the highest PSN the partner acknowledged are mirror loss, as is
+// the gap of the PSN the partner's last fatal NAK named from that PSN on,
+// and so are the PSNs after the last request the flow carried up to the
+// highest of the two: the responder acknowledged or received requests the
+// capture does not hold (one more mirror gap). A flow keeps its last 8 undecided gaps; PSNs of older ones
 // stay undecided (and in MissingPSNs). Gaps in UC and UD flows and in READ
 // responses are not decided: nothing acknowledges them.
 //

@@ -148,13 +148,16 @@ func (f *Flow) ackedThrough(a uint32) {
 	}
 }
 
-// nakedAt applies a PSN sequence error NAK (rnr false) or an RNR NAK (rnr
-// true) at x to the undecided request PSNs: those below x were delivered
-// (mirror loss). A PSN sequence error NAK says x had not arrived: x and
-// the rest of its gap are fabric loss. An RNR NAK answers x, which the
-// responder received and could not accept (IBTA vol 1 §9.7.5.2): x and
-// the rest of its gap are mirror loss, though the RNR retry resends them.
-func (f *Flow) nakedAt(x uint32, rnr bool) {
+// nakedAt applies a PSN sequence error NAK (received false), or an RNR
+// NAK or fatal NAK (received true), at x to the undecided request PSNs:
+// those below x were delivered (mirror loss). A PSN sequence error NAK
+// says x had not arrived: x and the rest of its gap are fabric loss. An
+// RNR NAK answers x, which the responder received and could not accept
+// (IBTA vol 1 §9.7.5.2), and so does a fatal NAK (invalid request, remote
+// access or operational error, invalid RD request), which puts the QP in
+// the error state (§9.9): x and the rest of its gap are mirror loss,
+// though an RNR retry resends them.
+func (f *Flow) nakedAt(x uint32, received bool) {
 	f.ackedThrough(psnAdd(x, -1))
 	if f.retx == nil {
 		return
@@ -166,7 +169,7 @@ func (f *Flow) nakedAt(x uint32, rnr bool) {
 			continue
 		}
 		// ackedThrough left x as the range's first PSN.
-		f.decided(i, r.lo, uint32(psnDiff(r.hi, r.lo))+1, rnr)
+		f.decided(i, r.lo, uint32(psnDiff(r.hi, r.lo))+1, received)
 		l.remove(i)
 		return
 	}

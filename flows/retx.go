@@ -41,9 +41,10 @@ type RetxStats struct {
 	ReissuedReads uint64
 
 	// MirrorLostPSNs counts request PSNs that a gap skipped and that the
-	// responder acknowledged past before any copy of them was captured:
-	// delivered, but missed by the mirror. MirrorGaps counts the gaps
-	// with at least one such PSN.
+	// responder acknowledged past before any copy of them was captured,
+	// or received (an RNR NAK or a fatal NAK named them or an earlier
+	// PSN of their gap): delivered, but missed by the mirror. MirrorGaps
+	// counts the gaps with at least one such PSN.
 	MirrorLostPSNs, MirrorGaps uint64
 	// FabricLostPSNs counts request PSNs that a gap skipped and that were
 	// later resent (captured out of order) or named missing by a PSN
@@ -168,6 +169,13 @@ type retxState struct {
 	// flows it may answer (pendingNAK.from is this flow) until its
 	// responses get past it (Table.settleNAKs).
 	heldElsewhere bool
+
+	// fatal: of the flow that carries responses, it carried a fatal NAK
+	// (not one with a reserved code); fatalPSN and fatalAt are the last
+	// one's PSN and frame (Table.finishLoss).
+	fatal    bool
+	fatalPSN uint32
+	fatalAt  FrameRef
 
 	// quietResend is the capture time (FrameAt.Nanos) of the last
 	// timeout resend that came oneWayAfter or more after the request
@@ -377,6 +385,11 @@ func (f *Flow) noteNAK(h *bth.BTH, at *FrameRef) {
 	case bth.AckKindRNRNAK:
 		f.event(RetxEvent{Kind: EventRNRNAK, At: *at, PSN: h.PSN, Code: h.AETH.RNRTimer()})
 	}
+}
+
+// noteFatal records a fatal NAK at psn that the flow carries.
+func (s *retxState) noteFatal(psn uint32, at *FrameRef) {
+	s.fatal, s.fatalPSN, s.fatalAt = true, psn, *at
 }
 
 // pend makes a PSN sequence error or RNR NAK at psn pending on f, the flow

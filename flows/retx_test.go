@@ -197,6 +197,75 @@ var retxCases = []struct {
 		},
 	},
 	{
+		// A fatal NAK (here remote access error) answers the request at
+		// its PSN (IBTA vol 1 §9.7.5.2): 102 reached the responder,
+		// the mirror missed it. The QP goes to the error state: no
+		// resend ever fills the gap.
+		name: "fatal NAK at a PSN the mirror missed: mirror loss",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 101, us)
+			ack(c, aQP, 101)
+			writes(c, bQP, 103, 104, us) // 102 missing
+			c.add(us, nak(hostB, hostA, aQP, 102, 2, false))
+		},
+		want:   RetxStats{MirrorLostPSNs: 1, MirrorGaps: 1},
+		events: "mirror_loss@102x1",
+	},
+	{
+		// Before 103 delivered (the NAK acknowledges them), 103
+		// received, and the rest of its gap with it, as an RNR NAK
+		// decides its gap.
+		name: "fatal NAK inside a gap the mirror missed: the gap is mirror loss",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 101, us)
+			ack(c, aQP, 100)
+			writes(c, bQP, 105, 106, us) // 102..104 missing
+			c.add(us, nak(hostB, hostA, aQP, 103, 1, false))
+		},
+		want:   RetxStats{MirrorLostPSNs: 3, MirrorGaps: 1},
+		events: "mirror_loss@102x1 mirror_loss@103x2",
+	},
+	{
+		// The NAK comes before the packet after the gap is captured:
+		// Finish decides the gap.
+		name: "fatal NAK before the gap at its PSN opens: mirror loss at Finish",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 101, us)
+			ack(c, aQP, 101)
+			c.add(us, nak(hostB, hostA, aQP, 102, 3, false))
+			writes(c, bQP, 103, 103, us) // 102 missing
+		},
+		want:   RetxStats{MirrorLostPSNs: 1, MirrorGaps: 1},
+		events: "mirror_loss@102x1",
+	},
+	{
+		// The request the NAK answers is past the last one captured:
+		// the responder received it, one more mirror gap (as for an
+		// ACK past the last request).
+		name: "fatal NAK at a PSN the mirror missed, the last: mirror loss",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 101, us)
+			ack(c, aQP, 101)
+			c.add(us, nak(hostB, hostA, aQP, 102, 4, false))
+		},
+		want:   RetxStats{MirrorLostPSNs: 1, MirrorGaps: 1},
+		events: "mirror_loss@102x1",
+	},
+	{
+		// A reserved NAK code says nothing the specification defines:
+		// it acknowledges the PSNs before its own, as every NAK does,
+		// and leaves its own undecided.
+		name: "NAK with a reserved code in a gap: its PSN undecided",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 101, us)
+			ack(c, aQP, 100)
+			writes(c, bQP, 104, 105, us) // 102, 103 missing
+			c.add(us, nak(hostB, hostA, aQP, 103, 9, false))
+		},
+		want:   RetxStats{MirrorLostPSNs: 1, MirrorGaps: 1},
+		events: "mirror_loss@102x1",
+	},
+	{
 		name: "re-issued READ",
 		play: func(c *clock) {
 			c.add(us, readReq(hostA, hostB, bQP, 1000, 0x1000, 4096))
@@ -432,6 +501,45 @@ func TestRetxLinkAtFinish(t *testing.T) {
 	}
 	if r2.Retx != want2 {
 		t.Errorf("connection 2: %+v, want %+v", r2.Retx, want2)
+	}
+}
+
+// TestRetxFatalNAKAtFinish checks a fatal NAK that comes while no single
+// requester is known (two connections of a host pair at the same PSNs):
+// Finish, with the partners known, decides the PSN it names, which the
+// mirror missed, mirror loss; the other connection keeps none.
+func TestRetxFatalNAKAtFinish(t *testing.T) {
+	const a1, a2, b1, b2 = 0x21, 0x22, 0x11, 0x12
+	c := newClock(Config{})
+	for psn := uint32(0); psn < 8; psn++ {
+		c.add(us, roce(hostA, hostB, opSendOnly, b1, psn, 64))
+		c.add(us, roce(hostA, hostB, opSendOnly, b2, psn, 64))
+		c.add(us, roce(hostB, hostA, opAck, a1, psn, 0))
+		c.add(us, roce(hostB, hostA, opAck, a2, psn, 0))
+	}
+	// Connection 1: the mirror missed PSN 8, which the responder
+	// refused with a remote access error NAK.
+	c.add(us, roce(hostA, hostB, opSendOnly, b1, 9, 64))
+	c.add(us, roce(hostA, hostB, opSendOnly, b2, 8, 64))
+	c.add(us, roce(hostA, hostB, opSendOnly, b2, 9, 64))
+	c.add(us, nak(hostB, hostA, a1, 8, uint8(bth.NAKRemoteAccessError), false))
+	c.add(us, roce(hostB, hostA, opAck, a2, 9, 0))
+	// B's own requests, answered by A: they pair the flows.
+	for i := uint32(0); i < 3; i++ {
+		c.add(us, roce(hostB, hostA, opSendOnly, a1, 1000+i, 64))
+		c.add(us, roce(hostA, hostB, opAck, b1, 1000+i, 0))
+		c.add(us, roce(hostB, hostA, opSendOnly, a2, 5000+i, 64))
+		c.add(us, roce(hostA, hostB, opAck, b2, 5000+i, 0))
+	}
+	r1, r2 := c.flows(key(hostA, hostB, b1))[0], c.flows(key(hostA, hostB, b2))[0]
+	if r1.Partner == nil || r1.Partner.Key.DestQP != a1 || r2.Partner == nil || r2.Partner.Key.DestQP != a2 {
+		t.Fatalf("pairing: %s with %s, %s with %s", flowName(r1), flowName(r1.Partner), flowName(r2), flowName(r2.Partner))
+	}
+	if want := (RetxStats{MirrorLostPSNs: 1, MirrorGaps: 1}); r1.Retx != want {
+		t.Errorf("connection 1: %+v, want %+v", r1.Retx, want)
+	}
+	if r2.Retx != (RetxStats{}) {
+		t.Errorf("connection 2: %+v, want none", r2.Retx)
 	}
 }
 

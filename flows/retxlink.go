@@ -5,17 +5,26 @@ import "github.com/rocedump/rocedump/decode/bth"
 // noteResponse applies a response that s carries (ACK, NAK, READ or atomic
 // response) to the flow whose requests it answers: it decides the gaps the
 // response acknowledges past and makes a PSN sequence error or RNR NAK
-// pending there, for the resend that answers it. Pairing is final only at
-// Finish, so this uses what is known while packets arrive: see requester.
+// pending there, for the resend that answers it. A fatal NAK decides its
+// own PSN too, which the responder received (see nakedAt), and s keeps
+// it for Finish (finishLoss). Pairing is final only at Finish, so this
+// uses what is known while packets arrive: see requester.
 func (t *Table) noteResponse(s *Flow, h *bth.BTH, at *FrameRef) {
-	through, nak, rnr := h.PSN, false, false
+	through, nak, rnr, fatal := h.PSN, false, false, false
 	var timer uint8
 	if h.Ext&bth.HasAETH != 0 {
 		switch h.AETH.Kind() {
 		case bth.AckKindNAK:
 			// A NAK acknowledges every PSN before its own.
 			through = psnAdd(h.PSN, -1)
-			nak = h.AETH.NAKCode() == bth.NAKPSNSequenceError
+			switch c := h.AETH.NAKCode(); {
+			case c == bth.NAKPSNSequenceError:
+				nak = true
+			case c <= bth.NAKInvalidRDRequest:
+				// A fatal NAK; a reserved code says nothing.
+				fatal = true
+				s.ensureRetx().noteFatal(h.PSN, at)
+			}
 		case bth.AckKindRNRNAK:
 			through = psnAdd(h.PSN, -1)
 			rnr, timer = true, h.AETH.RNRTimer()
@@ -30,9 +39,10 @@ func (t *Table) noteResponse(s *Flow, h *bth.BTH, at *FrameRef) {
 	r := t.requester(s)
 	if r != nil {
 		r.respLink = s
-		if nak || rnr {
-			r.nakedAt(h.PSN, rnr)
-		} else {
+		switch {
+		case nak || rnr || fatal:
+			r.nakedAt(h.PSN, !nak)
+		default:
 			r.ackedThrough(through)
 		}
 	}
@@ -112,18 +122,29 @@ func (t *Table) requester(s *Flow) *Flow {
 }
 
 // finishLoss decides, once partners are known, what no response decided
-// while packets arrived (the flow had no single requester link then): PSNs
-// of its gaps still not captured at or below the highest PSN the partner
-// acknowledged (see noteResponse) are mirror loss. So are PSNs after the
-// last request the flow carried, up to that highest PSN: the responder
-// acknowledged requests the capture does not hold (one more mirror gap).
+// while packets arrived (the flow had no single requester link then, or
+// the gap opened after the response): PSNs of its gaps still not captured
+// at or below the highest PSN the partner acknowledged (see noteResponse)
+// are mirror loss, and so is the gap of the last fatal NAK's PSN from it
+// on (the responder received that PSN: see nakedAt). So are PSNs after
+// the last request the flow carried, up to that highest PSN or the fatal
+// NAK's PSN: the responder acknowledged or received requests the capture
+// does not hold (one more mirror gap).
 func (t *Table) finishLoss() {
 	for _, f := range t.flows {
 		p := f.Partner
 		if p == nil || !p.resp.acked() {
 			continue
 		}
-		a := p.resp.ackedHigh()
+		a, at := p.resp.ackedHigh(), &p.resp.ackedAt
+		if x := p.retx; x != nil && x.fatal {
+			if f.retx != nil && f.retx.loss.n > 0 {
+				f.nakedAt(x.fatalPSN, true)
+			}
+			if psnDiff(x.fatalPSN, a) > 0 {
+				a, at = x.fatalPSN, &x.fatalAt
+			}
+		}
 		if f.retx != nil && f.retx.loss.n > 0 {
 			f.ackedThrough(a)
 		}
@@ -134,6 +155,6 @@ func (t *Table) finishLoss() {
 		n := uint32(psnDiff(a, s.seq.expHi)) + 1
 		f.Retx.MirrorLostPSNs += uint64(n)
 		f.Retx.MirrorGaps++
-		f.event(RetxEvent{Kind: EventMirrorLoss, At: p.resp.ackedAt, PSN: s.seq.expHi, Count: n})
+		f.event(RetxEvent{Kind: EventMirrorLoss, At: *at, PSN: s.seq.expHi, Count: n})
 	}
 }
