@@ -401,6 +401,12 @@ type rMsg struct {
 	// events a message may have): they reached the responder, which
 	// refused the first with the RNR NAK.
 	rnrMirror int
+	// nakMirror: the same for a fatal NAK's WRITE, SEND or atomic (loss
+	// nak): they reached the responder, which refused the first with
+	// the NAK, and nothing resends them; nakReserved: the NAK's code is
+	// a reserved one, which tells nothing of its PSN.
+	nakMirror   int
+	nakReserved bool
 }
 
 func (m *rMsg) read() bool   { return m.op == "read" }
@@ -415,9 +421,10 @@ func randReliable(tr string) bool { return tr == "RC" || tr == "XRC" || tr == "R
 //   - at most one loss event (fabric_drop, timeout_drop, mirror_drop,
 //     rnr_nak, nak) per message: the expectations below are derived per
 //     message; markings (ce_mark, fecn, dscp) are added freely; but an
-//     RNR NAK's WRITE, SEND or atomic may also have a mirror_drop from
-//     its first packet (rMsg.rnrMirror), decided from a stream of its
-//     own, so that the other events stay those of the seed;
+//     RNR NAK's or fatal NAK's WRITE, SEND or atomic may also have a
+//     mirror_drop from its first packet (rMsg.rnrMirror, nakMirror),
+//     decided from a stream of its own each, so that the other events
+//     stay those of the seed;
 //   - timeout_us is at least 600 µs: a resend that no NAK asked for less
 //     than a mirror window (262-524 µs) after its original is what a
 //     mirror copy looks like (flows/doc.go, "Mirror copies"), and real
@@ -429,6 +436,7 @@ func randReliable(tr string) bool { return tr == "RC" || tr == "XRC" || tr == "R
 func randomScenario(seed uint64) *rScenario {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	rnrMirror := rand.New(rand.NewPCG(seed, seed^0x524e524d49525252))
+	nakMirror := rand.New(rand.NewPCG(seed, seed^0x4e414b4d49525252))
 	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
 	s := &rScenario{Name: fmt.Sprintf("rand%d", seed), Seed: seed}
 	s.Format = pick("pcap", "pcap", "pcap-ns", "pcap-be", "pcap-ns-be", "pcapng", "pcapng-be")
@@ -692,6 +700,12 @@ func randomScenario(seed uint64) *rScenario {
 			case "nak":
 				m.loss = k
 				ev["nak"] = pick("invalid_request", "remote_access_err", "remote_op_err", "invalid_rd_request", "reserved_9")
+				if !m.read() && nakMirror.IntN(3) == 0 {
+					// The mirror missed the packet the NAK
+					// refused, and maybe the next ones.
+					m.nakMirror = 1 + nakMirror.IntN(min(3, m.n))
+					f.Events = append(f.Events, map[string]any{"at_msg": at, "mirror_drop": map[string]any{"psn_offset": 0, "packets": m.nakMirror}})
+				}
 			case "ce":
 				off := rng.IntN(m.n)
 				ce := map[string]any{"psn_offset": off, "packets": 1 + rng.IntN(m.n-off)}
@@ -999,14 +1013,21 @@ func randMessagesOf(f *gen.Flow) []rMsg {
 		case e.MirrorDrop != nil && m.loss == "rnr":
 			// From the first packet (rMsg.rnrMirror).
 			m.rnrMirror = min(max(e.MirrorDrop.Packets, 1), m.n)
+		case e.MirrorDrop != nil && m.loss == "nak":
+			// From the first packet (rMsg.nakMirror).
+			m.nakMirror = min(max(e.MirrorDrop.Packets, 1), m.n)
 		case e.MirrorDrop != nil:
 			drop("mirror", e.MirrorDrop, 0)
 		case e.RNRNAK != nil && m.loss == "mirror":
 			m.loss, m.rnrMirror, m.off, m.cnt = "rnr", m.cnt, 0, 0
 		case e.RNRNAK != nil:
 			m.loss = "rnr"
+		case e.NAK != nil && m.loss == "mirror":
+			m.loss, m.nakMirror, m.off, m.cnt = "nak", m.cnt, 0, 0
+			m.nakReserved = strings.HasPrefix(*e.NAK, "reserved_")
 		case e.NAK != nil:
 			m.loss = "nak"
+			m.nakReserved = strings.HasPrefix(*e.NAK, "reserved_")
 		}
 	}
 	return msgs
@@ -1098,6 +1119,13 @@ func randExpectFlow(f *gen.Flow) randExpect {
 				// Otherwise the retry comes in order.
 				s.absent = j < m.rnrMirror && m.rnrMirror < m.n
 				s.resent, s.mirror = s.absent, s.absent
+			case m.nakMirror > 0:
+				// Nothing resends them. The fatal NAK at the first
+				// PSN decides it mirror loss (the responder received
+				// it), and the rest of its gap when a later packet's
+				// copy is captured; a reserved code decides nothing.
+				s.absent = j < m.nakMirror
+				s.mirror = s.absent && !m.nakReserved && (j == 0 || m.nakMirror < m.n)
 			}
 			reqSlots = append(reqSlots, s)
 			if j < m.n-1 && !s.absent && !(unseen && reliable && tail && lossAt(j)) {
@@ -1105,7 +1133,7 @@ func randExpectFlow(f *gen.Flow) randExpect {
 			}
 		}
 		last := m.n - 1
-		if !(m.loss == "mirror" && lossAt(last)) && !(!reliable && unseen && lossAt(last)) {
+		if !(m.loss == "mirror" && lossAt(last)) && !(!reliable && unseen && lossAt(last)) && m.nakMirror < m.n {
 			e.messages++
 		}
 		if !reliable {
@@ -1123,7 +1151,7 @@ func randExpectFlow(f *gen.Flow) randExpect {
 				first := !sent[j]
 				sent[j] = true
 				lost := first && fabric && lossAt(j)
-				if !(lost && unseen) && !(first && m.loss == "mirror" && lossAt(j)) && !(first && j < m.rnrMirror) {
+				if !(lost && unseen) && !(first && m.loss == "mirror" && lossAt(j)) && !(first && j < m.rnrMirror) && !(first && j < m.nakMirror) {
 					captured[j] = true
 				}
 				if lost || gapped {
@@ -1525,7 +1553,7 @@ func TestTruthAckAheadSharedHosts(t *testing.T) {
 // copy of a READ whose first responses the mirror missed, coming after two
 // more READs.
 func TestTruthTriage(t *testing.T) {
-	for _, name := range []string{"read_rnr_retry_first_copied", "xrc_rc_same_psns", "reads_same_psns", "rnr_mirror_drop", "read_mirror_missed_first_later_reads"} {
+	for _, name := range []string{"read_rnr_retry_first_copied", "xrc_rc_same_psns", "reads_same_psns", "rnr_mirror_drop", "read_mirror_missed_first_later_reads", "fatal_nak_mirror_drop"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("testdata", "truth", name+".yaml")
 			y, err := os.ReadFile(path)
