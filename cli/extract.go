@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"net/netip"
@@ -49,7 +50,7 @@ given. Several selectors add up.
 
 The output is pcap (nanosecond timestamps) unless OUT ends in .pcapng, which
 is needed when the chosen frames come from interfaces of different link
-types. "-o -" writes to standard output. OUT is written to a temporary file
+types; an OUT ending in .gz (x.pcap.gz, x.pcapng.gz) is gzip-compressed. "-o -" writes to standard output. OUT is written to a temporary file
 next to it and renamed to OUT only when every packet is written, so a
 failed run leaves no broken OUT; OUT may not be one of the captures.
 
@@ -73,7 +74,7 @@ flows as "rocedump flows" does and once to copy their packets.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.Output, "output", "o", "", "write the packets to `FILE` (.pcap or .pcapng; - for stdout), replaced only once complete; not one of the captures")
+	f.StringVarP(&opts.Output, "output", "o", "", "write the packets to `FILE` (.pcap or .pcapng, gzip-compressed when it ends in .gz; - for stdout), replaced only once complete; not one of the captures")
 	f.IntSliceVar(&opts.FlowIDs, "flow", nil, "flow `NUMBER`s as printed by rocedump flows")
 	f.StringSliceVar(&opts.QPNs, "qpn", nil, "destination `QPN`s (decimal or 0x hex)")
 	f.StringSliceVar(&opts.Pairs, "pair", nil, "address `PAIR`s A,B (repeat the flag for several pairs)")
@@ -197,8 +198,15 @@ func extractRun(opts *ExtractOptions) error {
 		return usageErrorf("%v", err)
 	}
 	defer file.discard()
-	bw := bufio.NewWriterSize(file, 1<<20)
-	out := newFrameWriter(bw, strings.HasSuffix(strings.ToLower(opts.Output), ".pcapng"))
+	name := strings.ToLower(opts.Output)
+	var sink io.Writer = file
+	var gz *gzip.Writer
+	if base, ok := strings.CutSuffix(name, ".gz"); ok {
+		name, gz = base, gzip.NewWriter(file)
+		sink = gz
+	}
+	bw := bufio.NewWriterSize(sink, 1<<20)
+	out := newFrameWriter(bw, strings.HasSuffix(name, ".pcapng"))
 
 	// Pass 2: a table built the same way puts each packet in the same flow.
 	replay := flows.NewTable(flows.Config{})
@@ -222,6 +230,9 @@ func extractRun(opts *ExtractOptions) error {
 	}
 	if err == nil {
 		err = bw.Flush()
+	}
+	if err == nil && gz != nil {
+		err = gz.Close()
 	}
 	if err == nil {
 		err = file.commit()

@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -144,6 +147,43 @@ func TestExtract(t *testing.T) {
 	_, stderr, code = runCLI(t, "extract", "--pair", pick.Src+","+pick.Dst, "--no-partner", "-o", dst, src)
 	if code != ExitOK || !strings.Contains(stderr, fmt.Sprintf("wrote %d packets", want)) {
 		t.Errorf("--pair: want %d packets, got %d: %s", want, code, stderr)
+	}
+}
+
+// TestExtractGzip: an output named .pcap.gz or .pcapng.gz is that format,
+// gzip-compressed (it was written uncompressed under the .gz name), and
+// reads back as the same packets as the plain file.
+func TestExtractGzip(t *testing.T) {
+	src := filepath.Join(repoRoot, "testdata", "pcaps", "gen", "retransmissions.pcap")
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain.pcap")
+	if _, stderr, code := runCLI(t, "extract", "--flow", "1", "-o", plain, src); code != ExitOK {
+		t.Fatalf("extract: exit %d: %s", code, stderr)
+	}
+	want, _, _ := runCLI(t, "read", plain)
+	for _, name := range []string{"out.pcap.gz", "out.pcapng.GZ"} {
+		dst := filepath.Join(dir, name)
+		if _, stderr, code := runCLI(t, "extract", "--flow", "1", "-o", dst, src); code != ExitOK {
+			t.Fatalf("extract -o %s: exit %d: %s", name, code, stderr)
+		}
+		raw, err := os.ReadFile(dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatalf("%s is not gzip-compressed: %v", name, err)
+		}
+		inner, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if strings.HasSuffix(strings.ToLower(name), ".pcapng.gz") != bytes.HasPrefix(inner, []byte{0x0a, 0x0d, 0x0d, 0x0a}) {
+			t.Errorf("%s holds the wrong format: starts % x", name, inner[:min(4, len(inner))])
+		}
+		if got, _, _ := runCLI(t, "read", dst); got != want {
+			t.Errorf("%s reads back otherwise than the plain extract:\n%s\nwant\n%s", name, got, want)
+		}
 	}
 }
 
