@@ -192,17 +192,10 @@ func TestExtractGzip(t *testing.T) {
 // them) to pcap and pcapng: the writers refused their zero time and
 // extract failed with nothing written.
 func TestExtractSimplePacketBlocks(t *testing.T) {
-	r, err := capture.Open(filepath.Join(repoRoot, "testdata", "pcaps", "real", "linlinw5_rdma_write_bw.pcap"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	le := binary.LittleEndian
 	file := pcapngStart()
-	var rec capture.Record
-	for r.Next(&rec) == nil {
-		file = append(file, pcapngBlock(3, append(le.AppendUint32(nil, uint32(rec.OrigLen)), rec.Data...))...)
-	}
+	eachRealRecord(t, "linlinw5_rdma_write_bw.pcap", func(_ int, rec *capture.Record) {
+		file = append(file, pcapngSPB(rec)...)
+	})
 	dir := t.TempDir()
 	src := filepath.Join(dir, "spb.pcapng")
 	if err := os.WriteFile(src, file, 0o644); err != nil {
@@ -228,19 +221,13 @@ func TestExtractSimplePacketBlocks(t *testing.T) {
 // first time was taken for "no frame yet"), dropping every frame before
 // it from the span, with one worker and with two.
 func TestReportSpanSimplePacketBlock(t *testing.T) {
-	r, err := capture.Open(filepath.Join(repoRoot, "testdata", "pcaps", "real", "linlinw5_rdma_write_bw.pcap"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
 	le := binary.LittleEndian
 	file := pcapngStart()
-	var rec capture.Record
 	var first, last time.Time
-	for n := 1; r.Next(&rec) == nil; n++ {
+	eachRealRecord(t, "linlinw5_rdma_write_bw.pcap", func(n int, rec *capture.Record) {
 		if n == 30 {
-			file = append(file, pcapngBlock(3, append(le.AppendUint32(nil, uint32(rec.OrigLen)), rec.Data...))...)
-			continue
+			file = append(file, pcapngSPB(rec)...)
+			return
 		}
 		if first.IsZero() {
 			first = rec.Timestamp
@@ -250,7 +237,7 @@ func TestReportSpanSimplePacketBlock(t *testing.T) {
 		epb := le.AppendUint32(le.AppendUint32(le.AppendUint32(nil, 0), uint32(us>>32)), uint32(us))
 		epb = le.AppendUint32(le.AppendUint32(epb, uint32(len(rec.Data))), uint32(rec.OrigLen))
 		file = append(file, pcapngBlock(6, append(epb, rec.Data...))...)
-	}
+	})
 	src := filepath.Join(t.TempDir(), "spb.pcapng")
 	if err := os.WriteFile(src, file, 0o644); err != nil {
 		t.Fatal(err)
@@ -288,4 +275,25 @@ func pcapngStart() []byte {
 	shb := le.AppendUint64(le.AppendUint16(le.AppendUint16(le.AppendUint32(nil, 0x1a2b3c4d), 1), 0), ^uint64(0))
 	idb := le.AppendUint32(le.AppendUint16(le.AppendUint16(nil, uint16(capture.LinkTypeEthernet)), 0), 0)
 	return append(pcapngBlock(0x0a0d0d0a, shb), pcapngBlock(1, idb)...)
+}
+
+// pcapngSPB is a little-endian pcapng Simple Packet Block of rec (no
+// time).
+func pcapngSPB(rec *capture.Record) []byte {
+	return pcapngBlock(3, append(binary.LittleEndian.AppendUint32(nil, uint32(rec.OrigLen)), rec.Data...))
+}
+
+// eachRealRecord calls fn with every record of the real capture name
+// (testdata/pcaps/real), numbered from 1.
+func eachRealRecord(t *testing.T, name string, fn func(n int, rec *capture.Record)) {
+	t.Helper()
+	r, err := capture.Open(filepath.Join(repoRoot, "testdata", "pcaps", "real", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var rec capture.Record
+	for n := 1; r.Next(&rec) == nil; n++ {
+		fn(n, &rec)
+	}
 }
