@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+	"io"
 	"math"
 	"time"
 )
@@ -31,6 +33,20 @@ func firstError(errs ...error) error {
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkWorkers checks --workers as checkFlag does and, for a value above
+// maxWorkers, which a pass runs instead, says so on w: a script that passes
+// the machine's CPU count keeps working on a machine of more than 256, and
+// its user learns that the rest sit idle.
+func checkWorkers(w io.Writer, n int) error {
+	if err := checkFlag("--workers", n, 0, noMaxInt, "0 (one per CPU) or more"); err != nil {
+		return err
+	}
+	if n > maxWorkers {
+		fmt.Fprintf(w, "rocedump: warning: --workers %d: running %d goroutines, the most a pass uses\n", n, maxWorkers)
 	}
 	return nil
 }

@@ -78,7 +78,7 @@ func flowsRun(opts *FlowsOptions) error {
 		return usageErrorf("--format %q: want one of %s", opts.Format, strings.Join(flowtable.Formats, ", "))
 	}
 	if err := firstError(
-		checkFlag("--workers", opts.Workers, 0, noMaxInt, "0 (one per CPU) or more"),
+		checkWorkers(opts.IO.ErrOut, opts.Workers),
 		checkFlag("--top", opts.Top, 0, noMaxInt, "0 (all) or more"),
 	); err != nil {
 		return err

@@ -200,7 +200,7 @@ func readRun(opts *ReadOptions) error {
 	}
 	if err := firstError(
 		checkFlag("--count", opts.Count, 0, noMaxInt, "0 (all) or more"),
-		checkFlag("--workers", opts.Workers, 0, noMaxInt, "0 (one per CPU) or more"),
+		checkWorkers(opts.IO.ErrOut, opts.Workers),
 	); err != nil {
 		return err
 	}

@@ -134,7 +134,7 @@ func checkReportOptions(opts *ReportOptions) (*topology.Topology, reports.Severi
 // expects: --workers, --data-dscp, --cnp-dscp and --ecn-window.
 func checkAnalysisFlags(opts *ReportOptions) error {
 	return firstError(
-		checkFlag("--workers", opts.Workers, 0, noMaxInt, "0 (one per CPU) or more"),
+		checkWorkers(opts.IO.ErrOut, opts.Workers),
 		checkFlag("--data-dscp", int(opts.DataDSCP), 0, 63, "a DSCP, 0 to 63"),
 		checkFlag("--cnp-dscp", int(opts.CNPDSCP), 0, 63, "a DSCP, 0 to 63"),
 		checkFlag("--ecn-window", opts.ECNWindow, time.Nanosecond, noMaxDuration, "a duration above 0, such as 1ms or 500us"),

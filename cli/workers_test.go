@@ -123,19 +123,25 @@ func TestWorkersFlag(t *testing.T) {
 	}
 }
 
-// TestManyWorkers: more workers than maxWorkers run as maxWorkers, and
-// with many workers (tiny blocks for each) the output is still one
-// worker's.
+// TestManyWorkers: more workers than maxWorkers run as maxWorkers, with
+// a warning that says so (and none at maxWorkers or below), and with many
+// workers (tiny blocks for each) the output is still one worker's.
 func TestManyWorkers(t *testing.T) {
 	if got := passWorkers(analyzeOptions{Shard: func(int, int) packetSink { return nil }, Workers: 100_000}); got != maxWorkers {
 		t.Errorf("--workers=100000: %d workers, want %d", got, maxWorkers)
 	}
 	capture := captures(t, "gen", "incident_demo.pcap")[0]
-	want, _, wantCode := runCLI(t, "report", "--format", "json", "--workers=1", capture)
-	for _, n := range []int{64, 1000} {
-		got, errOut, code := runCLI(t, "report", "--format", "json", fmt.Sprintf("--workers=%d", n), capture)
-		if code != wantCode || got != want {
-			t.Errorf("--workers=%d: exit %d (%s), want %d; output differs: %s", n, code, errOut, wantCode, firstDiff(want, got))
+	for _, cmd := range [][]string{{"report", "--format", "json"}, {"flows", "--format", "json"}, {"read", "--format", "json"}} {
+		want, _, wantCode := runCLI(t, append(cmd, "--workers=1", capture)...)
+		for _, n := range []int{64, maxWorkers, 1000} {
+			got, errOut, code := runCLI(t, append(cmd, fmt.Sprintf("--workers=%d", n), capture)...)
+			if code != wantCode || got != want {
+				t.Errorf("%s --workers=%d: exit %d (%s), want %d; output differs: %s", cmd[0], n, code, errOut, wantCode, firstDiff(want, got))
+			}
+			warned := strings.Contains(errOut, fmt.Sprintf("warning: --workers %d: running %d goroutines", n, maxWorkers))
+			if warned != (n > maxWorkers) {
+				t.Errorf("%s --workers=%d: stderr %q; want a warning of the cap only above %d", cmd[0], n, errOut, maxWorkers)
+			}
 		}
 	}
 }
