@@ -190,6 +190,8 @@ type Flow struct {
 	cmPending bool          // a CM exchange for Key arrived after this flow began (see Table.startsEpoch)
 	readResp  bool          // the flow carried a READ response (ReadResponses is not empty)
 	lastOp    bth.Opcode    // opcode of the last ACK or atomic ACK counted, to recognise its mirror copy
+	hasCM     bool          // CM is set (Table.newFlow): read by every response (Table.requester), CM's own line by few
+	naksHeld  bool          // a NAK or RNR NAK this flow carried, with no single requester known, is pending on the flows it may answer (Table.settleNAKs)
 
 	// Requests: cache line 3 (with the first half of Requests), which
 	// fits also reads for every response the partner carries.
@@ -206,6 +208,10 @@ type Flow struct {
 	resp    respTracker // PSNs of the ACKs and responses this flow carries
 	pairOne *Flow       // the only candidate partner pair holds, once found (see pairEvidence)
 
+	// Every packet, for its caller (reports.Collector keys its per-flow
+	// state on it): in line 5, which the look-ahead loads (hotFlowLines).
+	ID int // 1-based, in the order flows first appear in the capture
+
 	// Rare: the rest of the flow.
 
 	cold      *flowCold     // rare counter values and READ state; nil until needed
@@ -214,7 +220,6 @@ type Flow struct {
 	hostNext  *Flow         // the next flow with the same source and destination (Table.byHosts)
 	peakBytes uint64        // most wire bytes in any 1 ms bin before the current one
 
-	ID    int // 1-based, in the order flows first appear in the capture
 	Key   Key
 	Epoch int    // 0 for the first connection seen on Key, 1 for the next, ...
 	SrcQP uint32 // QPN at the source, when known (DETH, CM, or the partner's key); HasSrcQP says so

@@ -164,12 +164,6 @@ type retxState struct {
 	events  []RetxEvent
 	spans   [numRetxEventKinds]eventSpan
 
-	// heldElsewhere: of the flow that carries responses, a NAK or RNR NAK
-	// it carried, with no single requester known, is pending on the
-	// flows it may answer (pendingNAK.from is this flow) until its
-	// responses get past it (Table.settleNAKs).
-	heldElsewhere bool
-
 	// fatal: of the flow that carries responses, it carried a fatal NAK
 	// (not one with a reserved code); fatalPSN and fatalAt are the last
 	// one's PSN and frame (Table.finishLoss).

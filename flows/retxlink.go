@@ -33,7 +33,7 @@ func (t *Table) noteResponse(s *Flow, h *bth.BTH, at *FrameRef) {
 		// An ACK or a NAK: either acknowledges the PSNs before its own.
 		through = psnAdd(h.PSN, -1)
 	}
-	if s.retx != nil && s.retx.heldElsewhere {
+	if s.naksHeld {
 		t.settleNAKs(s, through)
 	}
 	r := t.requester(s)
@@ -76,7 +76,7 @@ func (t *Table) noteResponse(s *Flow, h *bth.BTH, at *FrameRef) {
 		c.pend(rnr, timer, h.PSN, at, s, n > 1)
 	}
 	if n > 0 {
-		s.ensureRetx().heldElsewhere = true
+		s.naksHeld = true
 	}
 }
 
@@ -104,7 +104,7 @@ func (t *Table) settleNAKs(s *Flow, through uint32) {
 			left = true
 		}
 	}
-	s.retx.heldElsewhere = left
+	s.naksHeld = left
 }
 
 // requester returns the flow whose requests the responses s carries
@@ -112,7 +112,7 @@ func (t *Table) settleNAKs(s *Flow, through uint32) {
 // exchange named, or else the only candidate the responses so far fit (see
 // pairEvidence); nil when there is none or more than one.
 func (t *Table) requester(s *Flow) *Flow {
-	if s.CM != nil {
+	if s.hasCM {
 		if s.reqLink == nil {
 			s.reqLink = t.Current(s.Key.Reverse(s.CM.SrcQP))
 		}

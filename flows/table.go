@@ -252,7 +252,7 @@ func (t *Table) newFlow(pk packedKey, prev *Flow, p *packet.Packet, at *FrameAt)
 	if len(t.cmByFlow) != 0 {
 		if side := t.cmByFlow[k]; side != nil && side.flow == nil {
 			side.flow = f
-			f.CM = &side.info
+			f.CM, f.hasCM = &side.info, true
 			f.SrcQP, f.HasSrcQP = side.info.SrcQP, true
 		}
 	}
