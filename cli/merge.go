@@ -168,7 +168,7 @@ func readReportFile(opts *MergeOptions, path string) (*reports.Report, error) {
 		r = f
 	}
 	br := bufio.NewReader(r)
-	head, _ := br.Peek(4)
+	head, _ := br.Peek(len(flowRecordStart))
 	if what := notReport(head); what != "" {
 		return nil, fmt.Errorf("%s; %s", what, mergeWants)
 	}
@@ -188,8 +188,10 @@ func notReport(head []byte) string {
 		return ""
 	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
 		return "is gzip-compressed: decompress it first"
-	case len(head) == 4 && isCaptureMagic(binary.LittleEndian.Uint32(head)):
+	case len(head) >= 4 && isCaptureMagic(binary.LittleEndian.Uint32(head)):
 		return "is a capture, not a JSON report"
+	case bytes.HasPrefix(head, []byte(flowRecordStart)):
+		return "is JSON lines of flow records (rocedump flows --format jsonl writes them), not a report"
 	}
 	switch c := bytes.TrimLeft(head, " \t\r\n"); {
 	case len(c) == 0, c[0] == '{':
@@ -200,6 +202,10 @@ func notReport(head []byte) string {
 		return "is not JSON (a text, Markdown or HTML report?)"
 	}
 }
+
+// flowRecordStart is how each line of "rocedump flows --format jsonl"
+// starts: a flow record, its id first.
+const flowRecordStart = `{"id":`
 
 // isCaptureMagic says whether m, the first four bytes of a file read as a
 // little-endian number, is the magic of a pcap (either byte order, micro-
