@@ -743,7 +743,7 @@ func (m *merger) patch(f Finding, given []sourced) Finding {
 		}
 		ok := true
 		for k := range f.Evidence.Counts {
-			if _, has := g.f.Evidence.Counts[k]; !has {
+			if _, has := g.f.Evidence.Counts[k]; !has && !slices.Contains(optionalCounts, k) {
 				ok = false
 				break
 			}
@@ -797,6 +797,12 @@ func (m *merger) patch(f Finding, given []sourced) Finding {
 	}
 	return f
 }
+
+// optionalCounts are counts a recomputed finding has only when they are
+// above 0 ("only when" in docs/FINDINGS.md): they name no variant, so a
+// report's finding without them (its copied flows carried no CNP, its
+// files were not cut off) is of the same variant, and its frames count.
+var optionalCounts = []string{"cnps_on_copied_flows", "cut_off"}
 
 // cnpRate writes a peak_cnps_per_ms: a count of CNPs in a millisecond,
 // or a bin's mean per millisecond (see cnpPeak).
