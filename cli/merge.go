@@ -82,6 +82,9 @@ What JSON cannot recombine exactly:
     once per report, not added up, and its PSN state is not recomputed: the
     merge cannot tell the same packets seen twice from different ones.
   - frame evidence of a flow names its file only when its report had one.
+  - a report made without a topology merged with one: its findings that are
+    not recomputed were judged without it (its nodes are named by the
+    merge's topology); a report made with another topology is not detected.
 
 Each of these that applies is said in the merged report's capture problems,
 prefixed "merge:". When in doubt, run rocedump report over all the captures

@@ -562,3 +562,31 @@ func TestMergeCopiesEvidence(t *testing.T) {
 		t.Errorf("first %+v last %+v: want a.pcap frames 2 and 90, the earliest and latest copies of both reports", e.First, e.Last)
 	}
 }
+
+// TestMergeNamesNodesOfReportsWithoutTopology: merged with a topology, a
+// report made without one has its findings' nodes, addresses, named as a
+// run with the topology names them, and a merge note says which reports
+// judged their findings without it.
+func TestMergeNamesNodesOfReportsWithoutTopology(t *testing.T) {
+	topo, err := topology.Load(filepath.Join(topoDir, pod))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ssh := counted(KindNonRDMAOnCompute, Warning, nonRDMATitle(nonRDMASSH, 1), map[string]float64{"conversations": 1, "packets": 10, "bytes": 1000})
+	ssh.Nodes = []string{"10.0.0.1", "10.0.0.2", "192.0.2.77"}
+	a := mergeFixture("a.pcap", "10.0.0.1", 1, 100, 0, ssh)
+	b := mergeFixture("b.pcap", "10.0.1.1", 2, 100, 0)
+	b.Summary.Topology = true
+	r, err := Merge([]MergeSource{{"a.json", a}, {"b.json", b}}, MergeOptions{Tool: "t", Topology: topo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ofKind(r.Findings, KindNonRDMAOnCompute)
+	if want := []string{"192.0.2.77", "dgx-01", "dgx-02"}; len(got) != 1 || !reflect.DeepEqual(got[0].Nodes, want) {
+		t.Fatalf("non_rdma_on_compute:%s %v: want nodes %v", summary(got), got, want)
+	}
+	if probs := strings.Join(r.Capture.Problems, "\n"); !strings.Contains(probs, "merge: a.json was made without a topology") ||
+		strings.Contains(probs, "b.json was made") {
+		t.Errorf("capture problems %q: want a note naming a.json only", probs)
+	}
+}
