@@ -36,8 +36,8 @@ func NewCmdMerge(ios IOStreams, runF func(*MergeOptions) error) *cobra.Command {
 		Long: `Merge the outputs of "rocedump report --format json" for captures taken in
 different places - one mirror per rail, say - into one report, without the
 captures. The result is the report one run over all the captures would give
-when every QP flow is in one report only (each mirror sees its own flows,
-as one mirror per rail does):
+when every QP connection, both directions and its CNPs, is in one report
+only (each mirror sees its own connections, as one mirror per rail does):
 
   capture    files listed, counts and drops summed, span from the earliest
              to the latest packet, problems kept
@@ -82,6 +82,10 @@ What JSON cannot recombine exactly:
     once per report, not added up, and its PSN state is not recomputed: the
     merge cannot tell the same packets seen twice from different ones.
   - frame evidence of a flow names its file only when its report had one.
+  - a connection whose two directions are in different reports is two
+    unpaired flows, and a capture split in time cuts flows in two.
+  - without a topology, a report takes for compute links the addresses
+    that carried RoCE in its own capture: give report --topology too.
   - a report made without a topology merged with one: its findings that are
     not recomputed were judged without it (its nodes are named by the
     merge's topology); a report made with another topology is not detected.
