@@ -36,8 +36,8 @@ func NewCmdMerge(ios IOStreams, runF func(*MergeOptions) error) *cobra.Command {
 		Long: `Merge the outputs of "rocedump report --format json" for captures taken in
 different places - one mirror per rail, say - into one report, without the
 captures. The result is the report one run over all the captures would give
-when every QP flow is in one report only (each mirror sees its own flows,
-as one mirror per rail does):
+when every QP connection, both directions and its CNPs, is in one report
+only (each mirror sees its own connections, as one mirror per rail does):
 
   capture    files listed, counts and drops summed, span from the earliest
              to the latest packet, problems kept
@@ -82,6 +82,13 @@ What JSON cannot recombine exactly:
     once per report, not added up, and its PSN state is not recomputed: the
     merge cannot tell the same packets seen twice from different ones.
   - frame evidence of a flow names its file only when its report had one.
+  - a connection whose two directions are in different reports is two
+    unpaired flows, and a capture split in time cuts flows in two.
+  - without a topology, a report takes for compute links the addresses
+    that carried RoCE in its own capture: give report --topology too.
+  - a report made without a topology merged with one: its findings that are
+    not recomputed were judged without it (its nodes are named by the
+    merge's topology); a report made with another topology is not detected.
 
 Each of these that applies is said in the merged report's capture problems,
 prefixed "merge:". When in doubt, run rocedump report over all the captures
@@ -168,7 +175,7 @@ func readReportFile(opts *MergeOptions, path string) (*reports.Report, error) {
 		r = f
 	}
 	br := bufio.NewReader(r)
-	head, _ := br.Peek(4)
+	head, _ := br.Peek(len(flowRecordStart))
 	if what := notReport(head); what != "" {
 		return nil, fmt.Errorf("%s; %s", what, mergeWants)
 	}
@@ -188,8 +195,10 @@ func notReport(head []byte) string {
 		return ""
 	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
 		return "is gzip-compressed: decompress it first"
-	case len(head) == 4 && isCaptureMagic(binary.LittleEndian.Uint32(head)):
+	case len(head) >= 4 && isCaptureMagic(binary.LittleEndian.Uint32(head)):
 		return "is a capture, not a JSON report"
+	case bytes.HasPrefix(head, []byte(flowRecordStart)):
+		return "is JSON lines of flow records (rocedump flows --format jsonl writes them), not a report"
 	}
 	switch c := bytes.TrimLeft(head, " \t\r\n"); {
 	case len(c) == 0, c[0] == '{':
@@ -200,6 +209,10 @@ func notReport(head []byte) string {
 		return "is not JSON (a text, Markdown or HTML report?)"
 	}
 }
+
+// flowRecordStart is how each line of "rocedump flows --format jsonl"
+// starts: a flow record, its id first.
+const flowRecordStart = `{"id":`
 
 // isCaptureMagic says whether m, the first four bytes of a file read as a
 // little-endian number, is the magic of a pcap (either byte order, micro-

@@ -257,6 +257,7 @@ func TestMergeNotReportSaysWhat(t *testing.T) {
 	rep, _, _ := runCLI(t, "report", "--format", "json", "--fail-on", "never", capFile)
 	text, _, _ := runCLI(t, "report", "--fail-on", "never", capFile)
 	flowsJSON, _, _ := runCLI(t, "flows", "--format", "json", capFile)
+	flowsJSONL, _, _ := runCLI(t, "flows", "--format", "jsonl", capFile)
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	zw.Write([]byte(rep))
@@ -276,6 +277,9 @@ func TestMergeNotReportSaysWhat(t *testing.T) {
 		{write("report.json.gz", gz.String()), "is gzip-compressed"},
 		{write("report.txt", text), "not JSON"},
 		{write("flows.json", flowsJSON), "a JSON array"},
+		{write("flows.jsonl", flowsJSONL), "JSON lines of flow records"},
+		// Reports concatenated: the second would be lost without a word.
+		{write("both.json", rep+rep), "more data after the report"},
 		{dir, "is a directory"},
 	}
 	for _, tt := range tests {

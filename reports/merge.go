@@ -101,8 +101,9 @@ var recordKinds = []Kind{KindCrossRail, KindRDMAOnManagement, KindFanOut}
 // cannot be recombined at all: flows that appear in several reports (two
 // mirrors saw the same QP: their counts are not added and their PSN state
 // is not recomputed, since the merge cannot tell the same packets seen
-// twice from different ones), files given to more than one report, and
-// reports with a topology merged without one.
+// twice from different ones), files given to more than one report,
+// reports with a topology merged without one, and reports without one
+// merged with one (merger.nameNodes names their findings' nodes).
 func Merge(srcs []MergeSource, opts MergeOptions) (*Report, error) {
 	if len(srcs) == 0 {
 		return nil, errors.New("merge: no reports")
@@ -419,6 +420,20 @@ func (m *merger) remap(src int, f Finding) Finding {
 	return f
 }
 
+// nameNodes names f's nodes, addresses in a report made without a
+// topology, by the merge's topology, as a run with it names them.
+func (m *merger) nameNodes(f *Finding) {
+	if m.opts.Topology == nil {
+		return
+	}
+	f.Nodes = slices.Clone(f.Nodes)
+	for i, n := range f.Nodes {
+		if a, err := netip.ParseAddr(n); err == nil {
+			f.Nodes[i] = m.opts.Topology.NodeOf(a)
+		}
+	}
+}
+
 // sourced is a report's finding, moved to merged flow ids.
 type sourced struct {
 	src int
@@ -429,15 +444,32 @@ type sourced struct {
 func (m *merger) findings() {
 	var given []sourced
 	hadTopology := false
+	var without []string // reports made without a topology
 	for i, s := range m.srcs {
 		hadTopology = hadTopology || s.Report.Summary.Topology
+		if !s.Report.Summary.Topology {
+			without = append(without, s.Name)
+		}
 		for _, f := range s.Report.Findings {
-			given = append(given, sourced{i, m.remap(i, f)})
+			f = m.remap(i, f)
+			if !s.Report.Summary.Topology {
+				m.nameNodes(&f)
+			}
+			given = append(given, sourced{i, f})
 		}
 	}
 	if hadTopology && m.opts.Topology == nil {
 		m.notef("the reports were made with a topology but the merge was given none: cross_rail, rdma_on_management and fan_out are recomputed " +
 			"without one (give merge the same --topology or --rail-subnet)")
+	}
+	if m.opts.Topology != nil && len(without) > 0 {
+		verb := "were"
+		if len(without) == 1 {
+			verb = "was"
+		}
+		m.notef("%s %s made without a topology: the findings merge does not recompute were judged without one there (other TCP/UDP "+
+			"counts as on compute links where an end carried RoCE in that capture; no address is storage, management or BMC); "+
+			"their nodes are named by the merge's topology (give report the same --topology or --rail-subnet)", strings.Join(without, ", "), verb)
 	}
 	recomputed := map[Kind]bool{}
 	for _, k := range RecomputedKinds {
@@ -743,7 +775,7 @@ func (m *merger) patch(f Finding, given []sourced) Finding {
 		}
 		ok := true
 		for k := range f.Evidence.Counts {
-			if _, has := g.f.Evidence.Counts[k]; !has {
+			if _, has := g.f.Evidence.Counts[k]; !has && !slices.Contains(optionalCounts, k) {
 				ok = false
 				break
 			}
@@ -797,6 +829,12 @@ func (m *merger) patch(f Finding, given []sourced) Finding {
 	}
 	return f
 }
+
+// optionalCounts are counts a recomputed finding has only when they are
+// above 0 ("only when" in docs/FINDINGS.md): they name no variant, so a
+// report's finding without them (its copied flows carried no CNP, its
+// files were not cut off) is of the same variant, and its frames count.
+var optionalCounts = []string{"cnps_on_copied_flows", "cut_off"}
 
 // cnpRate writes a peak_cnps_per_ms: a count of CNPs in a millisecond,
 // or a bin's mean per millisecond (see cnpPeak).

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rocedump/rocedump/reports/flowtable"
 	"github.com/rocedump/rocedump/topology"
@@ -518,5 +519,74 @@ func TestMergeECNCEMarked(t *testing.T) {
 				t.Errorf("capture problems %q: want a note %q", probs, tt.note)
 			}
 		})
+	}
+}
+
+// TestMergeCopiesEvidence: the mirror-copies finding recomputed from the
+// merged flows counts the CNPs of copied flows when one report's copied
+// flows carried some; the first and last copied frame are still those of
+// every report's finding, not only of the reports whose finding had CNPs.
+func TestMergeCopiesEvidence(t *testing.T) {
+	ref := func(file string, frame int, at string) *Frame {
+		tm, _ := time.Parse(time.RFC3339Nano, at)
+		return &Frame{File: file, Frame: frame, Time: tm}
+	}
+	copies := func(n, cnps float64, first, last *Frame) Finding {
+		f := counted(KindCaptureHealth, Warning, "copies", map[string]float64{"mirror_duplicates": n, "flows": 1, "roce_packets": 100})
+		if cnps > 0 {
+			f.Evidence.Counts["cnps_on_copied_flows"] = cnps
+		}
+		f.Evidence.First, f.Evidence.Last = first, last
+		return f
+	}
+	a := mergeFixture("a.pcap", "10.0.0.1", 1, 100, 0, copies(10, 0, ref("a.pcap", 2, "2026-01-01T00:00:01Z"), ref("a.pcap", 90, "2026-01-01T00:00:03Z")))
+	a.Flows[0].MirrorDuplicates = 10
+	b := mergeFixture("b.pcap", "10.0.1.1", 2, 100, 4, copies(5, 4, ref("b.pcap", 7, "2026-01-01T00:00:02Z"), ref("b.pcap", 9, "2026-01-01T00:00:02.5Z")))
+	b.Flows[0].MirrorDuplicates = 5
+	r, err := Merge([]MergeSource{{"a.json", a}, {"b.json", b}}, MergeOptions{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *Finding
+	for i, f := range r.Findings {
+		if f.Kind == KindCaptureHealth && hasCount(&f, "mirror_duplicates") {
+			got = &r.Findings[i]
+		}
+	}
+	if got == nil {
+		t.Fatalf("no mirror copies finding:%s", summary(r.Findings))
+	}
+	wantCounts(t, *got, map[string]float64{"mirror_duplicates": 15, "cnps_on_copied_flows": 4})
+	e := got.Evidence
+	if e.First == nil || e.First.File != "a.pcap" || e.First.Frame != 2 || e.Last == nil || e.Last.File != "a.pcap" || e.Last.Frame != 90 {
+		t.Errorf("first %+v last %+v: want a.pcap frames 2 and 90, the earliest and latest copies of both reports", e.First, e.Last)
+	}
+}
+
+// TestMergeNamesNodesOfReportsWithoutTopology: merged with a topology, a
+// report made without one has its findings' nodes, addresses, named as a
+// run with the topology names them, and a merge note says which reports
+// judged their findings without it.
+func TestMergeNamesNodesOfReportsWithoutTopology(t *testing.T) {
+	topo, err := topology.Load(filepath.Join(topoDir, pod))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ssh := counted(KindNonRDMAOnCompute, Warning, nonRDMATitle(nonRDMASSH, 1), map[string]float64{"conversations": 1, "packets": 10, "bytes": 1000})
+	ssh.Nodes = []string{"10.0.0.1", "10.0.0.2", "192.0.2.77"}
+	a := mergeFixture("a.pcap", "10.0.0.1", 1, 100, 0, ssh)
+	b := mergeFixture("b.pcap", "10.0.1.1", 2, 100, 0)
+	b.Summary.Topology = true
+	r, err := Merge([]MergeSource{{"a.json", a}, {"b.json", b}}, MergeOptions{Tool: "t", Topology: topo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ofKind(r.Findings, KindNonRDMAOnCompute)
+	if want := []string{"192.0.2.77", "dgx-01", "dgx-02"}; len(got) != 1 || !reflect.DeepEqual(got[0].Nodes, want) {
+		t.Fatalf("non_rdma_on_compute:%s %v: want nodes %v", summary(got), got, want)
+	}
+	if probs := strings.Join(r.Capture.Problems, "\n"); !strings.Contains(probs, "merge: a.json was made without a topology") ||
+		strings.Contains(probs, "b.json was made") {
+		t.Errorf("capture problems %q: want a note naming a.json only", probs)
 	}
 }
