@@ -50,9 +50,10 @@ given. Several selectors add up.
 
 The output is pcap (nanosecond timestamps) unless OUT ends in .pcapng, which
 is needed when the chosen frames come from interfaces of different link
-types; an OUT ending in .gz (x.pcap.gz, x.pcapng.gz) is gzip-compressed. "-o -" writes to standard output. OUT is written to a temporary file
-next to it and renamed to OUT only when every packet is written, so a
-failed run leaves no broken OUT; OUT may not be one of the captures.
+types; an OUT ending in .gz (x.pcap.gz, x.pcapng.gz) is gzip-compressed.
+"-o -" writes to standard output. OUT is written to a temporary file next
+to it and renamed to OUT only when every packet is written, so a failed
+run leaves no broken OUT; OUT may not be one of the captures.
 
 CAPTURE is a pcap or pcapng file (gzip or not) or a directory of them (files
 in it that are not captures are skipped with a warning). Standard input and

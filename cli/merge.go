@@ -83,7 +83,8 @@ What JSON cannot recombine exactly:
     merge cannot tell the same packets seen twice from different ones.
   - frame evidence of a flow names its file only when its report had one.
   - a connection whose two directions are in different reports is two
-    unpaired flows, and a capture split in time cuts flows in two.
+    unpaired flows (said when no report holds both directions of a host
+    pair), and a capture split in time cuts flows in two.
   - without a topology, a report takes for compute links the addresses
     that carried RoCE in its own capture: give report --topology too.
   - a report made without a topology merged with one: its findings that are

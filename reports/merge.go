@@ -290,6 +290,7 @@ func (m *merger) flowRecords() error {
 			"different ones; run rocedump report over all the captures at once for those", len(shared), verb,
 			strings.Join(named, "; "), more)
 	}
+	m.noteDirectionsApart()
 	slices.SortStableFunc(all, func(a, b mergedFlow) int {
 		if c := a.first.Compare(b.first); c != 0 {
 			return c
@@ -334,6 +335,54 @@ func (m *merger) flowRecords() error {
 		}
 	}
 	return nil
+}
+
+// noteDirectionsApart says when the two directions between two hosts are
+// in different reports and never in the same one: the RC or XRC flows
+// from A to B in some reports, those from B to A in others (captures
+// split by direction, as ingress-only mirrors of two ports give). Their
+// requests and responses cannot be paired across reports, which a run
+// over all the captures would pair: each direction stays a flow without
+// a partner, a connection of its own for cross_rail, and its NAKs and
+// READ responses are not matched with the requests they answer.
+func (m *merger) noteDirectionsApart() {
+	type hosts struct{ src, dst string }
+	in := map[hosts][]int{} // the reports holding RC or XRC flows from src to dst, ascending
+	for i, s := range m.srcs {
+		for _, r := range s.Report.FlowRecords().Records() {
+			if r.Transport != "RC" && r.Transport != "XRC" {
+				continue
+			}
+			h := hosts{r.Src, r.Dst}
+			if l := in[h]; len(l) == 0 || l[len(l)-1] != i {
+				in[h] = append(l, i)
+			}
+		}
+	}
+	var apart []string
+	for h, l := range in {
+		back, ok := in[hosts{h.dst, h.src}]
+		if !ok || h.src > h.dst || slices.ContainsFunc(l, func(i int) bool { return slices.Contains(back, i) }) {
+			continue
+		}
+		apart = append(apart, fmt.Sprintf("%s > %s in %s, %s > %s in %s", h.src, h.dst, m.srcs[l[0]].Name, h.dst, h.src, m.srcs[back[0]].Name))
+	}
+	if len(apart) == 0 {
+		return
+	}
+	slices.Sort(apart)
+	n := len(apart)
+	more := ""
+	if n > maxDetails {
+		apart, more = apart[:maxDetails], fmt.Sprintf(" and %d more", n-maxDetails)
+	}
+	pairs := "host pairs have"
+	if n == 1 {
+		pairs = "host pair has"
+	}
+	m.notef("%d %s the two directions of their connections in different reports (%s%s): their requests and responses are not "+
+		"paired across reports (no partner, each direction a connection of its own for cross_rail, NAKs and READ responses not matched "+
+		"with their requests); run rocedump report over all the captures at once for those", n, pairs, strings.Join(apart, "; "), more)
 }
 
 // rebuild makes the flows.Flow that the recomputed modules read from a

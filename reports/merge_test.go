@@ -590,3 +590,48 @@ func TestMergeNamesNodesOfReportsWithoutTopology(t *testing.T) {
 		t.Errorf("capture problems %q: want a note naming a.json only", probs)
 	}
 }
+
+// TestMergeNotesDirectionsApart: the RC flows from A to B in one report and
+// those from B to A only in another (a capture split by direction) get a
+// merge note naming the host pair, as their requests and responses are not
+// paired across reports; when one report holds both directions, or the
+// reverse flows are not RC or XRC, nothing is said.
+func TestMergeNotesDirectionsApart(t *testing.T) {
+	flow := func(file, src, dst, transport string) *Report {
+		r := mergeFixture(file, src, 1, 100, 0)
+		r.Flows[0].Dst, r.Flows[0].Transport = dst, transport
+		return r
+	}
+	const note = "1 host pair has the two directions of their connections in different reports (10.0.0.1 > 10.0.9.9 in a.json, 10.0.9.9 > 10.0.0.1 in b.json)"
+	for _, tt := range []struct {
+		name string
+		srcs []MergeSource
+		want bool
+	}{
+		{"apart", []MergeSource{{"a.json", flow("a.pcap", "10.0.0.1", "10.0.9.9", "RC")}, {"b.json", flow("b.pcap", "10.0.9.9", "10.0.0.1", "RC")}}, true},
+		{"apart, reverse order", []MergeSource{{"b.json", flow("b.pcap", "10.0.9.9", "10.0.0.1", "RC")}, {"a.json", flow("a.pcap", "10.0.0.1", "10.0.9.9", "RC")}}, true},
+		{"one report holds both", []MergeSource{
+			{"a.json", flow("a.pcap", "10.0.0.1", "10.0.9.9", "RC")},
+			{"b.json", flow("b.pcap", "10.0.9.9", "10.0.0.1", "RC")},
+			{"c.json", func() *Report {
+				r := flow("c.pcap", "10.0.0.1", "10.0.9.9", "RC")
+				back := r.Flows[0]
+				back.ID, back.Src, back.Dst = 2, "10.0.9.9", "10.0.0.1"
+				r.Flows = append(r.Flows, back)
+				return r
+			}()}}, false},
+		{"UD", []MergeSource{{"a.json", flow("a.pcap", "10.0.0.1", "10.0.9.9", "UD")}, {"b.json", flow("b.pcap", "10.0.9.9", "10.0.0.1", "UD")}}, false},
+	} {
+		r, err := Merge(tt.srcs, MergeOptions{Tool: "t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		probs := strings.Join(r.Capture.Problems, "\n")
+		if got := strings.Contains(probs, note); got != tt.want {
+			t.Errorf("%s: problems %q; want the note %v", tt.name, probs, tt.want)
+		}
+		if !tt.want && strings.Contains(probs, "different reports") {
+			t.Errorf("%s: problems %q; want no note of directions apart", tt.name, probs)
+		}
+	}
+}
