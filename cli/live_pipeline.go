@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -25,9 +24,9 @@ type frameAnalyzer struct {
 	sinks   []packetSink
 	dec     packet.Decoder
 	pkt     packet.Packet
-	skipped map[capture.LinkType]bool // link types rocedump does not decode
-	at      flows.FrameAt             // the frame being added, for the sinks
-	seq     uint64                    // frames seen, kept or not: the next frame's FrameRef.Seq
+	skipped map[skippedFrom]bool // link types rocedump does not decode, and the files that have them
+	at      flows.FrameAt        // the frame being added, for the sinks
+	seq     uint64               // frames seen, kept or not: the next frame's FrameRef.Seq
 
 	// st.First and st.Last as flows.TimeNanos, which the frames' times
 	// are compared by (flows.Earlier, flows.Later).
@@ -64,7 +63,7 @@ func newFrameAnalyzer(st *captureStats, sinks []packetSink) *frameAnalyzer {
 
 // newShardAnalyzer is the frameAnalyzer of worker shard of split.
 func newShardAnalyzer(st *captureStats, sinks []packetSink, shard int, split flows.Split) *frameAnalyzer {
-	a := &frameAnalyzer{st: st, sinks: sinks, skipped: map[capture.LinkType]bool{}, shard: shard, split: split, share: split.Share(shard)}
+	a := &frameAnalyzer{st: st, sinks: sinks, skipped: map[skippedFrom]bool{}, shard: shard, split: split, share: split.Share(shard)}
 	a.firstNs, a.lastNs = flows.TimeNanos(st.First, 0), flows.TimeNanos(st.Last, 0)
 	for _, s := range sinks {
 		if k, ok := s.(frameSkipper); ok {
@@ -130,7 +129,7 @@ func (a *frameAnalyzer) addPeeked(rec *capture.Record, file int, k *frameKey) *p
 	}
 	if err != nil {
 		st.Unsupported++
-		a.skipped[rec.LinkType] = true
+		a.skipped[skippedFrom{rec.LinkType, file}] = true
 		return nil
 	}
 	if pkt.Truncated {
@@ -178,10 +177,69 @@ func (a *frameAnalyzer) mergeWorkers(others []*frameAnalyzer) {
 		if os.Last.After(st.Last) {
 			st.Last = os.Last
 		}
-		for lt := range o.skipped {
-			a.skipped[lt] = true
+		for k := range o.skipped {
+			a.skipped[k] = true
 		}
 	}
+}
+
+// skippedFrom is a link type rocedump does not decode and the input file
+// that has frames of it (an index into captureStats.Files).
+type skippedFrom struct {
+	lt   capture.LinkType
+	file int
+}
+
+// skippedIn returns the link types of the frames skipped, lowest first,
+// and the files that have them, in the order of st.Files.
+func (a *frameAnalyzer) skippedIn() ([]capture.LinkType, []string) {
+	var lts []capture.LinkType
+	var idx []int
+	for k := range a.skipped {
+		if !slices.Contains(lts, k.lt) {
+			lts = append(lts, k.lt)
+		}
+		if k.file >= 0 && k.file < len(a.st.Files) && !slices.Contains(idx, k.file) {
+			idx = append(idx, k.file)
+		}
+	}
+	slices.Sort(lts)
+	slices.Sort(idx)
+	files := make([]string, len(idx))
+	for i, f := range idx {
+		files[i] = a.st.Files[f]
+	}
+	return lts, files
+}
+
+// alsoOfLinkTypes names the link types of skipped frames after the one an
+// error names: "; also of link type ERF (197), LINKTYPE_147", or "".
+func alsoOfLinkTypes(lts []capture.LinkType) string {
+	if len(lts) == 0 {
+		return ""
+	}
+	names := make([]string, len(lts))
+	for i, lt := range lts {
+		names[i] = lt.String()
+	}
+	return "; also of link type " + strings.Join(names, ", ")
+}
+
+// maxNamedFiles is the most files a message on skipped frames names.
+const maxNamedFiles = 5
+
+// inFiles names the files that hold skipped frames, when several captures
+// are analysed together: "; in a.pcap, b.pcapng", the first maxNamedFiles
+// and how many more.
+func inFiles(files []string) string {
+	if len(files) == 0 {
+		return ""
+	}
+	s := "; in " + strings.Join(files[:min(len(files), maxNamedFiles)], ", ")
+	if n := len(files) - maxNamedFiles; n > 0 {
+		s += fmt.Sprintf(" and %d more", n)
+	}
+	return s
 }
 
 // finish notes the frames of link types rocedump does not decode: a
@@ -193,15 +251,9 @@ func (a *frameAnalyzer) finish() error {
 		return nil
 	}
 	// In order, so that the message is the same from run to run.
-	lts := slices.Sorted(maps.Keys(a.skipped))
+	lts, files := a.skippedIn()
 	msg := fmt.Sprintf("%s%s: %v", reports.SkippedFramesNote, reports.Plural(st.Unsupported, "frame"), &packet.LinkTypeError{LinkType: lts[0]})
-	if len(lts) > 1 {
-		others := make([]string, len(lts)-1)
-		for i, lt := range lts[1:] {
-			others[i] = lt.String()
-		}
-		msg += "; also of link type " + strings.Join(others, ", ")
-	}
+	msg += alsoOfLinkTypes(lts[1:]) + inFiles(files)
 	if st.Unsupported == st.Packets {
 		return &exitError{code: ExitUsage, err: errors.New(msg)}
 	}

@@ -478,7 +478,7 @@ func readFile(path string, h *packetHandler) (problems []fileProblem, err error)
 }
 
 // skippedFrames says how many frames of path were of link types rocedump
-// does not decode (counted in skipped), naming the lowest of those.
+// does not decode (counted in skipped), naming those, lowest first.
 func skippedFrames(path string, skipped map[capture.LinkType]int) error {
 	n := 0
 	lts := make([]capture.LinkType, 0, len(skipped))
@@ -487,7 +487,7 @@ func skippedFrames(path string, skipped map[capture.LinkType]int) error {
 		n += c
 	}
 	slices.Sort(lts)
-	return fmt.Errorf("%s: skipped %s: %w", path, countNoun(n, "frame"), &packet.LinkTypeError{LinkType: lts[0]})
+	return fmt.Errorf("%s: skipped %s: %w%s", path, countNoun(n, "frame"), &packet.LinkTypeError{LinkType: lts[0]}, alsoOfLinkTypes(lts[1:]))
 }
 
 // filterCache compiles the capture filter once per link type, when a file

@@ -111,7 +111,15 @@ func readJSON(t *testing.T, file string) map[int]readJSONPacket {
 // tsharkIB runs tshark over file and returns its fields per frame that has a BTH.
 func tsharkIB(t *testing.T, tshark, file string) map[int][]string {
 	t.Helper()
-	args := []string{"-n", "-r", file, "-Y", "infiniband.bth", "-T", "fields", "-E", "separator=/t", "-E", "occurrence=l"}
+	return tsharkIBWith(t, tshark, file)
+}
+
+// tsharkIBWith is tsharkIB with more tshark options (such as
+// "-o", "ip.defragment:FALSE").
+func tsharkIBWith(t *testing.T, tshark, file string, opts ...string) map[int][]string {
+	t.Helper()
+	args := append([]string{"-n", "-r", file}, opts...)
+	args = append(args, "-Y", "infiniband.bth", "-T", "fields", "-E", "separator=/t", "-E", "occurrence=l")
 	for _, f := range tsharkFields {
 		args = append(args, "-e", f)
 	}

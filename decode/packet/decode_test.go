@@ -294,8 +294,39 @@ func decodeCases() []decodeCase {
 			b := ip4("10.0.0.1", "10.0.0.2", 17, udp(49152, 4791, ibPayload(rcWrite, payload64))[:48])
 			binary.BigEndian.PutUint16(b[6:], 0x2000) // MF
 			return b
+		}()), with(roceSum(""), func(s *sum) {
+			// Decoded as far as the fragment goes; the payload length
+			// comes from the UDP length, the ICRC is not there.
+			s.Fragment, s.Truncated, s.ICRC = true, true, bth.ICRCUnchecked
+		})},
+		{"ipv4 first fragment not roce", capture.LinkTypeEthernet, eth(0x0800, func() []byte {
+			b := ip4("10.0.0.1", "10.0.0.2", 17, udp(49152, 2049, make([]byte, 100))[:48])
+			binary.BigEndian.PutUint16(b[6:], 0x2000) // MF
+			return b
 		}()), sum{EtherType: 0x0800, IPVersion: 4, Src: a1, Dst: a2, DSCP: 26, ECN: 2, Proto: 17, Fragment: true,
-			Note: ReasonFragment, SrcPort: 49152, DstPort: 4791}},
+			Note: ReasonFragment, SrcPort: 49152, DstPort: 2049}},
+		{"erspan2 in first fragment", capture.LinkTypeEthernet, func() []byte {
+			// A mirror sent without DF over a smaller MTU: the first
+			// fragment of the GRE datagram holds the mirrored headers.
+			m := mirror(fS, 0x88be, e2, tagged)[:etherHeaderLen+20+8+8+60]
+			binary.BigEndian.PutUint16(m[etherHeaderLen+2:], uint16(len(m)-etherHeaderLen))
+			binary.BigEndian.PutUint16(m[etherHeaderLen+6:], 0x2000) // MF
+			return m
+		}(), with(roceSum("eth,ipv4,gre,erspan2:5,vlan:100"), func(s *sum) {
+			vlan100(s)
+			s.Truncated, s.ICRC = true, bth.ICRCUnchecked
+		})},
+		{"erspan2 in later fragment", capture.LinkTypeEthernet, func() []byte {
+			m := mirror(fS, 0x88be, e2, tagged)
+			binary.BigEndian.PutUint16(m[etherHeaderLen+6:], 185) // offset 1480
+			return m
+		}(), with(outerSum(""), func(s *sum) { s.Fragment, s.Note = true, ReasonFragment })},
+		{"ipv6 first fragment roce", capture.LinkTypeEthernet,
+			eth(0x86dd, ip6("fd00::1", "fd00::2", 44, ip6frag(17, 0, true, udp(49152, 4791, ibPayload(rcWrite, payload64))[:40]))),
+			with(roceSum(""), func(s *sum) {
+				s.EtherType, s.IPVersion, s.Src, s.Dst = 0x86dd, 6, a61, a62
+				s.Fragment, s.Truncated, s.ICRC = true, true, bth.ICRCUnchecked
+			})},
 		{"ipv6 first fragment", capture.LinkTypeEthernet,
 			eth(0x86dd, ip6("fd00::1", "fd00::2", 44, ip6frag(17, 0, true, udp(1, 2, make([]byte, 8))))),
 			sum{EtherType: 0x86dd, IPVersion: 6, Src: a61, Dst: a62, DSCP: 26, ECN: 2, Proto: 17, Fragment: true,

@@ -55,14 +55,30 @@ func (w *walker) ipv4(b []byte) {
 	w.l4(b[ihl:], total-ihl)
 }
 
+// maxIPPayload bounds the payload of an IP datagram whose length is not
+// known: that of a first fragment, whose header gives the fragment's.
+const maxIPPayload = 0xffff
+
 // l4 decodes the payload of an IP datagram whose protocol is p.Proto;
-// payloadLen is its length as the IP header says. Of a first fragment only
-// the TCP or UDP header is decoded.
+// payloadLen is its length as the IP header says. A first fragment
+// (later ones stop at IP) is decoded further when it carries RoCEv2 or a
+// tunnel (carriesDecoded), as a datagram cut where the fragment ends;
+// of any other, only the TCP or UDP header is.
 func (w *walker) l4(b []byte, payloadLen int) {
 	if w.p.Fragment {
-		w.p.Note = ReasonFragment
-		w.fragmentPorts(b)
-		return
+		if !w.carriesDecoded(b) {
+			w.p.Note = ReasonFragment
+			w.fragmentPorts(b)
+			return
+		}
+		// The later fragments are not reassembled: what this one holds
+		// is read as a snap length would have cut it (RFC 791 §3.2: the
+		// first fragment holds the start of the datagram, and so every
+		// header of the RoCE packet or mirrored frame that fits in it).
+		// A switch's ERSPAN mirror, sent without DF over a smaller MTU
+		// than the mirrored frame's, is fragmented so.
+		w.cut, w.ipWhole = true, false
+		payloadLen = maxIPPayload
 	}
 	switch w.p.Proto {
 	case protoUDP:
@@ -86,6 +102,23 @@ func (w *walker) l4(b []byte, payloadLen int) {
 			w.ipv6(b)
 		}
 	}
+}
+
+// carriesDecoded reports whether the payload b of a first fragment, of
+// protocol p.Proto, is one the walk decodes beyond its L4 header: UDP to
+// the RoCEv2, VXLAN or VXLAN-GPE port, GRE, or IP in IP.
+func (w *walker) carriesDecoded(b []byte) bool {
+	switch w.p.Proto {
+	case protoUDP:
+		if len(b) < 4 {
+			return false
+		}
+		port := binary.BigEndian.Uint16(b[2:])
+		return port == PortRoCEv2 || port == PortVXLAN || port == PortVXLANGPE
+	case protoGRE, protoIPv4, protoIPv6:
+		return true
+	}
+	return false
 }
 
 // fragmentPorts decodes what is there of the TCP or UDP header of a first

@@ -26,7 +26,7 @@ const (
 	ReasonBadTransport           // any other IB transport decoding error
 	ReasonBadMACControl          // MAC Control frame cut short
 	ReasonTooDeep                // more than MaxTunnels tunnels, 8 VLAN tags or 8 IPv6 extension headers
-	ReasonFragment               // Note: an IP fragment other than the first, not decoded above IP
+	ReasonFragment               // Note: an IP fragment other than the first, not decoded above IP, or a first one that carries neither RoCEv2 nor a tunnel
 	ReasonERSPANFrameType        // Note: ERSPAN III frame type is not Ethernet
 	ReasonGREVersion             // Note: GRE version not 0 (e.g. PPTP), not decoded further
 	ReasonUnknownFamily          // Note: NULL/LOOP address family is neither IPv4 nor IPv6

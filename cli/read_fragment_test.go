@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rocedump/rocedump/capture"
+)
+
+// writeFragmentedMirror writes the frames of the real capture name mirrored
+// in ERSPAN type II over GRE over IPv4 (RFC 2890 sequence number,
+// draft-foschiano-erspan-03 §4.2) without DF, as a switch sends them to a
+// collector whose path has an MTU of mtu: every GRE datagram longer than
+// that is split into IPv4 fragments (RFC 791 §3.2), each in a frame of its
+// own. It returns the path and the number of frames written.
+func writeFragmentedMirror(t *testing.T, name string, mtu int) (string, int) {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := capture.NewPcapWriter(&buf, capture.LinkTypeEthernet, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := binary.BigEndian
+	frames := 0
+	eachRealRecord(t, name, func(n int, rec *capture.Record) {
+		// GRE with S (RFC 2890 §2.2), protocol 0x88BE, then the ERSPAN II
+		// header: version 1, VLAN 0; session 5; index 0.
+		gre := be.AppendUint32(be.AppendUint16(be.AppendUint16(nil, 0x1000), 0x88be), uint32(n))
+		gre = be.AppendUint32(be.AppendUint16(be.AppendUint16(gre, 0x1000), 5), 0)
+		gre = append(gre, rec.Data...)
+		per := (mtu - 20) &^ 7 // fragment payloads are multiples of 8 bytes
+		for off := 0; off < len(gre); off += per {
+			end := min(off+per, len(gre))
+			flags := uint16(off / 8)
+			if end < len(gre) {
+				flags |= 0x2000 // MF
+			}
+			ip := make([]byte, 20)
+			ip[0], ip[8], ip[9] = 0x45, 64, 47
+			be.PutUint16(ip[2:], uint16(20+end-off))
+			be.PutUint16(ip[4:], uint16(n))
+			be.PutUint16(ip[6:], flags)
+			copy(ip[12:], []byte{192, 0, 2, 1, 192, 0, 2, 2})
+			frame := append([]byte{2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00}, ip...)
+			frame = append(frame, gre[off:end]...)
+			if err := w.WritePacket(rec.Timestamp, frame, len(frame)); err != nil {
+				t.Fatal(err)
+			}
+			frames++
+		}
+	})
+	path := filepath.Join(t.TempDir(), "erspan-fragmented.pcap")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, frames
+}
+
+// TestReadFragmentedMirrorMatchesTshark: an ERSPAN mirror whose GRE
+// datagrams were fragmented on the way to the collector still shows every
+// RoCE packet, decoded from the first fragment as far as it goes, as
+// tshark does when it does not reassemble (-o ip.defragment:FALSE).
+// Before, the first fragments were not decoded past their outer IPv4
+// header: the RoCE packets were lost with no word about them.
+func TestReadFragmentedMirrorMatchesTshark(t *testing.T) {
+	tshark := needTool(t, "tshark")
+	file, _ := writeFragmentedMirror(t, fragmentedSource, 1000)
+	ours := readJSON(t, file)
+	theirs := tsharkIBWith(t, tshark, file, "-o", "ip.defragment:FALSE")
+	if len(theirs) != 20 {
+		t.Fatalf("tshark decodes %d RoCE packets, want the 20 of %s", len(theirs), fragmentedSource)
+	}
+	for frame, tf := range theirs {
+		p, ok := ours[frame]
+		if !ok {
+			t.Errorf("frame %d: tshark decodes a BTH (opcode %s), rocedump printed nothing", frame, tf[1])
+			continue
+		}
+		comparePacket(t, frame, p, tf)
+	}
+	if len(ours) != len(theirs) {
+		t.Errorf("rocedump printed %d packets, tshark decodes %d", len(ours), len(theirs))
+	}
+}
+
+// fragmentedSource is the capture the fragmentation tests mirror.
+const fragmentedSource = "linlinw5_rdma_write_bw.pcap"
+
+// TestFlowsFragmentedMirror: the flows of a mirror fragmented on the way
+// to the collector are those of the capture the switch mirrored.
+func TestFlowsFragmentedMirror(t *testing.T) {
+	file, frames := writeFragmentedMirror(t, fragmentedSource, 1000)
+	if frames <= 60 {
+		t.Fatalf("%d frames: no datagram was fragmented", frames)
+	}
+	type flow struct {
+		DestQPN  uint64 `json:"dest_qpn"`
+		Packets  uint64 `json:"packets"`
+		Bytes    uint64 `json:"bytes"`
+		Payload  uint64 `json:"payload_bytes"`
+		Messages uint64 `json:"messages"`
+		Gaps     uint64 `json:"psn_gaps"`
+	}
+	flowsOf := func(file string) []flow {
+		out, errOut, code := runCLI(t, "flows", "--format", "json", "--sort", "id", file)
+		if code != ExitOK {
+			t.Fatalf("flows %s: exit %d: %s", file, code, errOut)
+		}
+		var fs []flow
+		if err := json.Unmarshal([]byte(out), &fs); err != nil {
+			t.Fatalf("flows %s: %v", file, err)
+		}
+		return fs
+	}
+	want := flowsOf(filepath.Join(repoRoot, "testdata", "pcaps", "real", fragmentedSource))
+	got := flowsOf(file)
+	if len(got) != len(want) {
+		t.Fatalf("%d flows, want the %d of %s: %+v", len(got), len(want), fragmentedSource, got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("flow %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
