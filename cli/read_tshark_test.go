@@ -72,14 +72,7 @@ func TestReadMatchesTshark(t *testing.T) {
 			if len(theirs) == 0 {
 				t.Fatalf("tshark found no InfiniBand packets in %s", file)
 			}
-			for frame, tf := range theirs {
-				p, ok := ours[frame]
-				if !ok {
-					t.Errorf("frame %d: tshark decodes a BTH (opcode %s), rocedump printed nothing", frame, tf[1])
-					continue
-				}
-				comparePacket(t, frame, p, tf)
-			}
+			compareTsharkFrames(t, ours, theirs)
 			for frame, p := range ours {
 				if _, ok := theirs[frame]; !ok && p.Opcode != nil && p.Malformed == "" {
 					t.Errorf("frame %d: rocedump decodes opcode %d, tshark finds no BTH", frame, *p.Opcode)
@@ -148,6 +141,21 @@ func tsharkIBWith(t *testing.T, tshark, file string, opts ...string) map[int][]s
 		res[n] = f
 	}
 	return res
+}
+
+// compareTsharkFrames checks every frame in which tshark decodes a BTH
+// against the packet rocedump printed for it (comparePacket), which must
+// be there.
+func compareTsharkFrames(t *testing.T, ours map[int]readJSONPacket, theirs map[int][]string) {
+	t.Helper()
+	for frame, tf := range theirs {
+		p, ok := ours[frame]
+		if !ok {
+			t.Errorf("frame %d: tshark decodes a BTH (opcode %s), rocedump printed nothing", frame, tf[1])
+			continue
+		}
+		comparePacket(t, frame, p, tf)
+	}
 }
 
 // comparePacket checks one frame's fields; tf holds tshark's values in
