@@ -83,14 +83,14 @@ func (w *walker) link(lt capture.LinkType, b []byte) {
 			w.short(ReasonShortLink)
 			return
 		}
-		w.etherType(binary.BigEndian.Uint16(b[14:]), b[sllLen:])
+		w.cooked(binary.BigEndian.Uint16(b[14:]), b[sllLen:])
 	case capture.LinkTypeLinuxSLL2:
 		p.pushEncap(EncapSLL2, 0)
 		if len(b) < sll2Len {
 			w.short(ReasonShortLink)
 			return
 		}
-		w.etherType(binary.BigEndian.Uint16(b), b[sll2Len:])
+		w.cooked(binary.BigEndian.Uint16(b), b[sll2Len:])
 	case capture.LinkTypeNull, capture.LinkTypeLoop:
 		p.pushEncap(EncapNull, 0)
 		if len(b) < nullLen {
@@ -130,4 +130,16 @@ func (w *walker) rawIP(b []byte) {
 	default:
 		w.malformed(ReasonBadIP)
 	}
+}
+
+// cooked decodes what follows a Linux cooked header whose protocol type is
+// proto: an EtherType, or 0x6558 (transparent Ethernet bridging) for a
+// whole Ethernet frame, as a GRE tunnel device (ARPHRD_IPGRE) hands up
+// the frames a GRE/TEB mirror carries.
+func (w *walker) cooked(proto uint16, b []byte) {
+	if proto == etherTypeTEB {
+		w.ethernet(b)
+		return
+	}
+	w.etherType(proto, b)
 }
