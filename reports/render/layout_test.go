@@ -126,3 +126,25 @@ func TestHTMLEvidenceRowsCompact(t *testing.T) {
 		t.Errorf("evidence rows are %d to %d px high: the table was stretched to the height of its detail lines (heights %v)", lo, hi, hs)
 	}
 }
+
+// TestHTMLNoSidewaysScroll checks that the page fits the window down to
+// 800 px (a laptop screen split in two): the flows table, 15 columns that
+// do not wrap, was wider than its card below ~1050 px and made the whole
+// page scroll sideways; it scrolls inside its card instead.
+func TestHTMLNoSidewaysScroll(t *testing.T) {
+	r := incidentReport()
+	for _, width := range []int{1000, 800} {
+		got := probeHTML(t, r, width,
+			`out=document.documentElement.scrollWidth+" "+document.documentElement.clientWidth+" "+document.querySelectorAll("table.flows tbody tr").length`)
+		var page, window, rows int
+		if _, err := fmt.Sscan(got, &page, &window, &rows); err != nil {
+			t.Fatalf("probe wrote %q", got)
+		}
+		if rows == 0 {
+			t.Fatalf("width %d: no flow rows", width)
+		}
+		if page > window {
+			t.Errorf("width %d: the page is %d px wide in a %d px window: it scrolls sideways", width, page, window)
+		}
+	}
+}
