@@ -106,13 +106,15 @@ func analyze(o analyzeOptions) (*captureStats, error) {
 		}
 		fas[i] = newShardAnalyzer(&captureStats{Files: paths}, sinks, i, split)
 	}
+	var clock clockWatch
 	if n == 1 {
-		w := &worker{m: m, fa: fas[0], each: o.Each, progress: newProgress(o.Progress)}
+		w := &worker{m: m, fa: fas[0], each: o.Each, progress: newProgress(o.Progress), clock: &clock}
 		w.run()
 	} else {
 		// Worker 0 reads the input and hands every other worker its
 		// share (see relay).
 		r := newRelay(m, split, newProgress(o.Progress))
+		r.clock = &clock
 		var wg sync.WaitGroup
 		for i := 1; i < n; i++ {
 			wg.Add(1)
@@ -133,6 +135,7 @@ func analyze(o analyzeOptions) (*captureStats, error) {
 			fa.st.CutOff = true
 		}
 	}
+	fa.st.Problems = append(fa.st.Problems, clock.notes(paths)...)
 	return fa.st, fa.finish()
 }
 
@@ -190,6 +193,7 @@ type worker struct {
 	fa       *frameAnalyzer
 	each     func(rec *capture.Record, file int, p *packet.Packet)
 	progress *progress
+	clock    *clockWatch
 }
 
 func (w *worker) run() {
@@ -203,6 +207,7 @@ func (w *worker) run() {
 		if err == io.EOF {
 			break
 		}
+		w.clock.see(recs[:n], file)
 		w.fa.addBatch(recs[:n], file, w.each)
 		w.progress.tick(w.fa.seq)
 	}

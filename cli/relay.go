@@ -198,6 +198,7 @@ type relay struct {
 	lastNs   int64         // last as flows.TimeNanos
 	read     bool          // whether any frame has been read
 	mergeBuf []int32       // see merge
+	clock    *clockWatch   // nil: not watched
 	// relayFlows is the relay's flow count that the current round
 	// records (see round.flows).
 	relayFlows int
@@ -257,6 +258,9 @@ func (r *relay) run(fa *frameAnalyzer, sink packetSink) {
 		}
 		base := r.seq
 		r.read = true
+		if r.clock != nil {
+			r.clock.see(recs[:k], file)
+		}
 		keys := fa.keys[:k]
 		clear(count)
 		clear(size)

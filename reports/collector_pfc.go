@@ -1,6 +1,9 @@
 package reports
 
 import (
+	"bytes"
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/rocedump/rocedump/decode/packet"
@@ -13,9 +16,10 @@ import (
 // priority whose class-enable bit is set, for that priority's pause time in
 // quanta of 512 bit times; a time of 0 (XON) resumes it at once, and a new
 // frame replaces the running timer. The Collector replays that timer per
-// priority: the priority is paused from an XOFF until the timer runs out
-// or an XON arrives, and a refresh that comes before the timer ran out
-// extends the same pause.
+// sender (the frame's source MAC: the port asking its link partner to
+// pause) and priority: the priority is paused from an XOFF until the timer
+// runs out or an XON of the same sender arrives, and a refresh that comes
+// before the timer ran out extends the same pause.
 //
 // A quantum is a time only at a link speed, which the capture does not
 // carry: PFCLinkGbps is assumed (the 400 Gb/s of a DGX H100 compute link).
@@ -44,18 +48,37 @@ type pfcState struct {
 	prio   [8]pfcPrio
 	frames uint64 // PFC frames (a frame may pause several priorities)
 	pause  uint64 // 802.3x PAUSE frames
+	// timers are the pause timers per sender (the frame's source MAC)
+	// and priority: a PFC frame pauses only the link it is sent on, so
+	// one port's XOFF does not extend another's pause. Replayed as one
+	// timer per priority, two ports pausing by turns read as a storm
+	// neither had.
+	timers map[pfcSender]*pfcTimer
 }
 
-// pfcPrio is the replayed pause timer of one priority.
+// pfcSender is one port's pauses of one priority.
+type pfcSender struct {
+	mac  [6]byte
+	prio uint8
+}
+
+// pfcPrio is what was seen of one priority, over every sender.
 type pfcPrio struct {
-	out      PFCPriority
+	out     PFCPriority
+	pausedT time.Duration // paused time within the capture of the sender that paused longest
+	longest time.Duration // longest continuous pause of any sender, storm or not
+	first   flows.FrameRef
+	last    flows.FrameRef
+	senders int     // distinct senders of PFC frames for this priority
+	most    [6]byte // the sender with pausedT
+}
+
+// pfcTimer is the replayed pause timer of one sender and priority.
+type pfcTimer struct {
 	paused   bool
 	runStart time.Time     // start of the current continuous pause
 	until    time.Time     // when the current pause runs out
 	pausedT  time.Duration // paused time within the capture
-	longest  time.Duration // longest continuous pause, storm or not
-	first    flows.FrameRef
-	last     flows.FrameRef
 }
 
 func (s *pfcState) add(f *packet.PFCFrame, at *flows.FrameRef) {
@@ -66,12 +89,27 @@ func (s *pfcState) add(f *packet.PFCFrame, at *flows.FrameRef) {
 	s.frames++
 	for i := range s.prio {
 		if f.ClassEnable&(1<<i) != 0 {
-			s.prio[i].add(f.Quanta[i], at)
+			s.prio[i].add(s.timer(f.Src, i), f.Quanta[i], at)
 		}
 	}
 }
 
-func (p *pfcPrio) add(q uint16, at *flows.FrameRef) {
+// timer returns the timer of sender mac for priority i, new or not.
+func (s *pfcState) timer(mac [6]byte, i int) *pfcTimer {
+	k := pfcSender{mac, uint8(i)}
+	if t := s.timers[k]; t != nil {
+		return t
+	}
+	if s.timers == nil {
+		s.timers = map[pfcSender]*pfcTimer{}
+	}
+	t := &pfcTimer{}
+	s.timers[k] = t
+	s.prio[i].senders++
+	return t
+}
+
+func (p *pfcPrio) add(tm *pfcTimer, q uint16, at *flows.FrameRef) {
 	t := at.Time
 	if p.out.Frames == 0 {
 		p.first = *at
@@ -80,33 +118,33 @@ func (p *pfcPrio) add(q uint16, at *flows.FrameRef) {
 	p.last = *at
 	p.out.Last = &p.last
 	p.out.Frames++
-	if p.paused && t.After(p.until) {
-		p.end(p.until, p.until) // ran out before this frame
+	if tm.paused && t.After(tm.until) {
+		p.end(tm, tm.until, tm.until) // ran out before this frame
 	}
 	if q == 0 {
 		p.out.XON++
-		if p.paused {
-			p.end(t, t)
+		if tm.paused {
+			p.end(tm, t, t)
 		}
 		return
 	}
 	p.out.XOFF++
 	p.out.PauseQuanta += uint64(q)
-	if !p.paused {
-		p.paused, p.runStart = true, t
+	if !tm.paused {
+		tm.paused, tm.runStart = true, t
 	}
-	p.until = t.Add(pauseDuration(q))
+	tm.until = t.Add(pauseDuration(q))
 }
 
-// end closes the current continuous pause at t; the paused time counts
+// end closes tm's current continuous pause at t; the paused time counts
 // only up to clip (the end of the capture, for a pause still running).
-func (p *pfcPrio) end(t, clip time.Time) {
-	d := t.Sub(p.runStart)
-	p.paused = false
+func (p *pfcPrio) end(tm *pfcTimer, t, clip time.Time) {
+	d := t.Sub(tm.runStart)
+	tm.paused = false
 	if clip.After(t) {
 		clip = t
 	}
-	p.pausedT += max(clip.Sub(p.runStart), 0)
+	tm.pausedT += max(clip.Sub(tm.runStart), 0)
 	p.longest = max(p.longest, d)
 	if d > PFCStormDuration {
 		p.out.Storms++
@@ -115,11 +153,28 @@ func (p *pfcPrio) end(t, clip time.Time) {
 }
 
 // finish lets every running pause run out: it counts whole for storms,
-// and up to last, the end of the capture, for the paused time.
+// and up to last, the end of the capture, for the paused time. Each
+// priority's paused time is then that of the sender that paused it
+// longest (ties: the lower MAC address, so that any order of the senders
+// gives the same report).
 func (s *pfcState) finish(last time.Time) {
-	for i := range s.prio {
-		if p := &s.prio[i]; p.paused {
-			p.end(p.until, last)
+	keys := make([]pfcSender, 0, len(s.timers))
+	for k := range s.timers {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b pfcSender) int {
+		if c := cmp.Compare(a.prio, b.prio); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.mac[:], b.mac[:])
+	})
+	for _, k := range keys {
+		tm, p := s.timers[k], &s.prio[k.prio]
+		if tm.paused {
+			p.end(tm, tm.until, last)
+		}
+		if tm.pausedT > p.pausedT || p.most == ([6]byte{}) && p.pausedT == 0 {
+			p.pausedT, p.most = tm.pausedT, k.mac
 		}
 	}
 }

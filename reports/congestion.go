@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"net"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -386,10 +387,17 @@ func pfcFinding(in *Input) (Finding, bool) {
 		counts[pfx+"pause_quanta"] = float64(p.PauseQuanta)
 		counts[pfx+"paused_us"] = float64(st.pausedT) / float64(time.Microsecond)
 		counts[pfx+"storms"] = float64(p.Storms)
-		line := fmt.Sprintf("priority %d: %s (%d XOFF, %d XON), %d quanta, paused %s", i, plural(p.Frames, "frame"), p.XOFF, p.XON,
+		from := "from " + net.HardwareAddr(st.most[:]).String()
+		if st.senders > 1 {
+			from = fmt.Sprintf("from %d senders", st.senders)
+		}
+		line := fmt.Sprintf("priority %d: %s %s (%d XOFF, %d XON), %d quanta, paused %s", i, plural(p.Frames, "frame"), from, p.XOFF, p.XON,
 			p.PauseQuanta, flowtable.HumanDuration(st.pausedT))
 		if capSpan > 0 {
 			line += " (" + percent(float64(st.pausedT), float64(capSpan)) + " of the capture)"
+		}
+		if st.senders > 1 {
+			line += " by " + net.HardwareAddr(st.most[:]).String() + ", the sender that paused it longest"
 		}
 		line += ", longest pause " + flowtable.HumanDuration(st.longest)
 		if p.Storms > 0 {

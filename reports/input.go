@@ -69,15 +69,22 @@ const MergeNote = "merge: "
 // ignores it, after the capture was read to its end.
 const TrailingDataNote = "trailing data ignored: "
 
+// ClockBackNote starts the problem that says a file's timestamps went
+// back, by more than a millisecond, below a frame read before ("clock
+// went back in x.pcap: 50 frames are earlier than a frame before them,
+// by up to 1h0m0s; ..."): every frame was read.
+const ClockBackNote = "clock went back in "
+
 // ReadProblems returns the problems that say reading stopped early: every
 // problem but the note on frames skipped for their link type, merge's
 // notes, which the capture_health findings on unsupported frames and the
 // merged report itself account for, and the note on data after a gzip
-// stream, read to its end.
+// stream, read to its end, and the note on a clock that went back.
 func (c *CaptureInfo) ReadProblems() []string {
 	var out []string
 	for _, p := range c.Problems {
-		if !strings.HasPrefix(p, SkippedFramesNote) && !strings.HasPrefix(p, MergeNote) && !strings.HasPrefix(p, TrailingDataNote) {
+		if !strings.HasPrefix(p, SkippedFramesNote) && !strings.HasPrefix(p, MergeNote) && !strings.HasPrefix(p, TrailingDataNote) &&
+			!strings.HasPrefix(p, ClockBackNote) {
 			out = append(out, p)
 		}
 	}

@@ -279,9 +279,9 @@ func decodeCases() []decodeCase {
 
 		// Not RoCE.
 		{"pfc", capture.LinkTypeEthernet, eth(0x8808, macControl(0x0101, 0x0008, 0, 0, 0, 0xffff, 0, 0, 0, 0)),
-			sum{EtherType: 0x8808, HasPFC: true, PFC: PFCFrame{Opcode: 0x0101, ClassEnable: 8, Quanta: [8]uint16{3: 0xffff}}}},
+			sum{EtherType: 0x8808, HasPFC: true, PFC: PFCFrame{Opcode: 0x0101, ClassEnable: 8, Quanta: [8]uint16{3: 0xffff}, Src: [6]byte{2, 0, 0, 0, 0, 1}}}},
 		{"pause", capture.LinkTypeEthernet, eth(0x8808, macControl(0x0001, 0x1000)),
-			sum{EtherType: 0x8808, HasPFC: true, PFC: PFCFrame{Opcode: 0x0001, Quanta: [8]uint16{0x1000}}}},
+			sum{EtherType: 0x8808, HasPFC: true, PFC: PFCFrame{Opcode: 0x0001, Quanta: [8]uint16{0x1000}, Src: [6]byte{2, 0, 0, 0, 0, 1}}}},
 		{"arp", capture.LinkTypeEthernet, eth(0x0806, make([]byte, 28)), sum{EtherType: 0x0806}},
 		{"802.3 llc", capture.LinkTypeEthernet, eth(38, make([]byte, 38)), sum{EtherType: 38}},
 		{"nvme/tcp syn", capture.LinkTypeEthernet, eth(0x0800, ip4("10.0.0.1", "10.0.0.2", 6, tcpSeg(40000, 4420, 0x02))),

@@ -88,6 +88,11 @@ type walker struct {
 	// frame has no Ethernet header.
 	ethPos int
 
+	// ethSrc is the source address of the current frame's Ethernet
+	// header, nil when it has none (a MAC Control frame names its sender
+	// by it: PFCFrame.Src).
+	ethSrc []byte
+
 	// tunnelMark is the number of Encap layers before the tunnel being
 	// entered, or -1. The tunnel's layers are kept only once the walk
 	// reaches its inner frame; if it stops before, they are dropped.

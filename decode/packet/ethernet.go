@@ -28,6 +28,7 @@ func (w *walker) ethernet(b []byte) {
 		w.short(ReasonShortEthernet)
 		return
 	}
+	w.ethSrc = b[6:12]
 	w.etherType(binary.BigEndian.Uint16(b[12:]), b[etherHeaderLen:])
 }
 

@@ -17,6 +17,10 @@ type PFCFrame struct {
 	// Quanta are the pause times in units of 512 bit times, per priority
 	// for PFC; a PAUSE frame has its single pause time in Quanta[0].
 	Quanta [8]uint16
+	// Src is the source MAC address of the Ethernet header carrying the
+	// frame: the port that asks its link partner to pause (zero on a link
+	// type without Ethernet headers).
+	Src [6]byte
 }
 
 // macControl decodes a MAC Control frame after its EtherType.
@@ -26,13 +30,15 @@ func (w *walker) macControl(b []byte) {
 		return
 	}
 	p := w.p
+	var src [6]byte
+	copy(src[:], w.ethSrc)
 	switch op := binary.BigEndian.Uint16(b); op {
 	case MACControlPause:
 		if len(b) < 4 {
 			w.short(ReasonBadMACControl)
 			return
 		}
-		p.PFC.Opcode = op
+		p.PFC.Opcode, p.PFC.Src = op, src
 		p.PFC.Quanta[0] = binary.BigEndian.Uint16(b[2:])
 		p.HasPFC = true
 	case MACControlPFC:
@@ -40,7 +46,7 @@ func (w *walker) macControl(b []byte) {
 			w.short(ReasonBadMACControl)
 			return
 		}
-		p.PFC.Opcode = op
+		p.PFC.Opcode, p.PFC.Src = op, src
 		p.PFC.ClassEnable = binary.BigEndian.Uint16(b[2:])
 		for i := range p.PFC.Quanta {
 			p.PFC.Quanta[i] = binary.BigEndian.Uint16(b[4+2*i:])

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/rocedump/rocedump/capture"
+	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/reports"
+	"github.com/rocedump/rocedump/reports/flowtable"
+)
+
+// clockBackTolerance is how far a frame's time may lie before a frame read
+// earlier without a note: the small reorderings of a capture taken on
+// several queues are tolerated by every analysis (reports.Collector); a
+// step back beyond it (a clock set back, files concatenated out of order)
+// makes durations, rates, waits and the timeline wrong where they span it.
+const clockBackTolerance = time.Millisecond
+
+// clockWatch notes, for the capture problems, the frames whose time lies
+// more than clockBackTolerance before the latest frame read before them
+// (the input is read in time order, so only a file whose own clock went
+// back does this). Without the note, the report would show what such a
+// step does to its numbers (a flow whose last packet is earlier than its
+// first, a resend that came "0 µs" after its NAK) with nothing saying why.
+type clockWatch struct {
+	started bool
+	latest  time.Time
+	latestN int64 // latest as flows.TimeNanos
+	back    map[int]*clockStep
+}
+
+// clockStep is what one file's clock did: frames read after a later one,
+// and the largest step back.
+type clockStep struct {
+	frames uint64
+	most   time.Duration
+}
+
+// see accounts the records of a batch of input file number file.
+func (c *clockWatch) see(recs []capture.Record, file int) {
+	for i := range recs {
+		rec := &recs[i]
+		if rec.Timestamp.IsZero() {
+			continue // a pcapng Simple Packet Block: no time at all
+		}
+		ns := flows.TimeNanos(rec.Timestamp, rec.TimeNanos)
+		if !c.started || flows.Later(ns, rec.Timestamp, c.latestN, c.latest) {
+			c.started, c.latest, c.latestN = true, rec.Timestamp, ns
+			continue
+		}
+		if ns > c.latestN-int64(clockBackTolerance) {
+			continue // the common case: equal, or a small reordering
+		}
+		if d := c.latest.Sub(rec.Timestamp); d > clockBackTolerance {
+			c.step(file, d)
+		}
+	}
+}
+
+func (c *clockWatch) step(file int, d time.Duration) {
+	if c.back == nil {
+		c.back = map[int]*clockStep{}
+	}
+	s := c.back[file]
+	if s == nil {
+		s = &clockStep{}
+		c.back[file] = s
+	}
+	s.frames++
+	s.most = max(s.most, d)
+}
+
+// notes returns one problem per file whose clock went back, in the order
+// of files.
+func (c *clockWatch) notes(files []string) []string {
+	var out []string
+	for i, name := range files {
+		s := c.back[i]
+		if s == nil {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s%s: %s earlier than a frame before them, by up to %s; "+
+			"durations, rates, waits and timeline bins that span the step are not reliable",
+			reports.ClockBackNote, name, frameCount(s.frames), flowtable.HumanDuration(s.most)))
+	}
+	return out
+}
+
+// frameCount is "1 frame is" or "N frames are".
+func frameCount(n uint64) string {
+	if n == 1 {
+		return "1 frame is"
+	}
+	return fmt.Sprintf("%d frames are", n)
+}
