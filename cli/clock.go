@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/rocedump/rocedump/capture"
@@ -25,8 +26,8 @@ const clockBackTolerance = time.Millisecond
 // first, a resend that came "0 µs" after its NAK) with nothing saying why.
 type clockWatch struct {
 	started bool
-	latest  time.Time
-	latestN int64 // latest as flows.TimeNanos
+	latest  time.Time // the latest frame's time, when latestN cannot hold it (see latestTime)
+	latestN int64     // the latest frame's time as flows.TimeNanos
 	back    map[int]*clockStep
 }
 
@@ -37,25 +38,57 @@ type clockStep struct {
 	most   time.Duration
 }
 
-// see accounts the records of a batch of input file number file.
+// see accounts the records of a batch of input file number file. It runs
+// on every frame, so the common case, a frame at most an hour after the
+// latest, is decided by Record.TimeNanos alone (a few instructions); the
+// rest go to seeOther. A TimeNanos that UnixNano wrapped (a time outside
+// 1678-2262, which only a pcapng can give) is never the latest's plus
+// less than an hour but by a coincidence of garbage timestamps.
 func (c *clockWatch) see(recs []capture.Record, file int) {
+	latestN, started := c.latestN, c.started
 	for i := range recs {
-		rec := &recs[i]
-		if rec.Timestamp.IsZero() {
-			continue // a pcapng Simple Packet Block: no time at all
-		}
-		ns := flows.TimeNanos(rec.Timestamp, rec.TimeNanos)
-		if !c.started || flows.Later(ns, rec.Timestamp, c.latestN, c.latest) {
-			c.started, c.latest, c.latestN = true, rec.Timestamp, ns
+		// d from 0 to an hour; latest is then time.Unix(0, latestN) (see
+		// latestTime).
+		if ns := recs[i].TimeNanos; uint64(ns-latestN) < uint64(time.Hour) && started {
+			latestN = ns
 			continue
 		}
-		if ns > c.latestN-int64(clockBackTolerance) {
-			continue // the common case: equal, or a small reordering
-		}
-		if d := c.latest.Sub(rec.Timestamp); d > clockBackTolerance {
-			c.step(file, d)
-		}
+		c.latestN = latestN
+		c.seeOther(&recs[i], file)
+		latestN, started = c.latestN, c.started
 	}
+	c.latestN = latestN
+}
+
+// seeOther is see for a frame that is not at most an hour after the
+// latest: the first, one without a time, one a long way ahead, and one
+// earlier than the latest, a step back beyond the tolerance or not.
+func (c *clockWatch) seeOther(rec *capture.Record, file int) {
+	if rec.Timestamp.IsZero() {
+		return // a pcapng Simple Packet Block: no time at all
+	}
+	ns := flows.TimeNanos(rec.Timestamp, rec.TimeNanos)
+	latest := c.latestTime()
+	if !c.started || flows.Later(ns, rec.Timestamp, c.latestN, latest) {
+		c.started, c.latest, c.latestN = true, rec.Timestamp, ns
+		return
+	}
+	if ns > c.latestN-int64(clockBackTolerance) {
+		return // equal, or a small reordering
+	}
+	if d := latest.Sub(rec.Timestamp); d > clockBackTolerance {
+		c.step(file, d)
+	}
+}
+
+// latestTime is the latest frame's time: latest where TimeNanos could not
+// hold it (latestN is then math.MinInt64 or math.MaxInt64), else the time
+// of latestN, which see updates alone.
+func (c *clockWatch) latestTime() time.Time {
+	if c.latestN == math.MinInt64 || c.latestN == math.MaxInt64 {
+		return c.latest
+	}
+	return time.Unix(0, c.latestN)
 }
 
 func (c *clockWatch) step(file int, d time.Duration) {
