@@ -21,7 +21,16 @@
 // epoch; a READ response must also be that far from the other responses,
 // which answer the same requests: the ACKs of the RDMA WRITEs between two
 // READs move that PSN space on. A burst of go-back-N resends never goes idle and stays within the
-// window, so it is never a new epoch.
+// window, so it is never a new epoch. After Config.EpochIdle a request at
+// or before the first request PSN of the epoch, when the epoch carried
+// more PSNs and the responder acknowledged every one, starts a new epoch
+// too (restarts): a requester resends only what no ACK covered, so
+// this is a new connection that starts at the PSN the last one did (NCCL
+// starts every QP at PSN 0), not a timeout; and so does a response
+// behind its flow's, after the same idle time, at a PSN of the requests
+// of such a new epoch of a flow it answered, begun since.
+// A timeout resend whose every ACK the fabric lost after the mirror saw
+// it is taken for a new connection then.
 //
 // # The counters
 //

@@ -291,7 +291,7 @@ func (t *Table) startsEpoch(f *Flow, p *packet.Packet, c opBits, at *FrameAt) bo
 	switch {
 	case c&opRequest != 0:
 		s := &f.Requests
-		jumps = s.started() && far(p.BTH.PSN, s.HighPSN, s.seq.expHi, t.cfg.EpochJump)
+		jumps = s.started() && (far(p.BTH.PSN, s.HighPSN, s.seq.expHi, t.cfg.EpochJump) || restarts(f, p.BTH.PSN))
 	case c&opReadResponse != 0:
 		// Far from the READ responses and from the other responses
 		// too: they answer the partner's requests in one PSN space,
@@ -304,12 +304,49 @@ func (t *Table) startsEpoch(f *Flow, p *packet.Packet, c opBits, at *FrameAt) bo
 	case c&opResponse != 0:
 		r := &f.resp
 		jumps = r.started && far(p.BTH.PSN, r.high(), psnAdd(r.high(), 1), t.cfg.EpochJump)
+		if !jumps && r.started && psnDiff(p.BTH.PSN, r.high()) < 0 && at.Time.Sub(f.Last.Time) >= t.cfg.EpochIdle {
+			return t.answersRestart(f, p.BTH.PSN)
+		}
 	}
 	if !jumps || at.Time.Sub(f.Last.Time) < t.cfg.EpochIdle {
 		return false
 	}
 	// Another UD sender's PSNs are its own (otherSender).
 	return c&opRequest == 0 || !f.otherSender(&p.BTH)
+}
+
+// restarts says whether a request at psn sends the flow's requests again
+// from their first PSN when the responder has acknowledged every one of
+// them: a requester resends only what no ACK it received covered (a NAK's
+// PSN on, or after an ACK timeout the PSN after the last ACK), so this is
+// a new connection on the reused QPN that starts at the PSN the last one
+// did (NCCL starts every QP at PSN 0), not a timeout. The flow must have
+// carried more than that first PSN, so that some ACK after the first
+// request's covered it. Requests.started is checked by the caller.
+func restarts(f *Flow, psn uint32) bool {
+	s, r := &f.Requests, f.respLink
+	return psnDiff(psn, s.FirstPSN) <= 0 && psnDiff(s.HighPSN, s.FirstPSN) > 0 &&
+		r != nil && r.resp.acked() && psnDiff(r.resp.ackedHigh(), s.HighPSN) >= 0
+}
+
+// answersRestart says whether a response at psn, behind the responses of
+// the idle flow f, answers the requests of a new connection on a reused
+// QPN (see restarts): a flow whose requests f's responses answered has a
+// new epoch, begun since f's last packet, whose requests hold psn.
+func (t *Table) answersRestart(f *Flow, psn uint32) bool {
+	for g := t.byHosts[hostPair{f.Key.Dst, f.Key.Src}].first; g != nil; g = g.hostNext {
+		if g.respLink != f {
+			continue
+		}
+		cur := t.lookup(packKey(g.Key.Src, g.Key.Dst, g.Key.DestQP), g.Key.Src, g.Key.Dst, g.Key.DestQP)
+		if cur == nil || cur == g || cur.First.Time.Before(f.Last.Time) {
+			continue
+		}
+		if s := &cur.Requests; s.started() && psnDiff(psn, s.FirstPSN) >= 0 && psnDiff(psn, s.HighPSN) <= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // far says whether psn is more than jump PSNs behind high or ahead of next.
