@@ -764,7 +764,11 @@ func reissuedReadTitle(reads, qps uint64) string {
 }
 
 func mirrorLossTitle(psns, gaps, qps uint64, widespread bool) string {
-	t := fmt.Sprintf("The mirror missed %s that were delivered (%s on %s)", retxPlural(psns, "packet", "packets"),
+	were := "were"
+	if psns == 1 {
+		were = "was"
+	}
+	t := fmt.Sprintf("The mirror missed %s that %s delivered (%s on %s)", retxPlural(psns, "packet", "packets"), were,
 		retxPlural(gaps, "gap", "gaps"), retxPlural(qps, "QP", "QPs"))
 	if widespread {
 		t = "This capture cannot be trusted for loss analysis: " + strings.ToLower(t[:1]) + t[1:]

@@ -391,3 +391,21 @@ func TestRetransmissionsNAKWithoutResend(t *testing.T) {
 		t.Errorf("title from counts %q, %v; want %q", title, ok, f.Title)
 	}
 }
+
+// TestMirrorLossTitle: the title agrees in number with the packets it
+// counts.
+func TestMirrorLossTitle(t *testing.T) {
+	for _, tt := range []struct {
+		psns, gaps, qps uint64
+		widespread      bool
+		want            string
+	}{
+		{1, 1, 1, false, "The mirror missed 1 packet that was delivered (1 gap on 1 QP)"},
+		{5, 3, 2, false, "The mirror missed 5 packets that were delivered (3 gaps on 2 QPs)"},
+		{1, 1, 1, true, "This capture cannot be trusted for loss analysis: the mirror missed 1 packet that was delivered (1 gap on 1 QP)"},
+	} {
+		if got := mirrorLossTitle(tt.psns, tt.gaps, tt.qps, tt.widespread); got != tt.want {
+			t.Errorf("mirrorLossTitle(%d, %d, %d, %v) = %q, want %q", tt.psns, tt.gaps, tt.qps, tt.widespread, got, tt.want)
+		}
+	}
+}
