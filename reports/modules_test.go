@@ -641,7 +641,8 @@ func TestVerdictPlurals(t *testing.T) {
 	}{
 		{Summary{Flows: 1, Warning: 1}, "No critical findings; 1 warning across 1 QP flow. Start with: X"},
 		{Summary{Flows: 3, Warning: 2}, "No critical findings; 2 warnings across 3 QP flows. Start with: X"},
-		{Summary{Flows: 1, Critical: 1}, "1 critical and 0 warning findings across 1 QP flow. Start with: X"},
+		{Summary{Flows: 1, Critical: 1}, "1 critical finding across 1 QP flow. Start with: X"},
+		{Summary{Flows: 3, Critical: 2, Warning: 1}, "2 critical findings and 1 warning across 3 QP flows. Start with: X"},
 		{Summary{Flows: 1, Hosts: 1}, "No problems found in 1 QP flow between 1 host."},
 	}
 	for _, tc := range tests {

@@ -173,7 +173,11 @@ func verdict(s Summary, fs []Finding) string {
 		}
 		return "No RoCE traffic in the capture: nothing to judge. Check that the mirror sees the compute links (UDP 4791)."
 	case s.Critical > 0:
-		return fmt.Sprintf("%d critical and %d warning findings across %s. Start with: %s", s.Critical, s.Warning, plural(s.Flows, "QP flow"), fs[0].Title)
+		found := plural(s.Critical, "critical finding")
+		if s.Warning > 0 {
+			found += " and " + plural(s.Warning, "warning")
+		}
+		return fmt.Sprintf("%s across %s. Start with: %s", found, plural(s.Flows, "QP flow"), fs[0].Title)
 	case s.Warning > 0:
 		return fmt.Sprintf("No critical findings; %s across %s. Start with: %s", plural(s.Warning, "warning"), plural(s.Flows, "QP flow"), fs[0].Title)
 	}

@@ -288,7 +288,7 @@ func incidentReport() *reports.Report {
 		},
 		Summary: reports.Summary{
 			Flows: 64, QPs: 64, Hosts: 64, Bytes: total, Critical: 3, Warning: 4, Info: 4, Topology: true,
-			Verdict: "3 critical and 4 warning findings across 64 QP flows. Start with: Go-back-N retransmissions on 2 flows: 412 packets resent, recovery up to 4.20 ms",
+			Verdict: "3 critical findings and 4 warnings across 64 QP flows. Start with: Go-back-N retransmissions on 2 flows: 412 packets resent, recovery up to 4.20 ms",
 		},
 		Flows:    rs,
 		Findings: findings,
