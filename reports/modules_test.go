@@ -752,3 +752,35 @@ flows:
 		t.Errorf("verdict %q: want the snap length named", v)
 	}
 }
+
+// TestStorageRoleConversationOnce: a TCP conversation between a compute
+// HCA and a storage-role address on a port that names no storage service
+// (SMB on tcp/445 here) is storage on compute, reported by
+// storage_on_compute's storage-role finding. It was also in non_rdma_on_compute's
+// "Other TCP/UDP on compute links", so one conversation counted in two
+// findings, as storage ports never do; TCP between compute HCAs still is
+// non_rdma_on_compute's.
+func TestStorageRoleConversationOnce(t *testing.T) {
+	s, err := gen.ParseScenario([]byte(`name: smb-on-compute
+start: 2026-11-02T10:00:00Z
+flows:
+  - {src: 10.0.0.1, dst: 10.0.0.2, src_qpn: 0x110, dest_qpn: 0x210, start_psn: 1, ops: [{op: write, bytes: 4096}]}
+tcp:
+  - {name: smb, client: 10.0.1.1, server: 10.100.255.30, port: 445, client_port: 50001, bytes: 3000, resp_bytes: 300, at_us: 10}
+  - {name: rsync, client: 10.0.2.1, server: 10.0.2.2, port: 873, client_port: 50002, bytes: 300, resp_bytes: 300, at_us: 20}
+`), "smb-on-compute.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := runAll(loadInput(t, writeScenario(t, s), filepath.Join(topoDir, pod)))
+	st := ofKind(fs, KindStorageOnCompute)
+	if len(st) != 1 || st[0].Severity != Critical || st[0].Title != "1 storage address talks to compute HCA addresses" {
+		t.Fatalf("want the storage-role finding, got %s", summary(st))
+	}
+	wantCounts(t, st[0], map[string]float64{"storage_endpoints": 1, "roce_flows": 0, "conversations": 1})
+	nr := ofKind(fs, KindNonRDMAOnCompute)
+	if len(nr) != 1 || nr[0].Title != nonRDMAOther+": tcp/873 (1)" {
+		t.Fatalf("want only rsync between compute HCAs as other TCP, got %s", summary(nr))
+	}
+	wantCounts(t, nr[0], map[string]float64{"conversations": 1})
+}
