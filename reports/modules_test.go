@@ -715,6 +715,11 @@ func TestTopologyNamesNoEndpoint(t *testing.T) {
 		t.Fatalf("want a note that the topology names no endpoint, got %s", summary(cr))
 	}
 	wantCounts(t, cr[0], map[string]float64{"unknown_endpoints": cr[0].Evidence.Counts["roce_endpoints"]})
+	// --rail-subnet alone is a topology too, with no file to blame: the
+	// advice names both ways of giving one, not only --topology.
+	if !strings.Contains(cr[0].Next, "--rail-subnet") {
+		t.Errorf("next step %q names only the topology file; --rail-subnet alone does the same", cr[0].Next)
+	}
 	// Some endpoints named: the usual note, which says what else it means.
 	cr = ofKind(runAll(loadGen(t, "report_cross_rail", pod)), KindCrossRail)
 	if u := cr[len(cr)-1]; u.Title != "1 RoCE endpoint not placed on a rail by the topology" || !strings.Contains(u.Detail, "fan_out") {
