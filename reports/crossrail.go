@@ -199,7 +199,8 @@ func unplacedFinding(unknown map[netip.Addr]topology.Identity, endpoints int) Fi
 			"or the capture another fabric's. rocedump does not guess roles, so no flow was judged for cross-rail traffic, and " +
 			"none of these addresses counts as a compute HCA: their non-RDMA traffic (non_rdma_on_compute) and their QPs (fan_out) " +
 			"are not reported."
-		f.Next = "Check that the topology file is this fabric's; run without --topology to see the findings that need no roles."
+		f.Next = "Check that the topology (the --topology file, and the --rail-subnet mappings: they alone are one too) is this fabric's; " +
+			"run without them to see the findings that need no roles."
 	}
 	return f
 }

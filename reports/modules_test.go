@@ -716,6 +716,11 @@ func TestTopologyNamesNoEndpoint(t *testing.T) {
 		t.Fatalf("want a note that the topology names no endpoint, got %s", summary(cr))
 	}
 	wantCounts(t, cr[0], map[string]float64{"unknown_endpoints": cr[0].Evidence.Counts["roce_endpoints"]})
+	// --rail-subnet alone is a topology too, with no file to blame: the
+	// advice names both ways of giving one, not only --topology.
+	if !strings.Contains(cr[0].Next, "--rail-subnet") {
+		t.Errorf("next step %q names only the topology file; --rail-subnet alone does the same", cr[0].Next)
+	}
 	// Some endpoints named: the usual note, which says what else it means.
 	cr = ofKind(runAll(loadGen(t, "report_cross_rail", pod)), KindCrossRail)
 	if u := cr[len(cr)-1]; u.Title != "1 RoCE endpoint not placed on a rail by the topology" || !strings.Contains(u.Detail, "fan_out") {
@@ -752,4 +757,36 @@ flows:
 	if v := summarize(in, fs).Verdict; strings.HasPrefix(v, "No RoCE traffic") || !strings.Contains(v, "snap length") {
 		t.Errorf("verdict %q: want the snap length named", v)
 	}
+}
+
+// TestStorageRoleConversationOnce: a TCP conversation between a compute
+// HCA and a storage-role address on a port that names no storage service
+// (SMB on tcp/445 here) is storage on compute, reported by
+// storage_on_compute's storage-role finding. It was also in non_rdma_on_compute's
+// "Other TCP/UDP on compute links", so one conversation counted in two
+// findings, as storage ports never do; TCP between compute HCAs still is
+// non_rdma_on_compute's.
+func TestStorageRoleConversationOnce(t *testing.T) {
+	s, err := gen.ParseScenario([]byte(`name: smb-on-compute
+start: 2026-11-02T10:00:00Z
+flows:
+  - {src: 10.0.0.1, dst: 10.0.0.2, src_qpn: 0x110, dest_qpn: 0x210, start_psn: 1, ops: [{op: write, bytes: 4096}]}
+tcp:
+  - {name: smb, client: 10.0.1.1, server: 10.100.255.30, port: 445, client_port: 50001, bytes: 3000, resp_bytes: 300, at_us: 10}
+  - {name: rsync, client: 10.0.2.1, server: 10.0.2.2, port: 873, client_port: 50002, bytes: 300, resp_bytes: 300, at_us: 20}
+`), "smb-on-compute.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := runAll(loadInput(t, writeScenario(t, s), filepath.Join(topoDir, pod)))
+	st := ofKind(fs, KindStorageOnCompute)
+	if len(st) != 1 || st[0].Severity != Critical || st[0].Title != "1 storage address talks to compute HCA addresses" {
+		t.Fatalf("want the storage-role finding, got %s", summary(st))
+	}
+	wantCounts(t, st[0], map[string]float64{"storage_endpoints": 1, "roce_flows": 0, "conversations": 1})
+	nr := ofKind(fs, KindNonRDMAOnCompute)
+	if len(nr) != 1 || nr[0].Title != nonRDMAOther+": tcp/873 (1)" {
+		t.Fatalf("want only rsync between compute HCAs as other TCP, got %s", summary(nr))
+	}
+	wantCounts(t, nr[0], map[string]float64{"conversations": 1})
 }

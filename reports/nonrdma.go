@@ -32,8 +32,11 @@ const (
 // NonRDMAOnCompute reports TCP and UDP traffic on compute links, grouped by
 // what it is: SSH, NCCL bootstrap (TCP between two compute addresses, both
 // on ports ≥ 1024: NCCL's bootstrap and socket transport; not perftest's
-// QP exchange on 18515) and other TCP/UDP by protocol and port. Storage protocols are left to StorageOnCompute,
-// ICMP and ICMPv6 (reachability, neighbour discovery) are not reported.
+// QP exchange on 18515) and other TCP/UDP by protocol and port. Storage
+// protocols, and with a topology every conversation with a storage-role
+// end, are left to StorageOnCompute, so that a conversation is in one
+// finding only; ICMP and ICMPv6 (reachability, neighbour discovery) are
+// not reported.
 //
 // A conversation is on a compute link when an end is a compute address:
 // one with the compute role in the topology, or, without a topology, one
@@ -58,8 +61,9 @@ func NonRDMAOnCompute(in *Input) []Finding {
 	}
 	var ssh, boot, other []*Conversation
 	for _, c := range in.Collect.Conversations() {
-		if c.Proto != protoTCP && c.Proto != protoUDP || storageIPService(c.Proto, c.ServicePort) != "" {
-			continue
+		if c.Proto != protoTCP && c.Proto != protoUDP || storageIPService(c.Proto, c.ServicePort) != "" ||
+			isStorage(in, c.Src) || isStorage(in, c.Dst) {
+			continue // storage_on_compute's, by its port or by a storage-role end
 		}
 		s, d := computeEnd(c.Src), computeEnd(c.Dst)
 		if !s && !d {

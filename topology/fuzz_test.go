@@ -63,6 +63,9 @@ func FuzzParse(f *testing.F) {
 		if !slices.IsSortedFunc(topo.subnets, compareSubnets) {
 			t.Fatal("subnets not longest prefix first")
 		}
+		if len(topo.byPrefix) != len(topo.subnets) {
+			t.Fatalf("%d subnets but %d by prefix", len(topo.subnets), len(topo.byPrefix))
+		}
 		for i := 1; i < len(topo.subnets); i++ {
 			if topo.subnets[i].prefix == topo.subnets[i-1].prefix {
 				t.Fatalf("prefix %s twice", topo.subnets[i].prefix)

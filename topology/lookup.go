@@ -22,9 +22,17 @@ func (t *Topology) Lookup(ip netip.Addr) Identity {
 	if id, ok := t.byIP[ip]; ok {
 		return id
 	}
-	for i := range t.subnets { // longest prefix first
-		if t.subnets[i].prefix.Contains(ip) {
-			return t.subnets[i].id
+	bits := t.bits6
+	if ip.Is4() {
+		bits = t.bits4
+	}
+	// One map probe per prefix length the topology has, longest first, not
+	// one test per subnet: a routed rail fabric lists a /31 per HCA, tens
+	// of thousands of subnets, and reports look up every flow's ends.
+	for _, b := range bits {
+		p, _ := ip.Prefix(b)
+		if s, ok := t.byPrefix[p]; ok {
+			return s.id
 		}
 	}
 	return Identity{Role: RoleUnknown}
@@ -44,22 +52,39 @@ func (t *Topology) NodeOf(ip netip.Addr) string {
 // the same prefix, role and rail as one already there changes nothing; one
 // with the same prefix and a different role or rail is returned as the
 // conflict, and s is not added. (Two different prefixes of one length never
-// overlap, so equal-length conflicts are always the same prefix.)
-func (t *Topology) addSubnet(s subnet) (conflict *subnet) {
-	for i := range t.subnets {
-		old := &t.subnets[i]
-		if old.prefix != s.prefix {
-			continue
-		}
+// overlap, so equal-length conflicts are always the same prefix.) With
+// sorted false, s is appended and the caller sorts the subnets once it has
+// added them all (sortSubnets): a file of tens of thousands of subnets
+// then takes no time in proportion to their square.
+func (t *Topology) addSubnet(s subnet, sorted bool) (conflict *subnet) {
+	if old, ok := t.byPrefix[s.prefix]; ok {
 		if old.id.Role == s.id.Role && old.id.HasRail == s.id.HasRail && old.id.Rail == s.id.Rail {
 			return nil
 		}
-		return old
+		return &old
+	}
+	if t.byPrefix == nil {
+		t.byPrefix = make(map[netip.Prefix]subnet)
+	}
+	t.byPrefix[s.prefix] = s
+	bits := &t.bits6
+	if s.prefix.Addr().Is4() {
+		bits = &t.bits4
+	}
+	if i, found := slices.BinarySearchFunc(*bits, s.prefix.Bits(), func(a, b int) int { return b - a }); !found {
+		*bits = slices.Insert(*bits, i, s.prefix.Bits())
+	}
+	if !sorted {
+		t.subnets = append(t.subnets, s)
+		return nil
 	}
 	i, _ := slices.BinarySearchFunc(t.subnets, s, compareSubnets)
 	t.subnets = slices.Insert(t.subnets, i, s)
 	return nil
 }
+
+// sortSubnets puts the subnets addSubnet appended unsorted in order.
+func (t *Topology) sortSubnets() { slices.SortFunc(t.subnets, compareSubnets) }
 
 // compareSubnets orders longest prefix first, then by address, so the
 // order (and every output that follows it) does not depend on input order.

@@ -48,6 +48,7 @@ func Parse(data []byte, name string) (*Topology, error) {
 	if err := p.top(root); err != nil {
 		return nil, err
 	}
+	p.t.sortSubnets()
 	slices.Sort(p.t.nodes)
 	return p.t, nil
 }
@@ -174,7 +175,7 @@ func (p *fileParser) subnet(n *yaml.Node) error {
 	}
 	id.Known, id.Source = true, "subnet"
 	origin := fmt.Sprintf("%s:%d", p.file, cidrNode.Line)
-	if old := p.t.addSubnet(subnet{prefix: prefix, id: id, origin: origin}); old != nil {
+	if old := p.t.addSubnet(subnet{prefix: prefix, id: id, origin: origin}, false); old != nil {
 		return p.errorf(cidrNode, ErrConflict, "%s is %s here but %s at %s; one prefix has one role and rail",
 			prefix, describe(id), describe(old.id), old.origin)
 	}

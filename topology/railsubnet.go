@@ -37,7 +37,7 @@ func (t *Topology) AddRailSubnet(spec string) error {
 	}
 	id := Identity{Role: RoleCompute, Rail: rail, HasRail: true, Known: true, Source: "rail-subnet"}
 	sub := subnet{prefix: prefix, id: id, origin: fmt.Sprintf("--rail-subnet %q", spec)}
-	if old := t.addSubnet(sub); old != nil {
+	if old := t.addSubnet(sub, true); old != nil {
 		return bad(ErrConflict, "%s is already %s (%s)", prefix, describe(old.id), old.origin)
 	}
 	return nil

@@ -33,9 +33,12 @@ type Identity struct {
 // Topology maps IP addresses to identities. The zero value and nil know no
 // address.
 type Topology struct {
-	byIP    map[netip.Addr]Identity
-	subnets []subnet // longest prefix first
-	nodes   []string // sorted
+	byIP     map[netip.Addr]Identity
+	subnets  []subnet                // longest prefix first
+	byPrefix map[netip.Prefix]subnet // the same subnets, for Lookup and duplicates
+	bits4    []int                   // the lengths of the IPv4 prefixes, longest first, each once
+	bits6    []int                   // and of the IPv6 ones
+	nodes    []string                // sorted
 }
 
 type subnet struct {
