@@ -1416,8 +1416,9 @@ func (r *randCase) checkTable(sc *gen.Scenario, tr *gen.Truth, tab *flows.Table)
 			eq("Retx.RNRRetries", x.RNRRetries, ex.rnr)
 			eq("Retx.ReissuedReads", x.ReissuedReads, ex.reissued)
 			eq("Retx.Timeouts", x.Timeouts, ex.timeouts)
-			if sum := x.GBNResent + x.RNRResent + x.TimeoutResent + x.ReissuedReads; sum != f.Requests.Retransmitted+f.Requests.OutOfOrder {
-				r.errorf("%s: resends by episode %d != retransmitted %d + out of order %d", id, sum, f.Requests.Retransmitted, f.Requests.OutOfOrder)
+			eq("Reordered", f.Reordered(), 0) // the generator sends every QP's packets in order
+			if sum := x.GBNResent + x.RNRResent + x.TimeoutResent + x.ReissuedReads; sum != f.Requests.Retransmitted+f.Requests.OutOfOrder-f.Reordered() {
+				r.errorf("%s: resends by episode %d != retransmitted %d + out of order %d - reordered %d", id, sum, f.Requests.Retransmitted, f.Requests.OutOfOrder, f.Reordered())
 			}
 		}
 		// Pairing: never the wrong partner; a reliable flow whose other

@@ -81,7 +81,9 @@
 //   - out of order: behind the highest PSN, filling a PSN that a gap had
 //     skipped (OutOfOrder). A packet lost before the mirror and resent
 //     (go-back-N) shows as a gap, then out of order; one the mirror missed
-//     and nobody resent stays in MissingPSNs;
+//     and nobody resent stays in MissingPSNs; so does one only captured
+//     out of PSN order (adaptive routing, a mirror path), which
+//     Retransmissions and loss tells from a resend (Reordered);
 //   - retransmitted: behind the highest PSN, at a PSN this flow already
 //     carried (Retransmitted): go-back-N after a NAK, a resend after a
 //     timeout or an RNR NAK, a packet lost after the mirror saw it. A READ
@@ -160,7 +162,8 @@
 // decides, with the final partners, what that link could not.
 //
 // A request packet sequenced retransmitted or out of order is a resend (a
-// re-issued READ is not: ReissuedReads). A resend continues the current
+// re-issued READ is not: ReissuedReads), but for a request out of order
+// that was only reordered (below). A resend continues the current
 // episode when its PSN is past the last PSN resent, else it starts one; an
 // episode ends at the first request past the highest PSN sent before it. A
 // PSN sequence error NAK or an RNR NAK at PSN p is pending on the flow whose
@@ -190,14 +193,51 @@
 //
 // GBNResent, RNRResent and TimeoutResent count the resends in each kind of
 // episode; with ReissuedReads they add up to Requests.Retransmitted plus
-// Requests.OutOfOrder. A message tail lost before the mirror and resent
-// after a timeout is in order in the capture: no resend, no episode.
+// Requests.OutOfOrder minus Reordered. A message tail lost before the
+// mirror and resent after a timeout is in order in the capture: no
+// resend, no episode.
+//
+// Reordering. A fabric that sprays a QP's packets over several paths
+// (adaptive routing, as NVIDIA Spectrum-X does: the NIC puts them back in
+// order), or a mirror path, may deliver a QP's requests out of PSN order:
+// 0, 1, 3, 2 with nothing lost. A requester resends go-back-N (IBTA vol 1
+// §9.7.5: from a NAK's PSN, or after its ACK timeout from the first
+// unacknowledged PSN, and every packet after it), so the resend of a PSN p
+// a gap skipped, behind the highest PSN h the flow carried, is followed by
+// the resends of the PSNs after p it carried (retransmitted), unless the
+// mirror missed them. A request out of order is held undecided when it
+// answers no pending NAK (no PSN sequence error or RNR NAK pending at its
+// PSN, nor, not shared, at an earlier one), continues no episode (it is
+// not past the last PSN of an episode in progress), and came less than
+// oneWayAfter (a millisecond) after the request before it (a fabric
+// reorders by microseconds; a millisecond with no request is a requester
+// waiting for its ACK timeout); so are the requests out of order that
+// follow it, up to 4. The next request of the flow that is not out of
+// order (mirror copies are not sequenced) decides them: when it is
+// retransmitted, or a re-issued READ, they are resends, decided exactly
+// as when they came (fabric loss, the episode, its wait: their events take
+// their place in capture order); otherwise (in order, or a gap) they were
+// reordered: Reordered counts them (a method: the count lives in the
+// retransmission state), their PSNs leave the undecided ones as arrived,
+// neither fabric nor mirror loss, and no episode starts. A fifth request
+// out of order decides those held as resends, and itself as it comes. A
+// PSN sequence error NAK, RNR NAK or fatal NAK applied to the flow, or
+// pending on it, while requests are held, and Finish, decide them as
+// resends first: only a new request proves a reordering. An ACK (or a
+// READ or atomic response) does not decide them: it acknowledges a resend
+// and a reordered packet alike (and one past h with no resend of h since,
+// only a reordering), and it decides the other PSNs of their gaps, not
+// theirs. What the rule cannot tell: a resend whose go-back-N followers
+// the mirror all missed, followed by a new request, counts as reordered;
+// and a reordered request followed by the mirror's copy of the request
+// after it, taken for its go-back-N resend, counts as resent.
 //
 // Each request PSN that a gap skipped is decided once, at the first of:
 //
 //   - fabric loss (FabricLostPSNs): a copy of it is captured later (out of
-//     order), or a PSN sequence error NAK names it or an earlier PSN of its
-//     gap. It did not reach the responder and was sent again;
+//     order, and a resend: not reordered), or a PSN sequence error NAK
+//     names it or an earlier PSN of its gap. It did not reach the
+//     responder and was sent again;
 //   - mirror loss (MirrorLostPSNs): the responder acknowledges it (an ACK,
 //     READ or atomic response at its PSN or later, or a NAK or RNR NAK at a
 //     later PSN; a response whose AETH the snap length cut, which may be a
@@ -399,7 +439,8 @@
 // (at most 8),
 // its pairing candidates (at most 16, at its first response). Its first
 // NAK, resend, re-issued READ or request gap adds a fixed-size
-// retransmission state (at most 8 undecided gaps) and at most 32 events.
+// retransmission state (at most 8 undecided gaps and 4 requests held out
+// of order) and at most 32 events.
 // The table allocates flows 128 at a time (4,096 at a time, offered to
 // transparent huge pages, once it holds 4,096: see Table.newChunk) and
 // finds the current flow of an IPv4 key through an open-addressing index

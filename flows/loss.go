@@ -93,26 +93,38 @@ func (f *Flow) fillLoss(psn uint32) {
 		return
 	}
 	l := &f.retx.loss
-	for i := range l.n {
-		r := l.r[i]
-		if psnDiff(psn, r.lo) < 0 || psnDiff(psn, r.hi) > 0 {
-			continue
-		}
+	if i := l.find(psn); i >= 0 {
 		f.decided(i, psn, 1, false)
-		r = l.r[i] // with the flags decided set
-		switch {
-		case r.lo == r.hi:
-			l.remove(i)
-		case psn == r.lo:
-			l.r[i].lo = psnAdd(psn, 1)
-		case psn == r.hi:
-			l.r[i].hi = psnAdd(psn, -1)
-		default:
-			l.r[i].hi = psnAdd(psn, -1)
-			r.lo = psnAdd(psn, 1)
-			l.add(r)
+		l.cut(i, psn) // with the flags decided set
+	}
+}
+
+// find returns the index of the range that holds psn, -1 if none.
+func (l *lossTracker) find(psn uint32) int {
+	for i := range l.n {
+		if r := &l.r[i]; psnDiff(psn, r.lo) >= 0 && psnDiff(psn, r.hi) <= 0 {
+			return i
 		}
-		return
+	}
+	return -1
+}
+
+// cut removes psn from range i, which holds it: the range shrinks, goes,
+// or splits in two (the part after psn added last, with the same gap and
+// flags).
+func (l *lossTracker) cut(i int, psn uint32) {
+	r := l.r[i]
+	switch {
+	case r.lo == r.hi:
+		l.remove(i)
+	case psn == r.lo:
+		l.r[i].lo = psnAdd(psn, 1)
+	case psn == r.hi:
+		l.r[i].hi = psnAdd(psn, -1)
+	default:
+		l.r[i].hi = psnAdd(psn, -1)
+		r.lo = psnAdd(psn, 1)
+		l.add(r)
 	}
 }
 

@@ -175,6 +175,14 @@ type retxState struct {
 	// timeout resend that came oneWayAfter or more after the request
 	// before it, 0 if none: see Table.seesReverse.
 	quietResend int64
+
+	// held are the fills whose decision, reordered or resent, waits for
+	// the next request (see reorder.go), nHeld of them; reordered counts
+	// those decided reordered (Flow.Reordered).
+	held       [maxHeld]heldFill
+	nHeld      uint8
+	heldEvents int // len(events) when the first was held
+	reordered  uint64
 }
 
 type eventSpan struct {
@@ -243,6 +251,11 @@ func (f *Flow) event(e RetxEvent) int {
 func (f *Flow) noteRequest(res seqResult, psn, last uint32, fa *FrameAt, prev int64) {
 	at := &fa.FrameRef
 	s := f.retx
+	if s != nil && s.nHeld != 0 && res != seqOutOfOrder {
+		// The next request after held fills: a retransmission makes
+		// them resends, a new request a reordering (reorder.go).
+		f.decideHeld(res != seqRetransmit)
+	}
 	switch res {
 	case seqFirst:
 		return
@@ -275,6 +288,11 @@ func (f *Flow) noteRequest(res seqResult, psn, last uint32, fa *FrameAt, prev in
 		}
 		return
 	case seqOutOfOrder:
+		if f.holdFill(psn, at, sinceNanos(fa.Nanos, prev)) {
+			// For its copy, as any resend (repeatsSequenced).
+			f.noteResent(spaceRequests, psn, last, fa.Nanos)
+			return
+		}
 		f.fillLoss(psn)
 	}
 	if !connected(f.Transport) {
@@ -367,6 +385,9 @@ func (f *Flow) countResent(kind RetxEventKind) {
 
 // noteReissuedRead accounts a re-issued RDMA READ request.
 func (f *Flow) noteReissuedRead(psn uint32, at *FrameRef) {
+	if f.held() {
+		f.decideHeld(false) // a retransmission: they were resent
+	}
 	f.Retx.ReissuedReads++
 	f.event(RetxEvent{Kind: EventReissuedRead, At: *at, PSN: psn, Count: 1})
 }

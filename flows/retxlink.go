@@ -38,6 +38,11 @@ func (t *Table) noteResponse(s *Flow, h *bth.BTH, at *FrameRef) {
 	}
 	r := t.requester(s)
 	if r != nil {
+		if (nak || rnr || fatal) && r.held() {
+			// Only a new request proves a reordering: decide the
+			// held fills as resends, before the NAK.
+			r.decideHeld(false)
+		}
 		r.respLink = s
 		switch {
 		case nak || rnr || fatal:
@@ -73,6 +78,9 @@ func (t *Table) noteResponse(s *Flow, h *bth.BTH, at *FrameRef) {
 		}
 	}
 	for _, c := range cands[:n] {
+		if c.held() {
+			c.decideHeld(false)
+		}
 		c.pend(rnr, timer, h.PSN, at, s, n > 1)
 	}
 	if n > 0 {
@@ -131,6 +139,12 @@ func (t *Table) requester(s *Flow) *Flow {
 // NAK's PSN: the responder acknowledged or received requests the capture
 // does not hold (one more mirror gap).
 func (t *Table) finishLoss() {
+	for _, f := range t.flows {
+		if f.held() {
+			// Fills held to the end of the capture: resends.
+			f.decideHeld(false)
+		}
+	}
 	for _, f := range t.flows {
 		p := f.Partner
 		if p == nil || !p.resp.acked() {

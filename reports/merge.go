@@ -404,6 +404,7 @@ func (m *merger) rebuild(src int, r flowtable.Record) (*flows.Flow, error) {
 		NAKOther: r.NAKs.Other,
 	}
 	f.SetMirrorDuplicates(r.MirrorDuplicates)
+	f.SetReordered(r.Reordered)
 	f.NAKs[bth.NAKPSNSequenceError] = r.NAKs.PSNSeqErr
 	f.NAKs[bth.NAKInvalidRequest] = r.NAKs.InvalidRequest
 	f.NAKs[bth.NAKRemoteAccessError] = r.NAKs.RemoteAccessErr

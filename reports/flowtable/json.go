@@ -144,6 +144,8 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 	o.uint(r.MissingPSNs)
 	o.member("out_of_order")
 	o.uint(r.OutOfOrder)
+	o.member("reordered")
+	o.uint(r.Reordered)
 
 	o.member("naks")
 	n := o.child()

@@ -46,6 +46,9 @@ type Record struct {
 	PSNGaps              uint64 `json:"psn_gaps"`
 	MissingPSNs          uint64 `json:"missing_psns"`
 	OutOfOrder           uint64 `json:"out_of_order"`
+	// Reordered are the requests out of order that were no resend
+	// (flows.Flow.Reordered): counted in OutOfOrder too.
+	Reordered uint64 `json:"reordered"`
 
 	NAKs      NAKCounts         `json:"naks"`
 	RNRNAKs   uint64            `json:"rnr_naks"`
@@ -296,6 +299,7 @@ func fillCounters(r *Record, f *flows.Flow) {
 		PSNGaps:              f.PSNGaps(),
 		MissingPSNs:          f.Requests.MissingPSNs + f.ReadResponses.MissingPSNs,
 		OutOfOrder:           f.Requests.OutOfOrder + f.ReadResponses.OutOfOrder,
+		Reordered:            f.Reordered(),
 
 		NAKs: NAKCounts{
 			PSNSeqErr:        f.NAKs[bth.NAKPSNSequenceError],
