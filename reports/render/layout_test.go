@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -40,11 +39,7 @@ func probeHTML(t *testing.T, r *reports.Report, width int, probe string) string 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-		"--force-device-scale-factor=1", "--user-data-dir="+filepath.Join(dir, "profile"),
-		fmt.Sprintf("--window-size=%d,2000", width), "--dump-dom", "file://"+path)
-	cmd.Env = append(os.Environ(), "HOME="+dir)
+	cmd := headlessChromium(ctx, bin, dir, path, width, 2000, "--dump-dom")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

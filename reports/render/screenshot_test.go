@@ -2,6 +2,7 @@ package render
 
 import (
 	"context"
+	"fmt"
 	"image"
 	"image/png"
 	"os"
@@ -29,6 +30,20 @@ func needChromium(t *testing.T) string {
 	return chromiumPath
 }
 
+// headlessChromium is the command that opens the page file path in the
+// browser bin, in a window width × height pixels at scale 1, with a
+// profile and home in dir and nothing fetched from the network, doing
+// what the arguments args ask (--screenshot=FILE, --dump-dom). It runs
+// under ctx.
+func headlessChromium(ctx context.Context, bin, dir, path string, width, height int, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, bin, append(append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
+		"--force-device-scale-factor=1", "--user-data-dir=" + filepath.Join(dir, "profile"),
+		fmt.Sprintf("--window-size=%d,%d", width, height)}, args...), "file://"+path)...)
+	cmd.Env = append(os.Environ(), "HOME="+dir)
+	return cmd
+}
+
 // TestHTMLScreenshot opens the incident report in headless Chromium, takes
 // a screenshot, and checks that every chart's plot is on screen with its
 // series drawn in it. Set ROCEDUMP_SCREENSHOT=FILE.png to keep the image.
@@ -49,11 +64,7 @@ func TestHTMLScreenshot(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-		"--force-device-scale-factor=1", "--user-data-dir="+filepath.Join(dir, "profile"),
-		"--screenshot="+shot, "--window-size=1400,2400", "file://"+page)
-	cmd.Env = append(os.Environ(), "HOME="+dir)
+	cmd := headlessChromium(ctx, bin, dir, page, 1400, 2400, "--screenshot="+shot)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("chromium: %v\n%s", err, out)
 	}
