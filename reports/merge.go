@@ -290,7 +290,7 @@ func (m *merger) flowRecords() error {
 			"different ones; run rocedump report over all the captures at once for those", len(shared), verb,
 			strings.Join(named, "; "), more)
 	}
-	m.noteDirectionsApart()
+	m.noteDirectionsApart(all)
 	slices.SortStableFunc(all, func(a, b mergedFlow) int {
 		if c := a.first.Compare(b.first); c != 0 {
 			return c
@@ -344,18 +344,16 @@ func (m *merger) flowRecords() error {
 // requests and responses cannot be paired across reports, which a run
 // over all the captures would pair: each direction stays a flow without
 // a partner, a connection of its own for cross_rail, and its NAKs and
-// READ responses are not matched with the requests they answer.
-func (m *merger) noteDirectionsApart() {
+// READ responses are not matched with the requests they answer. all
+// holds every report's flows, report by report.
+func (m *merger) noteDirectionsApart(all []mergedFlow) {
 	type hosts struct{ src, dst string }
 	in := map[hosts][]int{} // the reports holding RC or XRC flows from src to dst, ascending
-	for i, s := range m.srcs {
-		for _, r := range s.Report.FlowRecords().Records() {
-			if r.Transport != "RC" && r.Transport != "XRC" {
-				continue
-			}
+	for _, f := range all {
+		if r := &f.rec; r.Transport == "RC" || r.Transport == "XRC" {
 			h := hosts{r.Src, r.Dst}
-			if l := in[h]; len(l) == 0 || l[len(l)-1] != i {
-				in[h] = append(l, i)
+			if l := in[h]; len(l) == 0 || l[len(l)-1] != f.src {
+				in[h] = append(l, f.src)
 			}
 		}
 	}
