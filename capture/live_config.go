@@ -39,6 +39,7 @@ func liveFilterTargets() []string {
 		"tcp port 3260",      // iSCSI
 		"tcp port 2049",      // NFS
 		"udp port 2049",      // NFS over UDP
+		"tcp port 445",       // SMB
 		"tcp port 22",        // SSH, for the non-RDMA report
 	}
 }
@@ -48,7 +49,7 @@ func liveFilterTargets() []string {
 // 0x8915), GRE/ERSPAN mirror traffic over IPv4 and IPv6, VXLAN mirrors
 // (UDP destination port 4789), PFC (EtherType
 // 0x8808), the storage ports (NVMe/TCP 4420 and its discovery 8009, iSCSI
-// 3260, NFS 2049 over TCP and UDP) and SSH, untagged, with one 802.1Q tag, or with two (QinQ).
+// 3260, NFS 2049 over TCP and UDP, SMB 445) and SSH, untagged, with one 802.1Q tag, or with two (QinQ).
 // The "vlan" part comes last because in pcap-filter(7) "vlan" moves every
 // later primitive 4 bytes on.
 func DefaultLiveFilter() string {

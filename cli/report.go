@@ -58,8 +58,9 @@ Findings (the "kind" of each):
   rdma_on_management    RoCE to or from management or BMC addresses (needs the
                         topology): a QP on the wrong address, or a
                         mis-configured interface
-  storage_on_compute    NVMe-oF, iSER, NFS/RDMA, NVMe/TCP (4420, discovery 8009),
-                        iSCSI, NFS or storage NICs on a compute capture
+  storage_on_compute    NVMe-oF, iSER, NFS/RDMA, SMB Direct, NVMe/TCP (4420,
+                        discovery 8009), iSCSI, NFS, SMB or storage NICs on a
+                        compute capture
   non_rdma_on_compute   SSH, NCCL bootstrap and other TCP/UDP on compute links
   fan_out               QPs per HCA and per node (with a topology, of its
                         compute HCAs and nodes only)

@@ -133,7 +133,7 @@ type CMInfo struct {
 	HasServiceID bool   // the REQ's ServiceID was captured
 	IPService    bool   // ServiceID is an IP CM service (Annex A11)
 	PortSpace    uint8  // IP CM port space (0x06 TCP, ...)
-	Port         uint16 // IP CM service port (4420 NVMe-oF, 3260 iSER, 20049 NFS/RDMA)
+	Port         uint16 // IP CM service port (4420 NVMe-oF, 3260 iSER, 20049 NFS/RDMA, 5445 SMB Direct)
 	StartPSN     uint32 // starting PSN of this flow's requests, from the REQ or REP
 	HasStartPSN  bool   // StartPSN was captured
 	SrcQP        uint32 // QPN at this flow's source

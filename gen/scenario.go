@@ -171,7 +171,7 @@ type CM struct {
 	Name         string     `yaml:"name"`
 	Client       netip.Addr `yaml:"client"`
 	Server       netip.Addr `yaml:"server"`
-	Port         int        `yaml:"port"`        // service port: 4420 NVMe-oF, 3260 iSER, 20049 NFS/RDMA
+	Port         int        `yaml:"port"`        // service port: 4420 NVMe-oF, 3260 iSER, 20049 NFS/RDMA, 5445 SMB Direct
 	ClientPort   int        `yaml:"client_port"` // source port in the IP private data
 	ClientQPN    uint32     `yaml:"client_qpn"`
 	ServerQPN    uint32     `yaml:"server_qpn"`

@@ -47,7 +47,7 @@ type PFCPriority struct {
 type CMConnect struct {
 	Src, Dst  netip.Addr
 	PortSpace uint8
-	Port      uint16 // IP CM service port (4420 NVMe-oF, 3260 iSER, 20049 NFS/RDMA)
+	Port      uint16 // IP CM service port (4420 NVMe-oF, 3260 iSER, 20049 NFS/RDMA, 5445 SMB Direct)
 	ServiceID uint64
 	LocalQPN  uint32
 	Frame     flows.FrameRef

@@ -39,7 +39,7 @@ func (t *convTable) init() { t.byKey = map[convKey]*Conversation{} }
 // ports below 1024 to reach 2049.
 func knownService(port uint16) bool {
 	switch port {
-	case portSSH, portNFS, portISCSI, portNVMeOF, portNVMeDisc, portNFSRDMA:
+	case portSSH, portNFS, portISCSI, portNVMeOF, portNVMeDisc, portNFSRDMA, portSMB, portSMBDirect:
 		return true
 	}
 	return false

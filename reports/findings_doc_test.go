@@ -408,6 +408,12 @@ flows:
   - {name: nak-reserved, src: 10.0.4.1, dst: 10.0.4.2, src_qpn: 0x105, dest_qpn: 0x205, start_psn: 500, mtu: 1024, start_us: 100,
      ops: [{op: send, bytes: 64, count: 3}], events: [{at_msg: 2, nak: reserved_5}]}
 `))
+	// SMB over TCP (smb_conversations), in no generated capture.
+	ins = append(ins, docScenario(t, `
+name: doc_smb
+tcp:
+  - {name: smb, client: 10.0.2.1, server: 10.0.2.2, port: 445, client_port: 50001, bytes: 3000, resp_bytes: 300}
+`))
 	// CNPs over 2 s: time bins wider than a millisecond (peak_cnps_bin_ms).
 	s := &synth{t0: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	in = &Input{Config: Config{}.WithDefaults()}

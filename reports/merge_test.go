@@ -635,3 +635,37 @@ func TestMergeNotesDirectionsApart(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeStorageSMB: SMB findings merge like the other storage ones. SMB
+// over TCP from one report and NFS from another make one finding naming
+// both; SMB Direct over RDMA CM from one and NVMe-oF from another make one
+// whose title names each service by its port.
+func TestMergeStorageSMB(t *testing.T) {
+	a := mergeFixture("a.pcap", "10.0.0.1", 1, 100, 0,
+		counted(KindStorageOnCompute, Critical, storageCMTitle([]uint16{portSMBDirect}, true), map[string]float64{
+			"cm_requests": 1, "cm_requests_5445": 1, "flows": 2, "flows_5445": 2, "bytes": 9000}),
+		counted(KindStorageOnCompute, Critical, storageIPTitle([]string{svcSMB}, true), map[string]float64{
+			"conversations": 1, "bytes": 3500, "smb_conversations": 1, "smb_bytes": 3500}))
+	b := mergeFixture("b.pcap", "10.0.1.1", 2, 100, 0,
+		counted(KindStorageOnCompute, Warning, storageCMTitle([]uint16{portNVMeOF}, false), map[string]float64{
+			"cm_requests": 1, "cm_requests_4420": 1, "flows": 2, "flows_4420": 2, "bytes": 1000}),
+		counted(KindStorageOnCompute, Critical, storageIPTitle([]string{svcNFS}, true), map[string]float64{
+			"conversations": 1, "bytes": 100, "nfs_conversations": 1, "nfs_bytes": 100}))
+	r, err := Merge([]MergeSource{{"a.json", a}, {"b.json", b}}, MergeOptions{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := ofKind(r.Findings, KindStorageOnCompute)
+	if len(st) != 2 {
+		t.Fatalf("want one RDMA CM and one TCP storage finding, got %s", summary(st))
+	}
+	cm, ip := st[0], st[1]
+	if want := "Storage over RDMA on compute HCA addresses: NVMe-oF/RDMA (4420), SMB Direct (5445)"; cm.Title != want || cm.Severity != Critical {
+		t.Errorf("RDMA CM finding %v %q, want critical %q", cm.Severity, cm.Title, want)
+	}
+	wantCounts(t, cm, map[string]float64{"cm_requests": 2, "cm_requests_5445": 1, "flows_5445": 2, "flows": 4, "bytes": 10000})
+	if want := "NFS, SMB on compute HCA addresses"; ip.Title != want || ip.Severity != Critical {
+		t.Errorf("TCP finding %v %q, want critical %q", ip.Severity, ip.Title, want)
+	}
+	wantCounts(t, ip, map[string]float64{"conversations": 2, "smb_conversations": 1, "smb_bytes": 3500, "bytes": 3600})
+}

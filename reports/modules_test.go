@@ -761,20 +761,20 @@ flows:
 
 // TestStorageRoleConversationOnce: a TCP conversation between a compute
 // HCA and a storage-role address on a port that names no storage service
-// (SMB on tcp/445 here) is storage on compute, reported by
+// (an S3 object store on tcp/443 here) is storage on compute, reported by
 // storage_on_compute's storage-role finding. It was also in non_rdma_on_compute's
 // "Other TCP/UDP on compute links", so one conversation counted in two
 // findings, as storage ports never do; TCP between compute HCAs still is
 // non_rdma_on_compute's.
 func TestStorageRoleConversationOnce(t *testing.T) {
-	s, err := gen.ParseScenario([]byte(`name: smb-on-compute
+	s, err := gen.ParseScenario([]byte(`name: s3-on-compute
 start: 2026-11-02T10:00:00Z
 flows:
   - {src: 10.0.0.1, dst: 10.0.0.2, src_qpn: 0x110, dest_qpn: 0x210, start_psn: 1, ops: [{op: write, bytes: 4096}]}
 tcp:
-  - {name: smb, client: 10.0.1.1, server: 10.100.255.30, port: 445, client_port: 50001, bytes: 3000, resp_bytes: 300, at_us: 10}
+  - {name: s3, client: 10.0.1.1, server: 10.100.255.30, port: 443, client_port: 50001, bytes: 3000, resp_bytes: 300, at_us: 10}
   - {name: rsync, client: 10.0.2.1, server: 10.0.2.2, port: 873, client_port: 50002, bytes: 300, resp_bytes: 300, at_us: 20}
-`), "smb-on-compute.yaml")
+`), "s3-on-compute.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -789,4 +789,45 @@ tcp:
 		t.Fatalf("want only rsync between compute HCAs as other TCP, got %s", summary(nr))
 	}
 	wantCounts(t, nr[0], map[string]float64{"conversations": 1})
+}
+
+// TestStorageSMB: SMB is storage like NFS: SMB Direct (MS-SMBD: SMB 3 over
+// RDMA, an RDMA CM connection to port 5445) by its CM service, with the
+// RDMA of that connection, and SMB over TCP (tcp/445) by its port, here
+// between two compute HCAs, where it is no "other TCP" of
+// non_rdma_on_compute.
+func TestStorageSMB(t *testing.T) {
+	s, err := gen.ParseScenario([]byte(`name: smb
+start: 2026-11-02T10:00:00Z
+cm:
+  - {name: smbd, client: 10.0.1.1, server: 10.0.1.2, port: 5445, client_qpn: 0x181, server_qpn: 0x281, client_psn: 1000, server_psn: 2000, at_us: 0, disconnect: false}
+flows:
+  - {name: smbd-io, src: 10.0.1.1, dst: 10.0.1.2, src_qpn: 0x181, dest_qpn: 0x281, start_psn: 1000, mtu: 4096, start_us: 100, ops: [{op: send, bytes: 64}, {op: write, bytes: 8192}]}
+tcp:
+  - {name: smb, client: 10.0.2.1, server: 10.0.2.2, port: 445, client_port: 50001, bytes: 3000, resp_bytes: 300, at_us: 10}
+`), "smb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := loadInput(t, writeScenario(t, s), filepath.Join(topoDir, pod))
+	fs := runAll(in)
+	st := ofKind(fs, KindStorageOnCompute)
+	if len(st) != 2 {
+		t.Fatalf("want the RDMA CM and the TCP storage findings, got %s", summary(st))
+	}
+	cm, ip := st[0], st[1]
+	if cm.Severity != Critical || cm.Title != "Storage over RDMA on compute HCA addresses: SMB Direct (5445)" {
+		t.Errorf("RDMA CM finding: %s", summary(st[:1]))
+	}
+	wantCounts(t, cm, map[string]float64{"cm_requests": 1, "cm_requests_5445": 1, "flows_5445": 2, "flows": 2})
+	if ip.Severity != Critical || ip.Title != "SMB on compute HCA addresses" {
+		t.Errorf("TCP finding: %s", summary(st[1:]))
+	}
+	wantCounts(t, ip, map[string]float64{"conversations": 1, "smb_conversations": 1})
+	if ip.Evidence.Counts["smb_bytes"] != ip.Evidence.Counts["bytes"] || ip.Evidence.Counts["bytes"] < 3300 {
+		t.Errorf("TCP finding bytes: %v", ip.Evidence.Counts)
+	}
+	if nr := ofKind(fs, KindNonRDMAOnCompute); len(nr) != 0 {
+		t.Errorf("SMB is storage, not other TCP on compute links: %s", summary(nr))
+	}
 }

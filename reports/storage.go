@@ -20,6 +20,10 @@ const (
 	portISCSI   = 3260  // iSCSI over TCP, iSER over RDMA CM
 	portNFS     = 2049  // NFS over TCP or UDP
 	portNFSRDMA = 20049 // NFS over RDMA (RDMA CM service)
+	portSMB     = 445   // SMB over TCP (MS-SMB2 2.1)
+	// portSMBDirect is SMB Direct's port (MS-SMBD 2.1): SMB 3 over RDMA,
+	// an RDMA CM service on RoCE and InfiniBand.
+	portSMBDirect = 5445
 	// portNVMeDisc is the NVMe/TCP discovery controller's port (IANA
 	// "nvme-disc", tcp/8009; NVMe/TCP Transport Specification 1.0): hosts
 	// connect to it first (nvme discover) to learn the subsystems, then to
@@ -39,6 +43,8 @@ func storageCMService(port uint16) string {
 		return "iSER"
 	case portNFSRDMA:
 		return "NFS/RDMA"
+	case portSMBDirect:
+		return "SMB Direct"
 	}
 	return ""
 }
@@ -54,6 +60,8 @@ func storageIPService(proto uint8, port uint16) string {
 		return svcISCSI
 	case (proto == protoTCP || proto == protoUDP) && port == portNFS:
 		return svcNFS
+	case proto == protoTCP && port == portSMB:
+		return svcSMB
 	}
 	return ""
 }
@@ -64,9 +72,10 @@ const (
 	svcNVMeDisc = "NVMe/TCP discovery"
 	svcISCSI    = "iSCSI"
 	svcNFS      = "NFS"
+	svcSMB      = "SMB"
 )
 
-var storageIPNames = []string{svcNVMeTCP, svcNVMeDisc, svcISCSI, svcNFS}
+var storageIPNames = []string{svcNVMeTCP, svcNVMeDisc, svcISCSI, svcNFS, svcSMB}
 
 // storageIPKey is the prefix of a TCP/UDP storage service's counts:
 // "nvme_tcp" for NVMe/TCP, "nvme_tcp_discovery" for NVMe/TCP discovery.
@@ -77,8 +86,9 @@ func storageIPKey(name string) string {
 
 // StorageOnCompute reports storage traffic seen on a compute capture, one
 // finding per kind of evidence: RDMA CM connections to storage services
-// (NVMe-oF 4420, iSER 3260, NFS/RDMA 20049), storage protocols over TCP or
-// UDP (NVMe/TCP 4420 and its discovery 8009, iSCSI 3260, NFS 2049), and
+// (NVMe-oF 4420, iSER 3260, NFS/RDMA 20049, SMB Direct 5445), storage
+// protocols over TCP or UDP (NVMe/TCP 4420 and its discovery 8009, iSCSI
+// 3260, NFS 2049, SMB 445), and
 // the other RoCE flows and conversations of addresses the topology gives
 // the storage role. Each flow and conversation is in one finding only: the
 // one that names its service if any, so that bytes and flows are never
@@ -271,7 +281,7 @@ func comparePair(a, b [2]netip.Addr) int {
 	return a[1].Compare(b[1])
 }
 
-// storageIP reports NVMe/TCP (I/O and discovery), iSCSI and NFS
+// storageIP reports NVMe/TCP (I/O and discovery), iSCSI, NFS and SMB
 // conversations.
 func storageIP(in *Input) (Finding, bool) {
 	if in.Collect == nil {

@@ -16,7 +16,7 @@ var (
 	ErrBadIP       = errors.New("bad IP address")      // ip is not an address
 	ErrBadCIDR     = errors.New("bad CIDR")            // cidr is not a prefix, or has host bits set
 	ErrUnknownRole = errors.New("unknown role")        // role is not compute, storage, management or bmc
-	ErrRail        = errors.New("bad rail")            // rail missing on compute, present elsewhere, negative, not an integer
+	ErrRail        = errors.New("bad rail")            // rail missing on compute, present elsewhere, not an integer, not 0 to MaxRail
 	ErrDuplicate   = errors.New("duplicate")           // node name, IP address or key given twice
 	ErrConflict    = errors.New("conflict")            // two subnets of one prefix that disagree
 	ErrBadSpec     = errors.New("bad rail subnet")     // a --rail-subnet spec that is not CIDR=RAIL

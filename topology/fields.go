@@ -19,10 +19,16 @@ func parseRole(s string) (Role, error) {
 	return "", fmt.Errorf("unknown role %q (want compute, storage, management or bmc)", s)
 }
 
+// MaxRail is the highest rail a topology may name. A rail is the index of
+// a GPU (and its compute HCA) in a node: 0 to 7 on a DGX H100, a few dozen
+// on the largest systems; a higher number is a typo.
+const MaxRail = 255
+
+// parseRail reads a rail, 0 to MaxRail.
 func parseRail(s string) (int, error) {
 	n, err := strconv.Atoi(s)
-	if errors.Is(err, strconv.ErrRange) { // digits, but more than an int holds
-		return 0, fmt.Errorf("rail %s is out of range (rails count from 0: one per GPU of a node)", s)
+	if errors.Is(err, strconv.ErrRange) || err == nil && n > MaxRail { // ErrRange: digits, but more than an int holds
+		return 0, fmt.Errorf("rail %s is out of range (0 to %d: rails count from 0, one per GPU of a node)", s, MaxRail)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("rail %q is not an integer", s)

@@ -30,7 +30,8 @@ func Load(path string) (*Topology, error) {
 //	  - {cidr: 10.3.0.0/16, role: compute, rail: 3}
 //
 // Keys are strict. Roles are compute, storage, management and bmc; a
-// compute interface or subnet needs a rail and no other role may have one.
+// compute interface or subnet needs a rail (0 to MaxRail, 255) and no other
+// role may have one.
 // An IP address may be listed once only, and node names are unique. Two
 // subnets with the same prefix must agree on role and rail. Every error is a
 // *ParseError reading "name:line: message".

@@ -20,6 +20,7 @@ func TestAddRailSubnet(t *testing.T) {
 		{"fd00:0:0:3::/64=3", "fd00:0:0:3::9", 3},
 		{"fd00:0:0:3::/64:3", "fd00:0:0:3::9", 3},
 		{"::ffff:10.0.5.0/120=5", "10.0.5.1", 5},
+		{"10.0.255.0/24=255", "10.0.255.1", 255}, // the highest rail
 	}
 	for _, tc := range tests {
 		t.Run(tc.spec, func(t *testing.T) {
@@ -52,6 +53,8 @@ func TestAddRailSubnetErrors(t *testing.T) {
 		{"10.0.3.0/24=", ErrRail, `rail "" is not an integer`},
 		{"10.0.3.0/24=three", ErrRail, `rail "three" is not an integer`},
 		{"10.0.3.0/24=-3", ErrRail, "rail -3 is negative"},
+		{"10.0.3.0/24=256", ErrRail, "rail 256 is out of range (0 to 255"},
+		{"10.0.3.0/24=1000000", ErrRail, "rail 1000000 is out of range (0 to 255"},
 		{"10.0.3.0/24=3=4", ErrBadCIDR, `cidr "10.0.3.0/24=3"`}, // the last '=' splits
 	}
 	for _, tc := range tests {
