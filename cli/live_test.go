@@ -708,6 +708,8 @@ func TestPrintWritten(t *testing.T) {
 		{"the only file failed", []string{"/dev/full"}, fail, ""},
 		{"rotated, the last failed", []string{"a0", "a1", "a2"}, fail, "rocedump: wrote a0, a1 before writing a2 failed\n"},
 		{"a ring reused the name that failed", []string{"a0", "a1", "a0"}, fail, "rocedump: wrote a1 before writing a0 failed\n"},
+		{"a ring went round", []string{"a0", "a1", "a2", "a0", "a1"}, nil, "rocedump: wrote a0, a1, a2\n" +
+			"rocedump: warning: the -W ring reused its files: they hold the last 3 of the 5 files written, so \"rocedump report\" on them covers less than this report\n"},
 	}
 	for _, tt := range tests {
 		var b strings.Builder
