@@ -91,7 +91,9 @@ Capture settings:
 
 Writing (-w) keeps the original frames, as captured (cut to --snaplen), and
 their timestamps, in nanosecond pcap files that every rocedump command
-reads; "rocedump report" on them gives the same report as the live one.
+reads; "rocedump report" on them gives the same report as the live one
+(but for the drop counters), unless a -W ring went round and reused its
+files: they then hold only the last COUNT files, and live says so.
 Rotation works like tcpdump's: -C MB starts a new file once the current one
 has grown past MB megabytes (1 MB = 1,000,000 bytes), -G SECONDS once it is
 SECONDS old, -W COUNT keeps at most COUNT files. Files are named FILE,
@@ -349,12 +351,18 @@ func liveOpenError(err error) error {
 	return usageErrorf("%s: %s", le.Interface, le.Reason)
 }
 
-// printWritten says which -w files were written. After a write error
-// (reported with the exit code) the file being written is not among them:
-// only the files the rotation had closed before it, if any.
+// printWritten says which -w files were written, and, when a ring (-W)
+// went round, that the files no longer hold everything the report
+// counts. After a write error (reported with the exit code) the file being
+// written is not among them: only the files the rotation had closed
+// before it, if any.
 func printWritten(e io.Writer, files []string, writeErr error) {
 	if writeErr == nil {
 		fmt.Fprintf(e, "rocedump: wrote %s\n", liveFilesLine(files))
+		if n := len(uniqueFiles(files)); n < len(files) {
+			fmt.Fprintf(e, "rocedump: warning: the -W ring reused its files: they hold the last %d of the %d files written, "+
+				"so \"rocedump report\" on them covers less than this report\n", n, len(files))
+		}
 		return
 	}
 	if len(files) == 0 {
@@ -375,6 +383,15 @@ func printWritten(e io.Writer, files []string, writeErr error) {
 // liveFilesLine names the files written: all of them, or the first and
 // last few of a long list. A name reused in a ring counts once.
 func liveFilesLine(files []string) string {
+	uniq := uniqueFiles(files)
+	if len(uniq) <= 4 {
+		return strings.Join(uniq, ", ")
+	}
+	return fmt.Sprintf("%d files: %s, %s, ..., %s", len(uniq), uniq[0], uniq[1], uniq[len(uniq)-1])
+}
+
+// uniqueFiles is files with each name once, where it first comes.
+func uniqueFiles(files []string) []string {
 	var uniq []string
 	seen := map[string]bool{}
 	for _, f := range files {
@@ -383,8 +400,5 @@ func liveFilesLine(files []string) string {
 			uniq = append(uniq, f)
 		}
 	}
-	if len(uniq) <= 4 {
-		return strings.Join(uniq, ", ")
-	}
-	return fmt.Sprintf("%d files: %s, %s, ..., %s", len(uniq), uniq[0], uniq[1], uniq[len(uniq)-1])
+	return uniq
 }

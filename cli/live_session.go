@@ -27,6 +27,7 @@ type liveSession struct {
 	coll  *reports.Collector
 	st    *captureStats
 	fa    *frameAnalyzer
+	clock clockWatch // the capture's clock stepping back, as analyze notes it
 
 	stats      capture.LiveStats // the capture's latest counters
 	bytes      uint64            // wire bytes of the frames, for the rate
@@ -109,6 +110,7 @@ func (s *liveSession) consume(b *liveBatch) {
 			}
 			file, rec.Number = f, n
 		}
+		s.clock.see(b.recs[i:i+1], file)
 		s.bytes += uint64(rec.OrigLen)
 		s.fa.add(rec, file)
 	}
@@ -144,6 +146,7 @@ func (s *liveSession) finish() *reports.Report {
 	if s.writeErr != nil {
 		st.Problems = append(st.Problems, fmt.Sprintf("writing %s: %v; the capture stopped there", s.opts.Write, s.writeErr))
 	}
+	st.Problems = append(st.Problems, s.clock.notes(st.Files)...)
 	if err := s.fa.finish(); err != nil {
 		st.Problems = append(st.Problems, err.Error())
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rocedump/rocedump/capture"
 	"github.com/rocedump/rocedump/filter"
+	"github.com/rocedump/rocedump/reports"
 )
 
 // liveFrame is one frame a fake capture delivers.
@@ -34,6 +35,9 @@ type fakeLive struct {
 	snap    int
 	loop    bool
 	noPause bool // loop as fast as the reader reads
+	// stamp, if set, gives the capture time of the n-th frame (from 1)
+	// instead of the time it is read: a clock set back, say.
+	stamp func(n int) time.Time
 
 	mu     sync.Mutex
 	i, n   int
@@ -64,6 +68,9 @@ func (f *fakeLive) Next(rec *capture.Record) error {
 	f.n++
 	f.stats.Received++
 	ts := time.Now().UTC()
+	if f.stamp != nil {
+		ts = f.stamp(f.n).UTC()
+	}
 	*rec = capture.Record{Timestamp: ts, TimeNanos: ts.UnixNano(), CapLen: len(fr.data), OrigLen: fr.orig, LinkType: f.lt, Number: f.n, Data: fr.data}
 	return nil
 }
@@ -276,6 +283,42 @@ func TestLiveEqualsOffline(t *testing.T) {
 				t.Errorf("report counts %v packets, want %d", n, len(frames))
 			}
 		})
+	}
+}
+
+// TestLiveClockBack: when the capture's clock steps back (the host's
+// clock set back mid-capture), the live report says so, as `rocedump
+// report` on the -w file does: the two reports are the same.
+func TestLiveClockBack(t *testing.T) {
+	frames, lt := loadLiveFrames(t, genCapture("retransmissions.pcap"), capture.DefaultLiveFilter())
+	base := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	half := len(frames) / 2
+	src := &fakeLive{frames: frames, lt: lt, stamp: func(n int) time.Time {
+		at := base.Add(time.Duration(n) * 10 * time.Microsecond)
+		if n > half {
+			at = at.Add(-2 * time.Second) // the clock set back 2 s
+		}
+		return at
+	}}
+	dir := t.TempDir()
+	o, _, errOut := liveTestOptions(dir)
+	o.Count = len(frames)
+	o.open = func(capture.LiveConfig) (liveSource, error) { return src, nil }
+	if err := liveRun(o); err != nil {
+		t.Fatalf("live: %v\n%s", err, errOut)
+	}
+	live, err := os.ReadFile(o.Report.Output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := reportJSON(t, live)
+	want := offlineReport(t, o.Write)
+	sameReport(t, "clock set back", want, got)
+	if !strings.Contains(string(live), reports.ClockBackNote) {
+		t.Errorf("the live report does not say the clock went back")
+	}
+	if !strings.Contains(errOut.String(), reports.ClockBackNote) {
+		t.Errorf("live's stderr does not say the clock went back:\n%s", errOut)
 	}
 }
 
@@ -665,6 +708,8 @@ func TestPrintWritten(t *testing.T) {
 		{"the only file failed", []string{"/dev/full"}, fail, ""},
 		{"rotated, the last failed", []string{"a0", "a1", "a2"}, fail, "rocedump: wrote a0, a1 before writing a2 failed\n"},
 		{"a ring reused the name that failed", []string{"a0", "a1", "a0"}, fail, "rocedump: wrote a1 before writing a0 failed\n"},
+		{"a ring went round", []string{"a0", "a1", "a2", "a0", "a1"}, nil, "rocedump: wrote a0, a1, a2\n" +
+			"rocedump: warning: the -W ring reused its files: they hold the last 3 of the 5 files written, so \"rocedump report\" on them covers less than this report\n"},
 	}
 	for _, tt := range tests {
 		var b strings.Builder
