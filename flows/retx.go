@@ -139,7 +139,9 @@ func (f *Flow) RetxEvents() []RetxEvent {
 
 // RetxSpan returns the first and last frame of the flow's events of kind
 // k, all of them (not only those RetxEvents keeps), and whether there was
-// one.
+// one. An episode (go-back-N, timeout, RNR retry) spans its resends: its
+// event is at its first resend, and the last frame of its kind is the
+// last resend of the latest episode.
 func (f *Flow) RetxSpan(k RetxEventKind) (first, last FrameRef, ok bool) {
 	if f.retx == nil || k >= numRetxEventKinds {
 		return FrameRef{}, FrameRef{}, false
@@ -340,6 +342,7 @@ func (f *Flow) resend(psn uint32, at *FrameRef, sincePrev time.Duration) RetxEve
 		if ep.event >= 0 {
 			s.events[ep.event].Count++
 		}
+		s.spans[ep.kind].last = *at // the episode's last resend so far (RetxSpan)
 		return numRetxEventKinds
 	case p.valid && !p.shared && psnDiff(psn, p.psn) >= 0:
 	default:

@@ -437,6 +437,27 @@ func TestRetxNAKEvents(t *testing.T) {
 	}
 }
 
+// TestRetxSpanEpisode: the span of an episode's kind ends at its last
+// resend, not at its first (where its event is): a go-back-N resending
+// PSNs 11 to 13 spans the frames of the three resends.
+func TestRetxSpanEpisode(t *testing.T) {
+	const aQP, bQP = 0x22, 0x11
+	c := newClock(Config{})
+	writes(c, bQP, 10, 10, us)                      // frame 1
+	writes(c, bQP, 12, 13, us)                      // frames 2-3: 11 lost
+	c.add(us, nak(hostB, hostA, aQP, 11, 0, false)) // frame 4
+	writes(c, bQP, 11, 13, us)                      // frames 5-7: go-back-N
+	writes(c, bQP, 14, 14, us)                      // frame 8
+	f := c.flows(key(hostA, hostB, bQP))[0]
+	first, last, ok := f.RetxSpan(EventGoBackN)
+	if !ok || first.Frame != 5 || last.Frame != 7 {
+		t.Errorf("RetxSpan(go-back-N) = frames %d..%d %v, want 5..7", first.Frame, last.Frame, ok)
+	}
+	if f.Retx.GBNEpisodes != 1 || f.Retx.GBNResent != 3 {
+		t.Errorf("episodes %d, resent %d; want 1, 3", f.Retx.GBNEpisodes, f.Retx.GBNResent)
+	}
+}
+
 // TestRetxEventCap checks that a flow keeps its first MaxRetxEvents events,
 // counts the rest, and that RetxSpan still sees the last.
 func TestRetxEventCap(t *testing.T) {

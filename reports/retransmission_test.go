@@ -129,12 +129,14 @@ var retransmissionsWant = []retxWant{
 	{KindRetransmission, Critical, "Fatal NAK invalid_rd_request", []int{15, 16}, 65, 65,
 		map[string]float64{"fatal_naks": 1, "naks_invalid_rd_request": 1, "qps": 1}, 1},
 	// gbn-seen resends 105-107 after NAK 105 (frames 10-13); gbn-gap
-	// lost 205-206 before the mirror, resends 205-207 after NAK 205.
-	{KindRetransmission, Warning, "Go-back-N: 6 packets resent in 2 episodes", []int{1, 2, 3, 4}, 10, 28,
+	// lost 205-206 before the mirror, resends 205-207 after NAK 205
+	// (frames 28-30: the last resend ends the span).
+	{KindRetransmission, Warning, "Go-back-N: 6 packets resent in 2 episodes", []int{1, 2, 3, 4}, 10, 30,
 		map[string]float64{"gbn_episodes": 2, "retransmitted_packets": 6, "psn_seq_err_naks": 2, "fabric_lost_psns": 2, "fabric_gaps": 1,
 			"qps": 2, "recovery_ms_max": 0, "recovery_ms_mean": 0, "catch_up_ms_max": 0.001}, 2},
-	// timeout: 302-303 resent 4096 µs after 303 (timeout_us 4096).
-	{KindRetransmission, Warning, "ACK timeouts: 2 packets resent after 1 timeout", []int{5, 6}, 92, 92,
+	// timeout: 302-303 resent 4096 µs after 303 (timeout_us 4096), frames
+	// 92-93.
+	{KindRetransmission, Warning, "ACK timeouts: 2 packets resent after 1 timeout", []int{5, 6}, 92, 93,
 		map[string]float64{"timeouts": 1, "retransmitted_packets": 2, "qps": 1, "timeout_ms_min": 4.096, "timeout_ms_max": 4.096,
 			"local_ack_timeout": 10, "fabric_lost_psns": 0}, 1},
 	// rnr: RNR NAK timer 14 (1.28 ms) at frame 45, resend at frame 88.
@@ -191,10 +193,10 @@ func TestRetransmissionsMirrorVariants(t *testing.T) {
 		name string
 		want []retxWant
 	}{
-		{"mirror_erspan2_vlan_trunc", []retxWant{{KindRetransmission, Warning, "Go-back-N: 3 packets resent in 1 episode", []int{1, 3}, 13, 14,
+		{"mirror_erspan2_vlan_trunc", []retxWant{{KindRetransmission, Warning, "Go-back-N: 3 packets resent in 1 episode", []int{1, 3}, 13, 16,
 			map[string]float64{"gbn_episodes": 1, "retransmitted_packets": 3, "psn_seq_err_naks": 1, "fabric_lost_psns": 0, "fabric_gaps": 0,
 				"qps": 1, "recovery_ms_max": 0, "recovery_ms_mean": 0, "catch_up_ms_max": 0.001}, 1}}},
-		{"snaplen64", []retxWant{{KindRetransmission, Warning, "Go-back-N: 2 packets resent in 1 episode", []int{1, 2}, 10, 11,
+		{"snaplen64", []retxWant{{KindRetransmission, Warning, "Go-back-N: 2 packets resent in 1 episode", []int{1, 2}, 10, 12,
 			map[string]float64{"gbn_episodes": 1, "retransmitted_packets": 2, "psn_seq_err_naks": 1, "fabric_lost_psns": 0, "fabric_gaps": 0,
 				"qps": 1, "recovery_ms_max": 0, "recovery_ms_mean": 0, "catch_up_ms_max": 0.001}, 1}}},
 	}
@@ -218,7 +220,7 @@ func TestRetransmissionsMirrorVariants(t *testing.T) {
 // tail, two mirror gaps on one QP, and a UC mirror drop nothing decides.
 func TestRetransmissionsMixed(t *testing.T) {
 	checkRetx(t, Retransmissions(retxInput(t, retxGen(t, "retx_mixed"))), []retxWant{
-		{KindRetransmission, Warning, "Go-back-N: 6 packets resent in 2 episodes after packet loss on 1 QP", []int{1, 2}, 10, 19,
+		{KindRetransmission, Warning, "Go-back-N: 6 packets resent in 2 episodes after packet loss on 1 QP", []int{1, 2}, 10, 21,
 			map[string]float64{"gbn_episodes": 2, "retransmitted_packets": 6, "psn_seq_err_naks": 2, "fabric_lost_psns": 1, "fabric_gaps": 1,
 				"qps": 1, "recovery_ms_max": 0, "recovery_ms_mean": 0, "catch_up_ms_max": 0.001}, 1},
 		{KindRetransmission, Warning, "2 RNR NAKs on 1 QP", []int{3, 4}, 31, 65,
