@@ -273,7 +273,7 @@ func (r *relay) run(fa *frameAnalyzer, sink packetSink) {
 				r.last, r.lastNs = rec.Timestamp, ns
 			}
 			src, dst, qp, ok, hasQP := packet.PeekRoCEv2IPv4QP(rec.LinkType, rec.Data)
-			keys[i] = peekedKey(src, dst, qp, ok, hasQP)
+			keys[i].set(src, dst, qp, ok, hasQP)
 			o := 0 // everyWorker+1
 			if ok {
 				o = r.split.OfIPv4(src, dst) + 1

@@ -55,10 +55,22 @@ type FrameRef struct {
 type FrameAt struct {
 	FrameRef
 	Nanos int64
+	// hint, if hintSeq is Seq, is the frame's flow as a look-ahead found
+	// it (SetHint): the table takes it instead of looking the key up again.
+	hint    Hint
+	hintSeq uint64
 }
 
+// SetHint tells the table the flow that PrefetchFlow found for the frame of
+// FrameRef.Seq seq, before the frame's turn: adding that frame then skips
+// the key's lookup when the hint still holds (the table has not started a
+// new epoch of a key since, see Hint). It is for a caller that sets a's
+// fields frame by frame and knows the frame's Seq before it sets them: a
+// hint set for another Seq is ignored, so a stale one does no harm.
+func (a *FrameAt) SetHint(h Hint, seq uint64) { a.hint, a.hintSeq = h, seq }
+
 // At is r with Nanos from r.Time.
-func At(r FrameRef) FrameAt { return FrameAt{r, TimeNanos(r.Time, r.Time.UnixNano())} }
+func At(r FrameRef) FrameAt { return FrameAt{FrameRef: r, Nanos: TimeNanos(r.Time, r.Time.UnixNano())} }
 
 // The range of seconds for which TimeNanos is t.UnixNano(): every
 // nanosecond of these seconds fits in an int64.

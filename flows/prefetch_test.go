@@ -32,7 +32,7 @@ func TestPrefetchFlow(t *testing.T) {
 	paths := testcaps.All(t, "../testdata/pcaps")
 	empty := NewTable(Config{})
 	empty.PrefetchSlot(1, 2, 3)
-	if i := empty.PrefetchFlow(1, 2, 3); i != -1 {
+	if i := empty.PrefetchFlow(1, 2, 3).Index(); i != -1 {
 		t.Errorf("empty table: PrefetchFlow = %d", i)
 	}
 	checked := 0
@@ -47,10 +47,10 @@ func TestPrefetchFlow(t *testing.T) {
 			src, dst := binary.BigEndian.Uint32(s[:]), binary.BigEndian.Uint32(d[:])
 			tab.PrefetchSlot(src, dst, f.Key.DestQP)
 			want := tab.Current(f.Key).ID - 1
-			if got := tab.PrefetchFlow(src, dst, f.Key.DestQP); got != want {
+			if got := tab.PrefetchFlow(src, dst, f.Key.DestQP).Index(); got != want {
 				t.Fatalf("%s: flow %d %v: PrefetchFlow = %d, want %d", path, f.ID, f.Key, got, want)
 			}
-			if got := tab.PrefetchFlow(src, dst^0x80000000, f.Key.DestQP); got != -1 && tab.flowAt(int32(got)).Key.Dst == f.Key.Dst {
+			if got := tab.PrefetchFlow(src, dst^0x80000000, f.Key.DestQP).Index(); got != -1 && tab.flowAt(int32(got)).Key.Dst == f.Key.Dst {
 				t.Fatalf("%s: PrefetchFlow of another key found flow %d", path, got+1)
 			}
 			checked++
@@ -74,7 +74,7 @@ func TestPrefetchMerged(t *testing.T) {
 	b.Finish()
 	m := MergeShards([]*Table{a, b})
 	m.PrefetchSlot(0x0a000001, 0x0a000002, 0x11)
-	if i := m.PrefetchFlow(0x0a000001, 0x0a000002, 0x11); i != -1 {
+	if i := m.PrefetchFlow(0x0a000001, 0x0a000002, 0x11).Index(); i != -1 {
 		t.Errorf("merged table: PrefetchFlow = %d", i)
 	}
 }
@@ -95,5 +95,74 @@ func TestLookAheadPays(t *testing.T) {
 	}
 	if n := c.tab.Len(); n != lookAheadFlows || !c.tab.LookAheadPays(1) {
 		t.Errorf("%d flows: LookAheadPays = %v", n, c.tab.LookAheadPays(1))
+	}
+}
+
+// TestHints: a frame handed in with the hint PrefetchFlow gave for it is
+// added to the flow a lookup finds (the key's current epoch), and a hint
+// that no longer holds is not taken: one given before the key started a
+// new epoch (the old epoch's flow), one given for another frame (Seq),
+// and one of another table.
+func TestHints(t *testing.T) {
+	const aQP, bQP = 0x22, 0x11
+	src, dst := uint32(0x0a01103d), uint32(0x0a01103e) // hostA, hostB
+	c := newClock(Config{})
+	connection(c, aQP, bQP, 100, 5)
+	tab, seq := c.tab, uint64(100)
+	addHinted := func(dt time.Duration, h Hint, hintSeq uint64, psn uint32) *Flow {
+		t.Helper()
+		c.now = c.now.Add(dt)
+		c.frame++
+		seq++
+		at := At(FrameRef{Frame: c.frame, Time: c.now, Seq: seq})
+		at.SetHint(h, hintSeq)
+		f, _, _, _ := tab.addFlow(roce(hostA, hostB, opSendOnly, bQP, psn, 64), &at, false)
+		return f
+	}
+	first := tab.Current(key(hostA, hostB, bQP))
+	h := tab.PrefetchFlow(src, dst, bQP)
+	if h.Index() != first.ID-1 {
+		t.Fatalf("PrefetchFlow = %d, want %d", h.Index(), first.ID-1)
+	}
+	if f := addHinted(2*time.Microsecond, h, seq+1, 105); f != first {
+		t.Fatalf("hinted frame went to flow %d, want %d", f.ID, first.ID)
+	}
+	// Another table's hint for this frame, naming a flow index this
+	// table has for another key: not taken.
+	other := newClock(Config{})
+	connection(other, aQP, 0x99, 7, 1)
+	connection(other, aQP, bQP, 7, 1)
+	oh := other.tab.PrefetchFlow(src, dst, bQP)
+	if oh.Index() == first.ID-1 {
+		t.Fatalf("the other table's flow has the same index %d: the test proves nothing", oh.Index())
+	}
+	if f := addHinted(2*time.Microsecond, Hint{id: oh.id, gen: oh.gen}, seq+1, 106); f != first {
+		t.Fatalf("another table's hint: flow %d, want %d", f.ID, first.ID)
+	}
+	// A hint given for another frame: not taken (the zero Hint neither).
+	stale := Hint{id: 1, gen: tab.gen}
+	if first.ID == 1 {
+		stale.id = 2
+	}
+	if f := addHinted(2*time.Microsecond, stale, seq, 107); f != first {
+		t.Fatalf("a hint of another frame: flow %d, want %d", f.ID, first.ID)
+	}
+	if f := addHinted(2*time.Microsecond, Hint{}, seq+1, 108); f != first {
+		t.Fatalf("the zero hint: flow %d, want %d", f.ID, first.ID)
+	}
+	// The key starts a new epoch (idle, then a PSN far away) between the
+	// hint and its frame: the hint names the old epoch and is not taken.
+	h = tab.PrefetchFlow(src, dst, bQP)
+	second := addHinted(2*time.Second, Hint{}, 0, 9000000)
+	if second == first || second.Epoch != first.Epoch+1 {
+		t.Fatalf("no new epoch: flow %d epoch %d", second.ID, second.Epoch)
+	}
+	if f := addHinted(2*time.Microsecond, h, seq+1, 9000001); f != second {
+		t.Fatalf("a hint from before the new epoch: flow %d (epoch %d), want %d", f.ID, f.Epoch, second.ID)
+	}
+	if h2 := tab.PrefetchFlow(src, dst, bQP); h2.Index() != second.ID-1 {
+		t.Fatalf("PrefetchFlow after the epoch = %d, want %d", h2.Index(), second.ID-1)
+	} else if f := addHinted(2*time.Microsecond, h2, seq+1, 9000002); f != second {
+		t.Fatalf("hinted frame after the epoch: flow %d, want %d", f.ID, second.ID)
 	}
 }

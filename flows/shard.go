@@ -158,7 +158,7 @@ func mix64(h uint64) uint64 {
 // afterwards. Current works on the merged table; Add must not be called
 // on it.
 func MergeShards(shards []*Table) *Table {
-	m := &Table{finished: true, merged: true}
+	m := &Table{finished: true, merged: true, gen: nextGen()}
 	if len(shards) > 0 {
 		m.cfg = shards[0].cfg
 	} else {

@@ -45,6 +45,9 @@ type Table struct {
 	// common case on a busy QP) skip the index.
 	lastKey  packedKey
 	lastFlow *Flow
+	// gen is the table's generation (see Hint): a new one whenever a key
+	// starts a new epoch.
+	gen uint32
 
 	byHosts map[hostPair]hostList // every flow, by source and destination address
 
@@ -108,6 +111,7 @@ type hostList struct{ first, last *Flow }
 // NewTable returns an empty flow table.
 func NewTable(cfg Config) *Table {
 	return &Table{
+		gen:      nextGen(),
 		cfg:      cfg.withDefaults(),
 		byHosts:  map[hostPair]hostList{},
 		cm:       map[cmKey]*cmExchange{},
@@ -161,13 +165,16 @@ func (t *Table) addFlow(p *packet.Packet, at *FrameAt, delta bool) (f *Flow, ret
 	if p.HasCM {
 		t.noteCM(p, &at.FrameRef)
 	}
-	pk := packKey(p.Src, p.Dst, p.BTH.DestQP)
-	f = t.lastFlow
-	if f == nil || !pk.ok || pk != t.lastKey {
-		f = t.lookup(pk, p.Src, p.Dst, p.BTH.DestQP)
+	var pk packedKey // left zero for a hinted frame: no lastKey
+	if f = t.hinted(at); f == nil {
+		pk = packKey(p.Src, p.Dst, p.BTH.DestQP)
+		if f = t.lastFlow; f == nil || !pk.ok || pk != t.lastKey {
+			f = t.lookup(pk, p.Src, p.Dst, p.BTH.DestQP)
+		}
 	}
 	c := opClass[p.BTH.Opcode]
 	if f == nil || t.startsEpoch(f, p, c, at) {
+		pk = packKey(p.Src, p.Dst, p.BTH.DestQP)
 		f = t.newFlow(pk, f, p, at)
 	}
 	t.lastKey, t.lastFlow = pk, f
@@ -247,6 +254,7 @@ func (t *Table) newFlow(pk packedKey, prev *Flow, p *packet.Packet, at *FrameAt)
 	f.First = at.FrameRef
 	f.binIndex = msBin(at.Nanos)
 	if prev != nil {
+		t.gen = nextGen() // the key's hints are stale
 		f.Epoch = prev.Epoch + 1
 	}
 	if len(t.cmByFlow) != 0 {

@@ -3,6 +3,7 @@ package reports
 import (
 	"unsafe"
 
+	"github.com/rocedump/rocedump/flows"
 	"github.com/rocedump/rocedump/internal/prefetch"
 )
 
@@ -16,14 +17,14 @@ func (c *Collector) PrefetchSlot(src, dst, qp uint32) { c.Table.PrefetchSlot(src
 // is never past it, see seriesChunk). Past its series, and the rare
 // packets' notes (see collectorState), the Collector keeps no per-flow
 // state that a packet of a flow touches. It changes nothing.
-func (c *Collector) PrefetchFlow(src, dst, qp uint32) int {
-	i := c.Table.PrefetchFlow(src, dst, qp)
-	if i >= 0 && c.c.keepsSeries(i+1) {
+func (c *Collector) PrefetchFlow(src, dst, qp uint32) flows.Hint {
+	h := c.Table.PrefetchFlow(src, dst, qp)
+	if i := h.Index(); i >= 0 && c.c.keepsSeries(i+1) {
 		if ch := c.c.series.chunks[i/seriesChunkFlows]; ch != nil {
 			prefetch.Lines(unsafe.Pointer(&ch.rows[i%seriesChunkFlows][max(c.c.tl.n-1, 0)]), 1)
 		}
 	}
-	return i
+	return h
 }
 
 // LookAheadPays is flows.Table.LookAheadPays of the Collector's table.

@@ -179,10 +179,10 @@ func TestPrefetchFlowChangesNothing(t *testing.T) {
 			for i := range pkts {
 				if j := i + ahead; j < len(pkts) {
 					if src, dst, qp, ok := flowKey(&pkts[j]); ok {
-						if got, want := hinted.PrefetchFlow(src, dst, qp), hinted.Table.PrefetchFlow(src, dst, qp); got != want {
+						if got, want := hinted.PrefetchFlow(src, dst, qp).Index(), hinted.Table.PrefetchFlow(src, dst, qp).Index(); got != want {
 							t.Fatalf("frame %d: PrefetchFlow = %d, table's %d", j, got, want)
 						}
-						if got := hinted.PrefetchFlow(src^1, dst, qp); got != -1 {
+						if got := hinted.PrefetchFlow(src^1, dst, qp).Index(); got != -1 {
 							t.Fatalf("frame %d: PrefetchFlow of an unknown key = %d", j, got)
 						}
 					}
