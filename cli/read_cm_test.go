@@ -242,10 +242,12 @@ func deref(p *uint64) any {
 var lengthRE = regexp.MustCompile(`, length (\d+)`)
 
 // TestReadCutInsideBTH cuts a real capture to every length from the end
-// of its UDP header to past its BTH and RETH. While the BTH is cut the
+// of its UDP ports to past its BTH and RETH. While the BTH is cut the
 // packet says headers_truncated and has no payload_len (unknown without
 // the opcode; the text line has no payload either); once the BTH is whole
-// its payload_len is the whole capture's, from the UDP length.
+// its payload_len is the whole capture's, from the UDP length. read -v
+// gives the UDP length once its field was captured, and "[|udp]" before,
+// not a length of 0.
 func TestReadCutInsideBTH(t *testing.T) {
 	whole := filepath.Join(repoRoot, "testdata", "pcaps", "real", "linlinw5_rdma_write_bw.pcap")
 	type pkt struct {
@@ -269,8 +271,9 @@ func TestReadCutInsideBTH(t *testing.T) {
 	}
 	out, _, _ := runCLI(t, "read", "--format", "json", whole)
 	want := parse(out)
-	const bthEnd = 14 + 20 + 8 + 12 // Ethernet, IPv4, UDP, BTH
-	for snap := bthEnd - 12; snap <= bthEnd+16; snap++ {
+	const udpEnd = 14 + 20 + 8 // Ethernet, IPv4, UDP
+	const bthEnd = udpEnd + 12 // and the BTH
+	for snap := udpEnd - 4; snap <= bthEnd+16; snap++ {
 		file := cutCapture(t, whole, snap)
 		out, errOut, code := runCLI(t, "read", "--format", "json", file)
 		if code != ExitOK {
@@ -304,6 +307,22 @@ func TestReadCutInsideBTH(t *testing.T) {
 				strings.Contains(line, fmt.Sprintf("[truncated to %d]", snap)) != (wire > snap) {
 				t.Errorf("cut to %d: %q: want [|bth] %v, a payload %v, [truncated to %d] %v", snap, line, cut, !cut, snap, wire > snap)
 			}
+		}
+		verbose, _, _ := runCLI(t, "read", "-v", file)
+		udpLines := 0
+		for _, line := range strings.Split(verbose, "\n") {
+			if !strings.HasPrefix(line, "    UDP ") {
+				continue
+			}
+			udpLines++
+			lenCut := snap < udpEnd
+			if strings.Contains(line, "[|udp]") != lenCut || strings.Contains(line, " length ") == lenCut ||
+				strings.HasSuffix(line, " length 0") {
+				t.Errorf("cut to %d: %q: want [|udp] %v, a length %v", snap, line, lenCut, !lenCut)
+			}
+		}
+		if udpLines != len(want) {
+			t.Errorf("cut to %d: read -v printed %d UDP lines for %d RoCE packets", snap, udpLines, len(want))
 		}
 	}
 }

@@ -73,8 +73,12 @@ func appendVerbose(b []byte, rec *capture.Record, pkt *packet.Packet) []byte {
 		b = strconv.AppendUint(b, uint64(pkt.SrcPort), 10)
 		b = append(b, " dport "...)
 		b = strconv.AppendUint(b, uint64(pkt.DstPort), 10)
-		b = append(b, " length "...)
-		b = strconv.AppendInt(b, int64(pkt.UDPLen), 10)
+		if udpLenRead(pkt) {
+			b = append(b, " length "...)
+			b = strconv.AppendInt(b, int64(pkt.UDPLen), 10)
+		} else {
+			b = append(b, " [|udp]"...) // the length field was not captured
+		}
 	}
 	if !pkt.HasBTH {
 		if pkt.Kind == packet.KindRoCE {
@@ -266,6 +270,15 @@ func appendCMVerbose(b []byte, m *bth.CMMAD) []byte {
 		b = m.IP.DstIP.AppendTo(b)
 	}
 	return b
+}
+
+// udpLenRead says whether the walk read the UDP length field of a packet
+// it took to be RoCEv2: a UDP length is 8 or more unless it is malformed
+// (packet.ReasonBadUDPLength), so a 0 otherwise means the header ended
+// before the field, cut by the snap length (or by the IP length, which
+// makes the packet malformed: packet.ReasonShortUDP).
+func udpLenRead(pkt *packet.Packet) bool {
+	return pkt.UDPLen != 0 || pkt.Kind == packet.KindMalformed && pkt.Malformed == packet.ReasonBadUDPLength
 }
 
 func appendBit(b []byte, v bool) []byte {
