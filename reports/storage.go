@@ -121,6 +121,20 @@ func isStorage(in *Input, ip netip.Addr) bool {
 	return identity(in, ip).Role == topology.RoleStorage
 }
 
+// onManagementNet says a conversation between a and b runs on the in-band
+// management network, not on compute links: the topology gives an end the
+// management or BMC role and neither end the compute role. NFS home
+// directories and the like belong there (a DGX pod mounts them over its
+// management port), so its storage protocols are no storage on compute.
+func onManagementNet(in *Input, a, b netip.Addr) bool {
+	if in.Topology == nil {
+		return false
+	}
+	ra, rb := identity(in, a).Role, identity(in, b).Role
+	mgmt := func(r topology.Role) bool { return r == topology.RoleManagement || r == topology.RoleBMC }
+	return ra != topology.RoleCompute && rb != topology.RoleCompute && (mgmt(ra) || mgmt(rb))
+}
+
 // storageCM reports RDMA CM connection requests to storage service ports,
 // with the RDMA flows those connections carried.
 func storageCM(in *Input) (Finding, bool) {
@@ -134,6 +148,8 @@ func storageCM(in *Input) (Finding, bool) {
 	svcs := map[uint16]*svc{}
 	var span frameSpan
 	compute := false
+	var computeReqs, computeFlows int // of those, with a compute end
+	var computeBytes uint64
 	f := Finding{Kind: KindStorageOnCompute}
 	get := func(port uint16) *svc {
 		s := svcs[port]
@@ -157,6 +173,9 @@ func storageCM(in *Input) (Finding, bool) {
 			s.reqs++
 			note(s, c.Src, c.Dst)
 			span.add(c.Frame)
+			if isCompute(in, c.Src) || isCompute(in, c.Dst) {
+				computeReqs++
+			}
 		}
 	}
 	// The flows of those connections, from the CM exchange the flow table
@@ -171,7 +190,11 @@ func storageCM(in *Input) (Finding, bool) {
 		s.flows[fl.ID] = fl
 		span.add(fl.First)
 		span.add(fl.Last)
-		compute = compute || isCompute(in, fl.Key.Src) || isCompute(in, fl.Key.Dst)
+		if isCompute(in, fl.Key.Src) || isCompute(in, fl.Key.Dst) {
+			compute = true
+			computeFlows++
+			computeBytes += fl.WireBytes
+		}
 		f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
 	}
 	if len(svcs) == 0 {
@@ -205,6 +228,9 @@ func storageCM(in *Input) (Finding, bool) {
 	counts["cm_requests"] = float64(reqs)
 	counts["flows"] = float64(len(f.Flows))
 	counts["bytes"] = float64(bytes)
+	counts["on_compute_cm_requests"] = float64(computeReqs)
+	counts["on_compute_flows"] = float64(computeFlows)
+	counts["on_compute_bytes"] = float64(computeBytes)
 	f.Severity = Warning
 	where := "on the captured links"
 	if compute {
@@ -214,6 +240,12 @@ func storageCM(in *Input) (Finding, bool) {
 	f.Title = storageCMTitle(ports, compute)
 	f.Detail = fmt.Sprintf("%s to storage service ports set up RDMA connections %s, and their QPs carried %s. %s",
 		plural(reqs, "RDMA CM connection request"), where, flowtable.HumanBytes(bytes), storageWhy)
+	if compute && (computeReqs < reqs || computeFlows < len(f.Flows)) {
+		f.Detail = fmt.Sprintf("%s to storage service ports set up RDMA connections on the captured links, and their QPs carried %s; "+
+			"of those, %s and %s (%s) have a compute HCA address at an end. %s",
+			plural(reqs, "RDMA CM connection request"), flowtable.HumanBytes(bytes), plural(computeReqs, "request"),
+			plural(computeFlows, "flow"), flowtable.HumanBytes(computeBytes), storageWhy)
+	}
 	f.Evidence = Evidence{Counts: counts, Details: capped(lines)}
 	span.set(in, &f.Evidence)
 	f.Next = "Find which hosts mount storage over the compute HCAs (nvme list-subsys, iscsiadm -m session, mount -t nfs), and move them to the " +
@@ -289,12 +321,12 @@ func storageIP(in *Input) (Finding, bool) {
 	}
 	f := Finding{Kind: KindStorageOnCompute, Severity: Warning}
 	byName := map[string]*struct{ convs, packets, bytes uint64 }{}
-	var lines []string
+	var lines, otherLines []string // those with a compute end first
 	var span frameSpan
-	compute := false
+	var computeConvs, computeBytes uint64
 	for _, c := range in.Collect.Conversations() {
 		name := storageIPService(c.Proto, c.ServicePort)
-		if name == "" {
+		if name == "" || onManagementNet(in, c.Src, c.Dst) {
 			continue
 		}
 		s := byName[name]
@@ -305,16 +337,24 @@ func storageIP(in *Input) (Finding, bool) {
 		s.convs++
 		s.packets += c.Packets
 		s.bytes += c.Bytes
-		compute = compute || isCompute(in, c.Src) || isCompute(in, c.Dst)
 		span.add(c.First)
 		span.add(c.Last)
 		f.Nodes = append(f.Nodes, nodeOf(in, c.Src), nodeOf(in, c.Dst))
-		lines = append(lines, fmt.Sprintf("%s (%s): %s > %s, %s, %s", name, protoPort(c.Proto, c.ServicePort),
-			endpoint(in, c.Src), endpoint(in, c.Dst), plural(c.Packets, "packet"), flowtable.HumanBytes(c.Bytes)))
+		line := fmt.Sprintf("%s (%s): %s > %s, %s, %s", name, protoPort(c.Proto, c.ServicePort),
+			endpoint(in, c.Src), endpoint(in, c.Dst), plural(c.Packets, "packet"), flowtable.HumanBytes(c.Bytes))
+		if isCompute(in, c.Src) || isCompute(in, c.Dst) {
+			computeConvs++
+			computeBytes += c.Bytes
+			lines = append(lines, line)
+		} else {
+			otherLines = append(otherLines, line)
+		}
 	}
 	if len(byName) == 0 {
 		return f, false
 	}
+	compute := computeConvs > 0
+	lines = append(lines, otherLines...)
 	counts := map[string]float64{}
 	var names []string
 	var convs, bytes uint64
@@ -329,10 +369,15 @@ func storageIP(in *Input) (Finding, bool) {
 	}
 	counts["conversations"] = float64(convs)
 	counts["bytes"] = float64(bytes)
+	counts["on_compute_conversations"] = float64(computeConvs)
+	counts["on_compute_bytes"] = float64(computeBytes)
 	where := "on the captured links"
 	if compute {
 		f.Severity = Critical
 		where = "on compute HCA addresses"
+		if computeConvs < convs {
+			where = fmt.Sprintf("on the captured links, %d of them (%s) on compute HCA addresses", computeConvs, flowtable.HumanBytes(computeBytes))
+		}
 	}
 	f.Title = storageIPTitle(names, compute)
 	f.Detail = fmt.Sprintf("%s of storage protocols over TCP/UDP (%s, %s) run %s. %s", plural(convs, "conversation"),
@@ -401,6 +446,9 @@ func storageRole(in *Input) (Finding, bool) {
 		for _, c := range in.Collect.Conversations() {
 			if storageIPService(c.Proto, c.ServicePort) != "" {
 				continue // reported by port
+			}
+			if onManagementNet(in, c.Src, c.Dst) {
+				continue // the management network's, not the compute links'
 			}
 			if isStorage(in, c.Src) || isStorage(in, c.Dst) {
 				convs = append(convs, c)

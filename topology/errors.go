@@ -18,7 +18,7 @@ var (
 	ErrUnknownRole = errors.New("unknown role")        // role is not compute, storage, management or bmc
 	ErrRail        = errors.New("bad rail")            // rail missing on compute, present elsewhere, not an integer, not 0 to MaxRail
 	ErrDuplicate   = errors.New("duplicate")           // node name, IP address or key given twice
-	ErrConflict    = errors.New("conflict")            // two subnets of one prefix that disagree
+	ErrConflict    = errors.New("conflict")            // two subnets of one prefix, or two addresses of one interface, that disagree
 	ErrBadSpec     = errors.New("bad rail subnet")     // a --rail-subnet spec that is not CIDR=RAIL
 )
 

@@ -32,7 +32,8 @@ func Load(path string) (*Topology, error) {
 // Keys are strict. Roles are compute, storage, management and bmc; a
 // compute interface or subnet needs a rail (0 to MaxRail, 255) and no other
 // role may have one.
-// An IP address may be listed once only, and node names are unique. Two
+// An IP address may be listed once only, and node names are unique. An
+// interface listed with several addresses has one role and rail. Two
 // subnets with the same prefix must agree on role and rail. Every error is a
 // *ParseError reading "name:line: message".
 func Parse(data []byte, name string) (*Topology, error) {
@@ -45,6 +46,7 @@ func Parse(data []byte, name string) (*Topology, error) {
 		t:        New(),
 		ipLine:   make(map[netip.Addr]int),
 		nodeLine: make(map[string]int),
+		ifaces:   make(map[[2]string]ifaceSeen),
 	}
 	if err := p.top(root); err != nil {
 		return nil, err
@@ -57,8 +59,16 @@ func Parse(data []byte, name string) (*Topology, error) {
 type fileParser struct {
 	walker
 	t        *Topology
-	ipLine   map[netip.Addr]int // line of each interface's ip, for duplicates
-	nodeLine map[string]int     // line of each node's name, for duplicates
+	ipLine   map[netip.Addr]int      // line of each interface's ip, for duplicates
+	nodeLine map[string]int          // line of each node's name, for duplicates
+	ifaces   map[[2]string]ifaceSeen // node and interface name: what its first address said
+}
+
+// ifaceSeen is the role and rail an interface's first address gave it, and
+// that address's line: its other addresses must agree.
+type ifaceSeen struct {
+	id   Identity
+	line int
 }
 
 func (p *fileParser) top(root *yaml.Node) error {
@@ -142,6 +152,16 @@ func (p *fileParser) iface(node string, n *yaml.Node) error {
 		return err
 	}
 	id.Node, id.Interface, id.Known, id.Source = node, name, true, "interface"
+	// One interface is one HCA or NIC: its addresses (IPv4 and IPv6, say)
+	// have its one role and rail. Two would judge the same port same-rail
+	// by one address and cross-rail by the other.
+	key := [2]string{node, name}
+	if old, seen := p.ifaces[key]; seen && (old.id.Role != id.Role || old.id.HasRail != id.HasRail || old.id.Rail != id.Rail) {
+		return p.errorf(ipNode, ErrConflict, "interface %s %s is %s here but %s at line %d; an interface's addresses share its role and rail",
+			node, name, describe(id), describe(old.id), old.line)
+	} else if !seen {
+		p.ifaces[key] = ifaceSeen{id: id, line: ipNode.Line}
+	}
 	if l, dup := p.ipLine[ip]; dup {
 		old := p.t.byIP[ip]
 		if old.Role != id.Role {

@@ -73,6 +73,12 @@ var parseErrorCases = []struct {
 		5, ErrDuplicate, "10.0.0.1 is listed twice (also line 4"},
 	{"duplicate ipv6 spelled differently", "nodes:\n  - name: a\n    interfaces:\n      - {name: e, ip: \"fd00::1\", role: bmc}\n      - {name: f, ip: \"fd00:0:0:0::1\", role: storage}\n",
 		5, ErrDuplicate, "fd00::1 is storage here but bmc at line 4"},
+	// One HCA's IPv4 and IPv6 addresses on two rails: traffic from one
+	// would be judged same-rail, from the other cross-rail.
+	{"interface on two rails", "nodes:\n  - name: a\n    interfaces:\n      - {name: mlx5_0, ip: 10.0.0.1, role: compute, rail: 0}\n      - {name: mlx5_1, ip: 10.0.1.1, role: compute, rail: 1}\n      - {name: mlx5_0, ip: \"fd00:0:0:1::1\", role: compute, rail: 1}\n",
+		6, ErrConflict, "interface a mlx5_0 is compute rail 1 here but compute rail 0 at line 4; an interface's addresses share its role and rail"},
+	{"interface in two roles", "nodes:\n  - name: a\n    interfaces:\n      - {name: mlx5_8, ip: 10.100.1.1, role: storage}\n      - {name: mlx5_8, ip: 10.0.8.1, role: compute, rail: 8}\n",
+		5, ErrConflict, "interface a mlx5_8 is compute rail 8 here but storage at line 4"},
 	{"duplicate node", "nodes:\n  - name: dgx-01\n    interfaces: [{name: e, ip: 1.2.3.4, role: bmc}]\n  - name: dgx-01\n    interfaces: [{name: e, ip: 1.2.3.5, role: bmc}]\n",
 		4, ErrDuplicate, `node "dgx-01" is also at line 2`},
 	{"subnet without cidr", "subnets:\n  - {role: storage}\n", 2, ErrMissing, "subnet has no cidr"},
