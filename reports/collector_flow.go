@@ -67,7 +67,8 @@ func countsOf(f *flows.Flow, r *rareObs) flowCounts {
 type rareObs struct {
 	dataWrong, cnpWrong   uint64
 	wrong                 [2]map[uint8]uint64 // by class (dscpData, dscpCNP): DSCP → wrong packets; made on the first
-	firstWrong, lastWrong flows.FrameRef
+	firstWrong, lastWrong flows.FrameRef      // over both classes (DSCPCheck's First, Last)
+	classFirst, classLast [2]flows.FrameRef   // by class: the dscp_mismatch finding of that class cites them
 
 	notECTData  uint64
 	firstNotECT flows.FrameRef
@@ -123,10 +124,17 @@ func (r *rareObs) wrongDSCP(class int, v uint8, at *flows.FrameRef) {
 	}
 	r.lastWrong = *at
 	if class == dscpCNP {
+		if r.cnpWrong == 0 {
+			r.classFirst[class] = *at
+		}
 		r.cnpWrong++
 	} else {
+		if r.dataWrong == 0 {
+			r.classFirst[class] = *at
+		}
 		r.dataWrong++
 	}
+	r.classLast[class] = *at
 	if r.wrong[class] == nil {
 		r.wrong[class] = map[uint8]uint64{}
 	}

@@ -301,8 +301,10 @@ func dscpMismatch(in *Input) []Finding {
 				continue
 			}
 			wrong += n
-			span.add(*d.First)
-			span.add(*d.Last)
+			// The class's own first and last wrong packet: a flow of
+			// ACKs and CNPs can have both kinds wrong.
+			span.add(r.classFirst[ci])
+			span.add(r.classLast[ci])
 			f.Flows = append(f.Flows, fl.ID)
 			f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
 			byValue := r.wrongValues(ci)
