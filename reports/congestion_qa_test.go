@@ -1,7 +1,13 @@
 package reports
 
 import (
+	"net/netip"
 	"testing"
+	"time"
+
+	"github.com/rocedump/rocedump/decode/bth"
+	"github.com/rocedump/rocedump/decode/packet"
+	"github.com/rocedump/rocedump/flows"
 )
 
 // dscpBothWrongScenario: a QP whose packets are all on DSCP 0 (ACKs too)
@@ -69,5 +75,28 @@ func TestDSCPMismatchSpanPerClass(t *testing.T) {
 			t.Errorf("%q: first/last frame %d/%d, want %d/%d", f.Title,
 				f.Evidence.First.Frame, f.Evidence.Last.Frame, want.first.Frame, want.last.Frame)
 		}
+	}
+}
+
+// TestECNMarkAfterFirstCNP: a CNP covers a CE mark that comes at most
+// cnpRateLimit after it (the NIC sends no CNP for that mark), also when
+// the CNP is the first thing seen of that direction's congestion (the
+// capture began mid-congestion). That mark was reported not acted on.
+func TestECNMarkAfterFirstCNP(t *testing.T) {
+	s := &synth{t0: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := NewCollector(flows.NewTable(flows.Config{}), Config{ECNWindow: time.Millisecond})
+	add := func(p *packet.Packet, us float64) { c.Add(p, s.ref(us)) }
+	add(roce("10.0.0.1", "10.0.0.2", 0x200, opWriteOnly, 1, 26, 2), 0)
+	add(roce("10.0.0.2", "10.0.0.1", 0x100, opCNP, 0, 48, 0), 5)
+	add(roce("10.0.0.1", "10.0.0.2", 0x200, opWriteOnly, 2, 26, 3), 5+float64(cnpRateLimit/time.Microsecond)/2)
+	add(roce("10.0.0.2", "10.0.0.1", 0x100, bth.Opcode(0x11), 2, 26, 2), 30)
+	// Another direction with only CNPs is not listed.
+	add(roce("10.0.1.2", "10.0.1.1", 0x101, opCNP, 0, 48, 0), 40)
+	add(roce("10.0.0.1", "10.0.0.2", 0x200, opWriteOnly, 3, 26, 2), 3000)
+	c.Finish()
+	got := c.ECN()
+	want := []ECNReaction{{Src: netip.MustParseAddr("10.0.0.1"), Dst: netip.MustParseAddr("10.0.0.2"), CEMarked: 1, Acted: 1}}
+	if len(got) != len(want) || got[0] != want[0] {
+		t.Errorf("got %+v, want %+v", got, want)
 	}
 }
