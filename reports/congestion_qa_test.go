@@ -1,13 +1,16 @@
 package reports
 
 import (
+	"fmt"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rocedump/rocedump/decode/bth"
 	"github.com/rocedump/rocedump/decode/packet"
 	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/reports/flowtable"
 )
 
 // dscpBothWrongScenario: a QP whose packets are all on DSCP 0 (ACKs too)
@@ -98,5 +101,41 @@ func TestECNMarkAfterFirstCNP(t *testing.T) {
 	want := []ECNReaction{{Src: netip.MustParseAddr("10.0.0.1"), Dst: netip.MustParseAddr("10.0.0.2"), CEMarked: 1, Acted: 1}}
 	if len(got) != len(want) || got[0] != want[0] {
 		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+// TestCNPDetailSpan: the congestion finding's line for a notified QP says
+// over what time its CNPs came, not how long its flow (ACKs included)
+// lasted: "2 CNPs ... over 0 s", not over the flow's duration.
+func TestCNPDetailSpan(t *testing.T) {
+	path := scenarioCapture(t, dscpBothWrongScenario)
+	in := loadInput(t, path, "")
+	pkts, refs := decodeAll(t, path)
+	var cnps frameSpan
+	for i := range pkts {
+		if p := &pkts[i]; p.HasBTH && p.BTH.Opcode.IsCNP() {
+			cnps.add(refs[i])
+		}
+	}
+	var notified *flows.Flow
+	for _, f := range in.Flows {
+		if f.CNPs > 0 {
+			notified = f
+		}
+	}
+	if !cnps.ok || notified == nil {
+		t.Fatal("scenario has no CNPs")
+	}
+	span := cnps.last.Time.Sub(cnps.first.Time)
+	if notified.Duration() == span {
+		t.Fatal("scenario: the notified flow lasts as long as its CNPs")
+	}
+	fs := ofKind(runAll(in), KindCongestion)
+	if len(fs) != 1 || len(fs[0].Evidence.Details) == 0 {
+		t.Fatalf("want one congestion finding with details:%s", summary(fs))
+	}
+	want := fmt.Sprintf("%d CNPs from %s over %s (flow %d)", notified.CNPs, notified.Key.Src, flowtable.HumanDuration(span), notified.ID)
+	if got := fs[0].Evidence.Details[0]; !strings.HasSuffix(got, want) {
+		t.Errorf("detail %q, want it to end %q", got, want)
 	}
 }
