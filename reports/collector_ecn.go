@@ -65,6 +65,10 @@ func (s *ecnState) mark(src, dst netip.Addr, at *flows.FrameRef) {
 	if d == nil {
 		d = &ecnDir{out: ECNReaction{Src: src, Dst: dst}}
 		s.byDir[k] = d
+	}
+	if d.out.CEMarked == 0 {
+		// The direction's first mark: reactions lists it from now on
+		// (a CNP before it may have made d, to cover it).
 		s.list = append(s.list, d)
 	}
 	d.out.CEMarked++
@@ -87,9 +91,15 @@ func (s *ecnState) mark(src, dst netip.Addr, at *flows.FrameRef) {
 
 // cnp notes a CNP answering marks on src→dst packets (it went dst→src).
 func (s *ecnState) cnp(src, dst netip.Addr, at *flows.FrameRef) {
-	d := s.byDir[dirKey{src, dst}]
+	k := dirKey{src, dst}
+	d := s.byDir[k]
 	if d == nil {
-		return // no mark seen: marked after the mirror point, or not captured
+		// No mark seen yet (marked after the mirror point, or before
+		// the capture began): the CNP still covers a mark that comes
+		// within cnpRateLimit after it, as the NIC sends no CNP for
+		// that one. Listed by reactions only once it has a mark.
+		d = &ecnDir{out: ECNReaction{Src: src, Dst: dst}}
+		s.byDir[k] = d
 	}
 	s.expire(d, at.Time)
 	for d.n > 0 {

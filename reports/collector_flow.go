@@ -62,15 +62,20 @@ func countsOf(f *flows.Flow, r *rareObs) flowCounts {
 	return c
 }
 
-// rareObs is what the rare packets of a flow leave: those on a wrong DSCP
-// and the data packets that are not ECN-capable.
+// rareObs is what the rare packets of a flow leave: those on a wrong DSCP,
+// the data packets that are not ECN-capable, and CNPs.
 type rareObs struct {
 	dataWrong, cnpWrong   uint64
 	wrong                 [2]map[uint8]uint64 // by class (dscpData, dscpCNP): DSCP → wrong packets; made on the first
-	firstWrong, lastWrong flows.FrameRef
+	firstWrong, lastWrong flows.FrameRef      // over both classes (DSCPCheck's First, Last)
+	classFirst, classLast [2]flows.FrameRef   // by class: the dscp_mismatch finding of that class cites them
 
 	notECTData  uint64
 	firstNotECT flows.FrameRef
+
+	// cnps are the flow's first and last CNP: when the CNPs that slowed
+	// its QP came (the flow's own span is that of its ACKs too).
+	cnps frameSpan
 }
 
 // wrongValues returns the flow's wrong DSCP values of class (dscpData,
@@ -80,6 +85,14 @@ func (r *rareObs) wrongValues(class int) map[uint8]uint64 {
 		return nil
 	}
 	return r.wrong[class]
+}
+
+// cnpSpanOf is the flow's first and last CNP (ok false if it had none).
+func (r *rareObs) cnpSpanOf() frameSpan {
+	if r == nil {
+		return frameSpan{}
+	}
+	return r.cnps
 }
 
 // firstNotECTOf is the flow's first data packet that was not ECN-capable
@@ -96,8 +109,10 @@ func (r *rareObs) firstNotECTOf() flows.FrameRef {
 func (s *collectorState) observe(id int, p *packet.Packet, at *flows.FrameRef, cfg *Config) {
 	op := p.BTH.Opcode
 	if op.IsCNP() {
+		r := s.rareState(id)
+		r.cnps.add(*at)
 		if p.DSCP != cfg.CNPDSCP {
-			s.rareState(id).wrongDSCP(dscpCNP, p.DSCP, at)
+			r.wrongDSCP(dscpCNP, p.DSCP, at)
 		}
 		return
 	}
@@ -123,10 +138,17 @@ func (r *rareObs) wrongDSCP(class int, v uint8, at *flows.FrameRef) {
 	}
 	r.lastWrong = *at
 	if class == dscpCNP {
+		if r.cnpWrong == 0 {
+			r.classFirst[class] = *at
+		}
 		r.cnpWrong++
 	} else {
+		if r.dataWrong == 0 {
+			r.classFirst[class] = *at
+		}
 		r.dataWrong++
 	}
+	r.classLast[class] = *at
 	if r.wrong[class] == nil {
 		r.wrong[class] = map[uint8]uint64{}
 	}

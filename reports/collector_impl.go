@@ -22,8 +22,8 @@ import (
 // Memory: a rareObs per flow with wrong-DSCP or not-ECT packets (and, once
 // there is one, a pointer per flow to find them by), a time series for the
 // first maxFlowSeries flows (a row of timelineMaxBins × 8 bytes each), per
-// conversation, per host direction with CE marks and per CM request one
-// entry; nothing grows with the number of packets. The per-flow DSCP and
+// conversation, per host direction with CE marks or CNPs and per CM
+// request one entry; nothing grows with the number of packets. The per-flow DSCP and
 // ECN-capability counts are derived from the flows' own (see countsOf):
 // a packet of a flow beyond the first maxFlowSeries touches no per-flow
 // state of the Collector unless it is rare.

@@ -124,9 +124,17 @@ func congestionFinding(in *Input) (Finding, bool) {
 		f.Flows = append(f.Flows, fl.ID)
 		f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
 		lines.add(func() string {
-			return fmt.Sprintf("qp %s at %s: %s from %s over %s (flow %d)",
-				qpn(fl.Key.DestQP), endpoint(in, fl.Key.Dst), plural(fl.CNPs, "CNP"), fl.Key.Src,
-				flowtable.HumanDuration(fl.Duration()), fl.ID)
+			// Over the time from the first CNP to the last; without the
+			// collector (merge) only the flow's duration is known, and
+			// the flow's ACKs may span much longer than its CNPs.
+			over := fmt.Sprintf("in a flow of %s", flowtable.HumanDuration(fl.Duration()))
+			if in.Collect != nil {
+				if sp := in.Collect.c.rareOf(fl.ID).cnpSpanOf(); sp.ok {
+					over = "over " + flowtable.HumanDuration(sp.last.Time.Sub(sp.first.Time))
+				}
+			}
+			return fmt.Sprintf("qp %s at %s: %s from %s %s (flow %d)",
+				qpn(fl.Key.DestQP), endpoint(in, fl.Key.Dst), plural(fl.CNPs, "CNP"), fl.Key.Src, over, fl.ID)
 		})
 	}
 	srcs := make([]netip.Addr, 0, len(bySource))
@@ -301,8 +309,10 @@ func dscpMismatch(in *Input) []Finding {
 				continue
 			}
 			wrong += n
-			span.add(*d.First)
-			span.add(*d.Last)
+			// The class's own first and last wrong packet: a flow of
+			// ACKs and CNPs can have both kinds wrong.
+			span.add(r.classFirst[ci])
+			span.add(r.classLast[ci])
 			f.Flows = append(f.Flows, fl.ID)
 			f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
 			byValue := r.wrongValues(ci)
