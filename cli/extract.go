@@ -63,7 +63,7 @@ flows as "rocedump flows" does and once to copy their packets.`,
   rocedump extract --flow 7 -o qp-7.pcap mirror.pcap
   rocedump extract --qpn 0x1a2b,0x1a2c -o qps.pcap /captures/incident-4711/
   rocedump extract --pair 10.0.3.17,10.0.5.17 -o pair.pcapng mirror.pcapng`,
-		Args: cobra.MinimumNArgs(1),
+		Args: needArgs("capture", "CAPTURE is a pcap or pcapng file (gzip-compressed or not) or a directory of them, not standard input"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Captures = args
 			if runF != nil {
