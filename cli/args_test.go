@@ -84,3 +84,19 @@ func TestReadJSONRejectsTextFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestExtractToStandardOutput: -o - writes the capture to standard output,
+// and the summary says so ("to -" read like a word left out).
+func TestExtractToStandardOutput(t *testing.T) {
+	cm := filepath.Join(repoRoot, "testdata", "pcaps", "real", "linlinw5_rdma_cm.pcap")
+	out, stderr, code := runCLI(t, "extract", "--flow", "1", "-o", "-", cm)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if len(out) < 24 || out[:4] != "\x4d\x3c\xb2\xa1" && out[:4] != "\xd4\xc3\xb2\xa1" {
+		t.Errorf("stdout is not a pcap: % x", out[:min(len(out), 8)])
+	}
+	if !strings.Contains(stderr, "to standard output\n") {
+		t.Errorf("stderr %q does not say the capture went to standard output", stderr)
+	}
+}

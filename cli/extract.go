@@ -244,7 +244,11 @@ func extractRun(opts *ExtractOptions) error {
 	// The problems of the input (skipped link types, cut-off files), as
 	// flows and report give them: pass 2 had the same.
 	printProblems(opts.IO.ErrOut, st)
-	fmt.Fprintf(opts.IO.ErrOut, "rocedump: wrote %s of %s to %s\n", reports.Plural(written, "packet"), reports.Plural(len(chosen), "flow"), opts.Output)
+	to := opts.Output
+	if to == "-" {
+		to = "standard output" // "to -" read like a word left out
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "rocedump: wrote %s of %s to %s\n", reports.Plural(written, "packet"), reports.Plural(len(chosen), "flow"), to)
 	return nil
 }
 
