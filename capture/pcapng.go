@@ -275,6 +275,10 @@ func (r *Reader) packet(typ uint32, body []byte, rec *Record, num int) error {
 		capLen = min(orig, room-fixedFieldLen)
 	}
 	if uint64(ifID) >= uint64(len(r.ifaces)) {
+		if len(r.ifaces) == 0 {
+			// "but the section declares 0" left the reader to guess 0 what.
+			return r.badRecord(num, "%s on interface %d, but the section declares no interface (no Interface Description Block before it)", blockName(typ), ifID)
+		}
 		return r.badRecord(num, "%s on interface %d, but the section declares %d", blockName(typ), ifID, len(r.ifaces))
 	}
 	ifc := &r.ifaces[ifID]

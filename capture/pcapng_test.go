@@ -180,7 +180,9 @@ func TestPcapngBadBlocks(t *testing.T) {
 		{"undeclared interface", func(f *ngFile) { f.epb(5, 0, frame(1, 8), 8) },
 			ErrBadRecord, "Enhanced Packet Block on interface 5, but the section declares 1"},
 		{"SPB before any interface", func(f *ngFile) { f.shb(le); f.spb(frame(1, 8), 8) },
-			ErrBadRecord, "Simple Packet Block on interface 0, but the section declares 0"},
+			ErrBadRecord, "Simple Packet Block on interface 0, but the section declares no interface (no Interface Description Block before it)"},
+		{"EPB before any interface", func(f *ngFile) { f.shb(le); f.epb(0, 0, frame(1, 8), 8) },
+			ErrBadRecord, "Enhanced Packet Block on interface 0, but the section declares no interface (no Interface Description Block before it)"},
 		{"IDB option overruns", func(f *ngFile) {
 			f.idb(1, 0, f.opt(2, []byte("eth1")))
 			f.o.PutUint16(f.b[len(f.b)-4-4-8+2:], 9) // if_name length 9 > 8 left

@@ -63,7 +63,7 @@ flows as "rocedump flows" does and once to copy their packets.`,
   rocedump extract --flow 7 -o qp-7.pcap mirror.pcap
   rocedump extract --qpn 0x1a2b,0x1a2c -o qps.pcap /captures/incident-4711/
   rocedump extract --pair 10.0.3.17,10.0.5.17 -o pair.pcapng mirror.pcapng`,
-		Args: cobra.MinimumNArgs(1),
+		Args: needArgs("capture", "CAPTURE is a pcap or pcapng file (gzip-compressed or not) or a directory of them, not standard input"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Captures = args
 			if runF != nil {
@@ -244,7 +244,11 @@ func extractRun(opts *ExtractOptions) error {
 	// The problems of the input (skipped link types, cut-off files), as
 	// flows and report give them: pass 2 had the same.
 	printProblems(opts.IO.ErrOut, st)
-	fmt.Fprintf(opts.IO.ErrOut, "rocedump: wrote %s of %s to %s\n", reports.Plural(written, "packet"), reports.Plural(len(chosen), "flow"), opts.Output)
+	to := opts.Output
+	if to == "-" {
+		to = "standard output" // "to -" read like a word left out
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "rocedump: wrote %s of %s to %s\n", reports.Plural(written, "packet"), reports.Plural(len(chosen), "flow"), to)
 	return nil
 }
 

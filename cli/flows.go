@@ -54,7 +54,7 @@ warning.`,
   rocedump flows --format markdown mirror.pcap.gz >> ticket.md
   rocedump flows --format json mirror.pcapng | jq '.[] | select(.cnps > 0)'
   rocedump flows --format jsonl rail3.pcap > flows/rail3.jsonl   # one flow per line, for DuckDB/Spark/ClickHouse`,
-		Args: cobra.MinimumNArgs(1),
+		Args: needArgs("capture", captureArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Captures = args
 			if runF != nil {

@@ -118,7 +118,7 @@ that failed (the report of what was captured is still printed).`,
   sudo rocedump live -i ens1f1 -w /captures/incident.pcap -C 1000 -W 10 --format markdown -o ticket.md
   sudo rocedump live -i erspan0 --snaplen 256 -c 1000000 --format json > report.json
   rocedump report /captures/incident.pcap*    # the same report, offline`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			parent := cmd.Context()
 			if parent == nil {

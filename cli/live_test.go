@@ -522,7 +522,7 @@ func TestLiveFlags(t *testing.T) {
 		want string
 	}{
 		{"no interface", []string{"live"}, "-i IFACE is required"},
-		{"arguments", []string{"live", "-i", "x", "extra"}, "unknown command"},
+		{"arguments", []string{"live", "-i", "x", "extra"}, `takes no arguments, got "extra"`},
 		{"snaplen", []string{"live", "-i", "x", "--snaplen", "-1"}, "--snaplen"},
 		{"rotation without -w", []string{"live", "-i", "x", "-C", "10"}, "need -w FILE"},
 		{"ring without rotation", []string{"live", "-i", "x", "-w", "f.pcap", "-W", "3"}, "-W needs -C or -G"},

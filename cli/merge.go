@@ -100,7 +100,7 @@ Exit codes: 0 no finding at or above --fail-on, 1 findings at or above it,
 		Example: `  for r in 0 1 2 3 4 5 6 7; do rocedump report --format json -o rail$r.json rail$r.pcap; done
   rocedump merge --topology pod.yaml rail*.json > fabric.json
   rocedump merge --format markdown -o ticket.md rail0.json rail1.json`,
-		Args: cobra.MinimumNArgs(1),
+		Args: needArgs("report", "REPORT.json is a JSON report of rocedump report --format json, or - for standard input"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Reports = args
 			if runF != nil {

@@ -47,13 +47,13 @@ func createOutput(path string, stdout io.Writer) (*outputFile, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return createTempOutput(path, 0)
 	case err != nil:
-		return nil, err
+		return nil, outputError(path, err)
 	case st.IsDir():
 		return nil, fmt.Errorf("-o %s: is a directory", path)
 	case !st.Mode().IsRegular():
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {
-			return nil, err
+			return nil, outputError(path, err)
 		}
 		return &outputFile{w: f, f: f}, nil
 	}
@@ -62,14 +62,26 @@ func createOutput(path string, stdout io.Writer) (*outputFile, error) {
 	// touching the file.
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
-		return nil, err
+		return nil, outputError(path, err)
 	}
 	f.Close()
 	dst, err := filepath.EvalSymlinks(path)
 	if err != nil {
-		return nil, err
+		return nil, outputError(path, err)
 	}
 	return createTempOutput(dst, st.Mode().Perm())
+}
+
+// outputError names the -o path in err, an error of the file system
+// about it: "stat x.pcap/out.txt: not a directory" or "open out.txt:
+// permission denied" did not say the output was meant, and read as if an
+// input were wrong.
+func outputError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("-o %s: %w", path, err)
 }
 
 // probeOutput makes sure the output path names can be written before the

@@ -204,7 +204,7 @@ func TestExtractStandardInput(t *testing.T) {
 }
 
 // TestOutputCheckedFirst: an -o that cannot be written (a directory that
-// does not exist, a directory) is a usage error before the work that would
+// does not exist, a directory, a path under a file) is a usage error before the work that would
 // fill it: report read its whole input, and live captured for its whole
 // --duration, before finding it out, and lost the report.
 func TestOutputCheckedFirst(t *testing.T) {
@@ -214,7 +214,9 @@ func TestOutputCheckedFirst(t *testing.T) {
 	if err := os.WriteFile(notes, []byte("rail 3 mirror, 256-byte snaps\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, out := range []string{filepath.Join(dir, "no", "such", "dir", "r.txt"), dir} {
+	// Under a regular file, the error of the file system said "stat
+	// DIR/notes.txt/r.txt: not a directory", not that -o was meant.
+	for _, out := range []string{filepath.Join(dir, "no", "such", "dir", "r.txt"), dir, filepath.Join(notes, "r.txt")} {
 		_, errOut, code := runCLI(t, "report", "-o", out, notes)
 		if code != ExitUsage || !strings.Contains(errOut, "-o "+out) {
 			t.Errorf("report -o %s: exit %d, stderr %q; want exit 2 and a word on -o before reading", out, code, errOut)

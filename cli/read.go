@@ -79,7 +79,7 @@ when no frame at all could be decoded, the exit code is 2.`,
 
   # the first 20 packets to or from one HCA
   rocedump read -c 20 capture.pcap --filter 'host 10.0.3.17'`,
-		Args: cobra.MinimumNArgs(1),
+		Args: needArgs("capture", captureArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if n := cmd.ArgsLenAtDash(); n >= 0 {
 				opts.Files = args[:n]
@@ -94,6 +94,17 @@ when no frame at all could be decoded, the exit code is 2.`,
 			}
 			if len(opts.Files) == 0 {
 				return usageErrorf("no capture file given")
+			}
+			// -v and --time shape the text lines only: with JSON they
+			// were ignored without a word, and a script asking for
+			// epoch times got RFC 3339 strings.
+			if opts.Format == "json" {
+				if opts.Verbose {
+					return usageErrorf("-v is for --format text: --format json writes the same fields with or without it")
+				}
+				if cmd.Flags().Changed("time") {
+					return usageErrorf("--time %s is for --format text: the time of --format json is always RFC 3339 in UTC, with nanoseconds", opts.TimeFormat)
+				}
 			}
 			// An empty value ("--qpn ''", from an empty shell variable)
 			// leaves the list empty, which would select every packet.
@@ -114,7 +125,7 @@ when no frame at all could be decoded, the exit code is 2.`,
 	f.StringVarP(&opts.Filter, "filter", "f", "", "capture filter `EXPR` in pcap-filter(7) syntax, applied to the frame as captured")
 	f.StringSliceVar(&opts.QPNs, "qpn", nil, "only packets to these destination `QPN`s (decimal or 0x hex; comma-separated or repeated)")
 	f.StringSliceVar(&opts.Opcodes, "opcode", nil, "only these `OPCODE`s: a number (0x81), a name (RC_ACKNOWLEDGE, RDMA_WRITE_FIRST) or a class: send, write, read, atomic, ack, nak, rnr, cnp, cm")
-	f.StringVar(&opts.Format, "format", "text", "output format: text or json (one JSON object per packet)")
+	f.StringVar(&opts.Format, "format", "text", "output format: text or json (one JSON object per packet, its time in RFC 3339; -v and --time are for text)")
 	f.IntVar(&opts.Workers, "workers", 0, "format the packets on `N` goroutines while one reads the input, and print them in order "+
 		"(0: one per CPU; at most 256; one with --count or --time rel; the output is the same for any N)")
 	f.StringVar(&opts.TimeFormat, "time", "time", "timestamp style: time (time of day, UTC), date (date and time, UTC), "+

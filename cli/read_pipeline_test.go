@@ -37,7 +37,8 @@ func TestReadWorkersSameOutput(t *testing.T) {
 		{},
 		{"-v"},
 		{"--time", "date", "--opcode", "write,ack"},
-		{"--time", "epoch", "--qpn", "0x11,0x12,0xd2", "--format", "json"},
+		{"--time", "epoch", "--qpn", "0x11,0x12,0xd2"},
+		{"--qpn", "0x11,0x12,0xd2", "--format", "json"},
 		{"--filter", "udp port 4791 or ip proto 47"},
 	}
 	for _, small := range []bool{false, true} {
@@ -93,7 +94,7 @@ func TestReadWorkersOneWithCount(t *testing.T) {
 			t.Errorf("--workers %d, --count %d, --time %s: %d goroutines, want %d", tt.opts.Workers, tt.opts.Count, tt.opts.TimeFormat, n, tt.want)
 		}
 	}
-	for _, style := range [][]string{{"-c", "7"}, {"--time", "rel"}, {"-c", "3", "--time", "rel", "--format", "json"}} {
+	for _, style := range [][]string{{"-c", "7"}, {"--time", "rel"}, {"-c", "3", "--format", "json"}} {
 		want, wantErr, _ := runCLI(t, append(append([]string{"read", "--workers=1"}, style...), path)...)
 		got, gotErr, _ := runCLI(t, append(append([]string{"read", "--workers=4"}, style...), path)...)
 		if got != want || gotErr != wantErr {

@@ -221,7 +221,7 @@ func TestReadErrors(t *testing.T) {
 		{"bad qpn", []string{"read", "--qpn", "0x1000000", cm}, ExitUsage, "24-bit QP number"},
 		{"bad opcode", []string{"read", "--opcode", "teleport", cm}, ExitUsage, "not an opcode"},
 		{"bad format", []string{"read", "--format", "xml", cm}, ExitUsage, "want text or json"},
-		{"no file", []string{"read"}, ExitUsage, "requires at least 1 arg"},
+		{"no file", []string{"read"}, ExitUsage, "no capture given: rocedump read [flags] CAPTURE..."},
 		{"unknown flag", []string{"read", "--frobnicate", cm}, ExitUsage, "unknown flag"},
 		{"negative count", []string{"read", "-c", "-1", cm}, ExitUsage, "--count"},
 		// tcpdump's order, a filter after the files with no "--".

@@ -85,7 +85,7 @@ Exit codes: 0 no finding at or above --fail-on, 1 findings at or above it,
   rocedump report --format markdown -o ticket.md mirror.pcap.gz
   rocedump report --format html -o incident.html --topology pod.yaml /captures/incident-4711/
   rocedump report --rail-subnet 10.0.0.0/16=0 --rail-subnet 10.1.0.0/16=1 --fail-on warning mirror.pcap`,
-		Args: cobra.MinimumNArgs(1),
+		Args: needArgs("capture", captureArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Captures = args
 			if runF != nil {

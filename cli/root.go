@@ -47,6 +47,7 @@ live), 2 usage or input error.`,
 	root.SetOut(ios.Out)
 	root.SetErr(ios.ErrOut)
 	root.SetHelpCommand(newHelpCmd())
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(NewCmdRead(ios, nil))
 	root.AddCommand(NewCmdFlows(ios, nil))
 	root.AddCommand(NewCmdExtract(ios, nil))
