@@ -2,6 +2,7 @@ package packet
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"testing"
 
@@ -143,6 +144,22 @@ func checkPeekWalk(t *testing.T, name string, data []byte) {
 	}
 	if ok != wok || ok && (hl != whl || at(ip) != at(wip)) {
 		t.Fatalf("%s: peek %s, %d, %v; the walk %s, %d, %v", name, at(ip), hl, ok, at(wip), whl, wok)
+	}
+	// PeekRoCEv2IPv4QP, with its own fast path for plain frames, reads
+	// the key the walk's IPv4 header gives.
+	var want [5]any
+	if wok {
+		want = [5]any{binary.BigEndian.Uint32(wip[12:]), binary.BigEndian.Uint32(wip[16:]), uint32(0), true, false}
+		if len(wip) >= whl+udpHeaderLen+8 {
+			b := wip[whl+udpHeaderLen:]
+			want[2], want[4] = uint32(b[5])<<16|uint32(b[6])<<8|uint32(b[7]), true
+		}
+	} else {
+		want = [5]any{uint32(0), uint32(0), uint32(0), false, false}
+	}
+	src, dst, qp, qok, hasQP := PeekRoCEv2IPv4QP(capture.LinkTypeEthernet, data)
+	if got := [5]any{src, dst, qp, qok, hasQP}; got != want {
+		t.Fatalf("%s: PeekRoCEv2IPv4QP = %v; by the walk %v", name, got, want)
 	}
 }
 
