@@ -128,13 +128,14 @@ func (t *Table) Add(p *packet.Packet, at FrameRef) {
 
 // AddFrame is Add for a caller that keeps the packet's FrameAt in memory
 // (an analysis pass, once per frame): the table reads *at during the call
-// only. Passing the 56-byte FrameAt by pointer spares every function of the
-// per-packet path a copy of it, which costs more than its size says: each
-// copy loaded 16 bytes at a time what its caller had just stored 8 bytes
-// at a time, which the processor cannot forward from store to load, and
-// perf found the per-packet functions waiting there. `rocedump report` on
-// one core took 5% less CPU time with 48 flows, 4% with 8,192 and 1.5%
-// with 63,488 (builds without the profile; BENCHMARKS.md, session 7).
+// only. Passing the FrameAt (56 bytes then, 72 with its hint) by pointer
+// spares every function of the per-packet path a copy of it, which costs
+// more than its size says: each copy loaded 16 bytes at a time what its
+// caller had just stored 8 bytes at a time, which the processor cannot
+// forward from store to load, and perf found the per-packet functions
+// waiting there. `rocedump report` on one core took 5% less CPU time with
+// 48 flows, 4% with 8,192 and 1.5% with 63,488 (builds without the
+// profile; BENCHMARKS.md, session 7).
 func (t *Table) AddFrame(p *packet.Packet, at *FrameAt) { t.addFlow(p, at, false) }
 
 // AddFlow is Add that also returns the flow p was accounted to (the current
