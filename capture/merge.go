@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"cmp"
 	"errors"
 	"hash/maphash"
 	"io"
@@ -31,8 +32,12 @@ const firstLookSize = 16 << 10
 
 // Merger reads several captures as one, in capture-time order: the next
 // record is always the earliest head of the files still open (ties go to the
-// earlier file, then the earlier frame), so captures from several mirrors, or
-// the rotated files of one, are analysed as one time line. A file that ends
+// file whose first record came first, then to the file given first, then to
+// the earlier frame), so captures from several mirrors, or the rotated files
+// of one, are analysed as one time line. The rotated files of one mirror
+// given out of order (cap.pcap10 sorts before cap.pcap2) share a timestamp
+// at their boundary, where the end of one file must still come before the
+// start of the next. A file that ends
 // with an error (cut off, bad record) is closed and its error kept in
 // Problems; the others go on.
 type Merger struct {
@@ -51,6 +56,7 @@ type Merger struct {
 	size  int          // the read buffer of a file (re)opened for good
 	sums  []uint64     // a parked file's first record's data, hashed; nil unless files are parked
 	seed  maphash.Seed // of sums
+	rank  []int32      // a file's place in the order of first records (time, then file): its ties' order
 }
 
 // OpenMerged opens every path. An error opening any of them (missing file,
@@ -93,8 +99,29 @@ func OpenMerged(paths []string) (*Merger, error) {
 		m.Close()
 		return nil, firstErr
 	}
+	m.rankFiles()
 	m.h.init()
 	return m, nil
+}
+
+// rankFiles orders the files by their first record (then as given): of two
+// heads at the same time, the one of the file that began first comes
+// first. The heap holds each file's first record now.
+func (m *Merger) rankFiles() {
+	m.rank = make([]int32, len(m.readers))
+	firsts := slices.Clone(m.h.items)
+	slices.SortFunc(firsts, func(a, b mergeItem) int {
+		if a.ts != b.ts {
+			return cmp.Compare(a.ts, b.ts)
+		}
+		return cmp.Compare(a.file, b.file)
+	})
+	for r, it := range firsts {
+		m.rank[it.file] = int32(r)
+	}
+	for i := range m.h.items {
+		m.h.items[i].rank = m.rank[m.h.items[i].file]
+	}
 }
 
 // firstRecord reads reader i's first record into heads[i] and pushes it on
@@ -108,7 +135,7 @@ func (m *Merger) firstRecord(i int) error {
 	err := m.readers[i].Next(&m.heads[i])
 	switch {
 	case err == nil:
-		m.h.items = append(m.h.items, mergeItem{mergeKey(&m.heads[i]), i, m.heads[i].Number})
+		m.h.items = append(m.h.items, mergeItem{mergeKey(&m.heads[i]), 0, int32(i), m.heads[i].Number})
 	case errors.Is(err, ErrCutOff) || errors.Is(err, ErrBadRecord) || err == io.EOF:
 		m.retire(i, err)
 	default:
@@ -242,7 +269,7 @@ func (m *Merger) NextBatch(recs []Record) (n, file int, err error) {
 	r := m.readers[file]
 	for n = 1; n < len(recs) && r.nextInBlock(&recs[n]); n++ {
 		if len(m.h.items) > 0 {
-			if next := (mergeItem{mergeKey(&recs[n]), file, recs[n].Number}); !next.less(m.h.items[0]) {
+			if next := (mergeItem{mergeKey(&recs[n]), m.rank[file], int32(file), recs[n].Number}); !next.less(m.h.items[0]) {
 				// Another file's head comes first: this record is
 				// file's head now, read and valid like the batch's.
 				m.heads[file] = recs[n]
@@ -274,7 +301,7 @@ func (m *Merger) merge(rec *Record) (file int, err error) {
 		}
 		m.last = -1
 		if err := m.readers[i].Next(&m.heads[i]); err == nil {
-			m.h.push(mergeItem{mergeKey(&m.heads[i]), i, m.heads[i].Number})
+			m.h.push(mergeItem{mergeKey(&m.heads[i]), m.rank[i], int32(i), m.heads[i].Number})
 		} else {
 			m.retire(i, err)
 		}
@@ -284,13 +311,13 @@ func (m *Merger) merge(rec *Record) (file int, err error) {
 		if len(m.h.items) == 0 {
 			return -1, io.EOF
 		}
-		if it = m.h.pop(); m.readers[it.file] != nil || m.reopen(it.file) {
+		if it = m.h.pop(); m.readers[it.file] != nil || m.reopen(int(it.file)) {
 			break
 		}
 	}
 	*rec = m.heads[it.file]
-	m.last = it.file
-	return it.file, nil
+	m.last = int(it.file)
+	return m.last, nil
 }
 
 // Problems are the errors that ended files early, in the order they
@@ -336,12 +363,13 @@ func mergeKey(rec *Record) int64 {
 
 type mergeItem struct {
 	ts    int64
-	file  int
+	rank  int32 // of file, see Merger.rank
+	file  int32
 	frame int
 }
 
-// mergeHeap is a binary min-heap of heads ordered by time, then file,
-// then frame number. It is typed (not container/heap) so that a push or
+// mergeHeap is a binary min-heap of heads ordered by time, then file
+// rank, then frame number. It is typed (not container/heap) so that a push or
 // pop boxes nothing: the merge allocates nothing per record.
 type mergeHeap struct{ items []mergeItem }
 
@@ -349,8 +377,8 @@ func (a mergeItem) less(b mergeItem) bool {
 	if a.ts != b.ts {
 		return a.ts < b.ts
 	}
-	if a.file != b.file {
-		return a.file < b.file
+	if a.rank != b.rank {
+		return a.rank < b.rank
 	}
 	return a.frame < b.frame
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -188,6 +189,51 @@ func BenchmarkMerge(b *testing.B) {
 		paths := mergeBenchFiles(b, bc.files, bc.rotated)
 		for _, batch := range []int{1, 64} {
 			b.Run(fmt.Sprintf("%s/batch%d", bc.name, batch), func(b *testing.B) { benchmarkMerge(b, paths, batch) })
+		}
+	}
+}
+
+// TestMergerRotatedOutOfOrderTies: the rotated files of one mirror, each
+// starting at the time the one before ended (a frame of each at that
+// microsecond), given out of order as a shell glob sorts tcpdump -C names
+// (cap.pcap, cap.pcap10, cap.pcap2): the merge still gives the frames in
+// the order the mirror wrote them, at a tie the end of the earlier file
+// first.
+func TestMergerRotatedOutOfOrderTies(t *testing.T) {
+	dir := t.TempDir()
+	a := writeTaggedPcap(t, dir, "cap.pcap", 'a', []int{0, 10, 20})
+	b := writeTaggedPcap(t, dir, "cap.pcap2", 'b', []int{20, 20, 30})
+	c := writeTaggedPcap(t, dir, "cap.pcap10", 'c', []int{30, 40})
+	want := "a0 a1 a2 b0 b1 b2 c0 c1"
+	for _, paths := range [][]string{{a, b, c}, {a, c, b}, {c, b, a}, {b, a, c}} {
+		for _, batch := range []bool{false, true} {
+			m, err := OpenMerged(paths)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			recs := make([]Record, 4)
+			for {
+				n := 1
+				if batch {
+					n, _, err = m.NextBatch(recs)
+				} else {
+					_, err = m.Next(&recs[0])
+				}
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range recs[:n] {
+					got = append(got, string([]byte{r.Data[0], '0' + r.Data[1]}))
+				}
+			}
+			m.Close()
+			if g := strings.Join(got, " "); g != want {
+				t.Errorf("files %v (batch %v): want %s, got %s", paths, batch, want, g)
+			}
 		}
 	}
 }
