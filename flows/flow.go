@@ -204,6 +204,7 @@ type Flow struct {
 	lastOp    bth.Opcode    // opcode of the last ACK or atomic ACK counted, to recognise its mirror copy
 	hasCM     bool          // CM is set (Table.newFlow): read by every response (Table.requester), CM's own line by few
 	naksHeld  bool          // a NAK or RNR NAK this flow carried, with no single requester known, is pending on the flows it may answer (Table.settleNAKs)
+	readOpen  bool          // the highest READ response so far was a FIRST or MIDDLE: its READ had more to come (rereads)
 
 	// Requests: cache line 3 (with the first half of Requests), which
 	// fits also reads for every response the partner carries.

@@ -1005,3 +1005,38 @@ func TestMirrorMissedReadFirstCopied(t *testing.T) {
 		}
 	}
 }
+
+// TestReadReissueLastLostRETHCut: the RETH of READ requests cut, a READ's
+// LAST response lost before the mirror. The requester re-issues the READ
+// from that PSN, one past the highest READ response captured, a MIDDLE:
+// its READ was not finished, so a READ at the next PSN re-issues it, where
+// after a LAST or ONLY it would be a new READ.
+func TestReadReissueLastLostRETHCut(t *testing.T) {
+	c := newClock(Config{})
+	read := func(psn uint32) {
+		p := readReq(hostA, hostB, bQP, psn, 0x10000, 4096)
+		p.BTH.Ext &^= bth.HasRETH
+		p.BTH.RETH = bth.RETH{}
+		p.BTH.Truncated, p.Truncated = true, true
+		c.add(us, p)
+	}
+	resp := func(psn uint32, ops ...bth.Opcode) {
+		for i, op := range ops {
+			c.add(100*time.Nanosecond, roce(hostB, hostA, op, aQP, psn+uint32(i), 1024))
+		}
+	}
+	read(2000)
+	resp(2000, opReadFirst, opReadMid, opReadMid) // 2003, the LAST, lost before the mirror
+	c.add(time.Millisecond, nil)
+	read(2003) // the re-issue, for the last 1024 bytes
+	resp(2003, opReadOnly)
+	read(2004) // a new READ: after a READ's LAST
+	resp(2004, opReadFirst, opReadMid, opReadMid, opReadLast)
+	read(2008)
+	resp(2008, opReadOnly)
+	r := only(t, c, key(hostA, hostB, bQP))
+	if r.Retx.ReissuedReads != 1 || r.Messages != 3 || r.MirrorDuplicates() != 0 {
+		t.Errorf("requests: ReissuedReads %d, Messages %d, MirrorDuplicates %d; want 1, 3, 0",
+			r.Retx.ReissuedReads, r.Messages, r.MirrorDuplicates())
+	}
+}

@@ -131,7 +131,10 @@ func (r *readState) lastPSN(mtu uint16) (uint32, bool) {
 // When the snap length cut the RETH of either READ, the PSNs alone decide:
 // a READ after the previous one's PSN and at or before the highest READ
 // response that answered this flow re-issues it, since a new READ comes
-// after every response to the READs before it.
+// after every response to the READs before it; so does a READ at the PSN
+// after that response when it was a FIRST or MIDDLE (its READ had more to
+// come, so a new READ would come later still): the re-issue of a READ
+// whose LAST response was lost.
 func (f *Flow) rereads(h *bth.BTH) bool {
 	if f.cold == nil {
 		return false
@@ -148,7 +151,11 @@ func (f *Flow) rereads(h *bth.BTH) bool {
 	e := &h.RETH
 	if r.cut || h.Ext&bth.HasRETH == 0 {
 		s := f.respLink
-		return s != nil && s.readResp && psnDiff(h.PSN, r.psn) > 0 && psnDiff(h.PSN, s.ReadResponses.HighPSN) <= 0
+		if s == nil || !s.readResp || psnDiff(h.PSN, r.psn) <= 0 {
+			return false
+		}
+		d := psnDiff(h.PSN, s.ReadResponses.HighPSN)
+		return d <= 0 || d == 1 && s.readOpen
 	}
 	// A re-issue asks for the bytes still to come: never none (a READ of
 	// 0 bytes is legal, and may follow a READ at its end address).
@@ -258,5 +265,15 @@ func (c *flowCold) noteMissedRead(from, psn uint32) {
 			c.missedRead = *l
 			return
 		}
+	}
+}
+
+// noteReadResponse notes a READ response at psn, of opcode class c: the
+// flow carries READ responses, and whether the highest so far leaves its
+// READ open (a FIRST or MIDDLE, whose payload also shows the path MTU).
+func (f *Flow) noteReadResponse(psn uint32, c opBits) {
+	f.readResp = true
+	if s := &f.ReadResponses; !s.started() || psnDiff(psn, s.HighPSN) > 0 {
+		f.readOpen = c&opShowsMTU != 0
 	}
 }

@@ -464,7 +464,7 @@ func (f *Flow) add(p *packet.Packet, c opBits, fa *FrameAt) (reissue bool) {
 			f.noteRead(h)
 		}
 	case c&opReadResponse != 0:
-		f.readResp = true
+		f.noteReadResponse(h.PSN, c)
 		s := &f.ReadResponses
 		last := s.LastPSN
 		if h.PSN != s.seq.expHi && c&opOpens == 0 && s.started() && psnDiff(h.PSN, s.seq.expHi) > 0 {
