@@ -94,7 +94,9 @@
 //     response lost before the mirror, of whichever READ still
 //     outstanding: the requester asks again from there). When
 //     the snap length cut the RETH, a READ at a PSN after the previous
-//     READ's and at or before the highest READ response captured is one.
+//     READ's and at or before the highest READ response captured is one,
+//     and so is a READ at the PSN after that response when it was a FIRST
+//     or MIDDLE (the READ's LAST was lost: a new READ would come later).
 //
 // A flow remembers its last 8 open gaps: a PSN of an older gap that
 // arrives later counts as retransmitted and stays in MissingPSNs.
