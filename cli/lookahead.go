@@ -86,8 +86,8 @@ func (a *frameAnalyzer) peek(rec *capture.Record, k *frameKey) {
 // no hint. It writes k's fields one by one: a frameKey returned by value
 // and copied into a key of the batch was loaded 16 bytes at a time right
 // after being stored 8 bytes at a time, which the processor cannot
-// forward from store to load (perf put a quarter of the batch loop's time
-// on that copy).
+// forward from store to load (perf put half of the batch loop's own
+// samples on that copy).
 func (k *frameKey) set(src, dst, qp uint32, ok, hasQP bool) {
 	k.hint = flows.Hint{}
 	switch {

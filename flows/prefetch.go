@@ -65,7 +65,8 @@ func (h Hint) Index() int { return int(h.id) - 1 }
 // so the zero Hint holds for no table.
 var tableGens atomic.Uint32
 
-// nextGen returns a generation no table has had.
+// nextGen returns a generation no table has had (until 2^32 have been
+// issued).
 func nextGen() uint32 {
 	for {
 		if g := tableGens.Add(1); g != 0 {
