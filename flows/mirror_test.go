@@ -598,18 +598,7 @@ func TestReadReissuedWhole(t *testing.T) {
 // copy of a new READ is still a copy.
 func TestReadReissueRETHCut(t *testing.T) {
 	c := newClock(Config{})
-	read := func(psn uint32) {
-		p := readReq(hostA, hostB, bQP, psn, 0x10000, 4096)
-		p.BTH.Ext &^= bth.HasRETH
-		p.BTH.RETH = bth.RETH{}
-		p.BTH.Truncated, p.Truncated = true, true
-		c.add(us, p)
-	}
-	resp := func(psn uint32, ops ...bth.Opcode) {
-		for i, op := range ops {
-			c.add(100*time.Nanosecond, roce(hostB, hostA, op, aQP, psn+uint32(i), 1024))
-		}
-	}
+	read, resp := cutReads(c)
 	read(1000)
 	resp(1000, opReadFirst, opReadMid)
 	resp(1003, opReadLast) // 1002 lost before the mirror
@@ -1013,18 +1002,7 @@ func TestMirrorMissedReadFirstCopied(t *testing.T) {
 // after a LAST or ONLY it would be a new READ.
 func TestReadReissueLastLostRETHCut(t *testing.T) {
 	c := newClock(Config{})
-	read := func(psn uint32) {
-		p := readReq(hostA, hostB, bQP, psn, 0x10000, 4096)
-		p.BTH.Ext &^= bth.HasRETH
-		p.BTH.RETH = bth.RETH{}
-		p.BTH.Truncated, p.Truncated = true, true
-		c.add(us, p)
-	}
-	resp := func(psn uint32, ops ...bth.Opcode) {
-		for i, op := range ops {
-			c.add(100*time.Nanosecond, roce(hostB, hostA, op, aQP, psn+uint32(i), 1024))
-		}
-	}
+	read, resp := cutReads(c)
 	read(2000)
 	resp(2000, opReadFirst, opReadMid, opReadMid) // 2003, the LAST, lost before the mirror
 	c.add(time.Millisecond, nil)
@@ -1039,4 +1017,23 @@ func TestReadReissueLastLostRETHCut(t *testing.T) {
 		t.Errorf("requests: ReissuedReads %d, Messages %d, MirrorDuplicates %d; want 1, 3, 0",
 			r.Retx.ReissuedReads, r.Messages, r.MirrorDuplicates())
 	}
+}
+
+// cutReads returns what plays READs from A to B whose RETH the snap
+// length cut (read), 1 µs after the packet before, and their responses
+// (resp: ops from psn on, 1,024 bytes each, 100 ns apart).
+func cutReads(c *clock) (read func(psn uint32), resp func(psn uint32, ops ...bth.Opcode)) {
+	read = func(psn uint32) {
+		p := readReq(hostA, hostB, bQP, psn, 0x10000, 4096)
+		p.BTH.Ext &^= bth.HasRETH
+		p.BTH.RETH = bth.RETH{}
+		p.BTH.Truncated, p.Truncated = true, true
+		c.add(us, p)
+	}
+	resp = func(psn uint32, ops ...bth.Opcode) {
+		for i, op := range ops {
+			c.add(100*time.Nanosecond, roce(hostB, hostA, op, aQP, psn+uint32(i), 1024))
+		}
+	}
+	return read, resp
 }
