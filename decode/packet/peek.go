@@ -40,9 +40,9 @@ func PeekRoCEv2IPv4(lt capture.LinkType, data []byte) (src, dst uint32, ok bool)
 // PeekRoCEv2IPv4's, and for a RoCE packet with a BTH, BTH.DestQP is qp.
 func PeekRoCEv2IPv4QP(lt capture.LinkType, data []byte) (src, dst, qp uint32, ok, hasQP bool) {
 	// The commonest frames, whole to the DestQP, first: peekPlain's
-	// checks at fixed offsets of one array, behind one bounds check (~30
-	// instructions instead of ~95), of the frame or of the frame that
-	// ERSPAN II mirrors (peekERSPAN2Plain).
+	// checks at fixed offsets of one array, behind one bounds check (~45
+	// instructions a plain frame, with the calls, instead of ~110), of
+	// the frame or of the frame that ERSPAN II mirrors (peekERSPAN2Plain).
 	if lt == capture.LinkTypeEthernet && len(data) >= plainPeekQPLen {
 		if src, dst, qp, ok := peekPlainQP((*[plainPeekQPLen]byte)(data)); ok {
 			return src, dst, qp, true, true
