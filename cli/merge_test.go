@@ -148,6 +148,78 @@ func TestMergeMatchesOneRun(t *testing.T) {
 	}
 }
 
+// TestMergeTiesAsOneRun: frames of two mirrors at the same time are put
+// in order as one run over both files does. Mirror b's capture begins
+// first (a flow at 0 µs) but is given second; both have a flow that
+// begins at 5 µs with data on the wrong DSCP at the same times. One run
+// numbers b's flow first (a tie in time goes to the file that began
+// first: capture.Merger) and cites a's first and b's last wrong packet
+// (of frames at one time, the file given first comes first). The merge
+// numbered a's first and cited a's frame as the last.
+func TestMergeTiesAsOneRun(t *testing.T) {
+	dir := t.TempDir()
+	flow := func(n int, start string, extra string) string {
+		return fmt.Sprintf("  - {src: 10.0.%d.1, dst: 10.0.%d.2, src_qpn: 0x10%d, dest_qpn: 0x20%d, start_psn: 100%s, ops: [{op: write, bytes: 4096, count: 4, gap_us: 2}]%s}\n",
+			n, n, n, n, start, extra)
+	}
+	const wrong = ", events: [{at_msg: 2, dscp: 0}]"
+	scenarios := map[string]string{
+		"a": flow(0, ", start_us: 5", wrong),
+		"b": flow(1, ", start_us: 5", wrong) + flow(2, "", ""),
+	}
+	var caps, jsons []string
+	for i, name := range []string{"a", "b"} {
+		s, err := gen.ParseScenario([]byte(fmt.Sprintf("name: %s\nseed: %d\nstart: 2026-11-01T10:00:00Z\nflows:\n%s", name, i+1, scenarios[name])), name+".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name+".pcap")
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := gen.Generate(f, s); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		caps = append(caps, path)
+		out := filepath.Join(dir, name+".json")
+		if _, stderr, code := runCLI(t, "report", "--format", "json", "--fail-on", "never", "-o", out, path); code != ExitOK {
+			t.Fatalf("report %s: exit %d: %s", path, code, stderr)
+		}
+		jsons = append(jsons, out)
+	}
+	whole, stderr, code := runCLI(t, append([]string{"report", "--format", "json", "--fail-on", "never"}, caps...)...)
+	if code != ExitOK {
+		t.Fatalf("report over both: exit %d: %s", code, stderr)
+	}
+	merged, stderr, code := runCLI(t, append([]string{"merge", "--fail-on", "never"}, jsons...)...)
+	if code != ExitOK {
+		t.Fatalf("merge: exit %d: %s", code, stderr)
+	}
+	want, got := decodeReport(t, whole), decodeReport(t, merged)
+	if !reflect.DeepEqual(got.Flows, want.Flows) {
+		t.Errorf("flow records differ:\n got %v\nwant %v", got.Flows, want.Flows)
+	}
+	dscp := 0
+	for i, w := range want.Findings {
+		if w.Kind != "dscp_mismatch" {
+			continue
+		}
+		dscp++
+		g := got.Findings[i]
+		if g.Kind != w.Kind || !reflect.DeepEqual(g.Evidence.First, w.Evidence.First) || !reflect.DeepEqual(g.Evidence.Last, w.Evidence.Last) {
+			t.Errorf("%s: first/last %v %v, want %s %v %v", g.Kind, g.Evidence.First, g.Evidence.Last, w.Kind, w.Evidence.First, w.Evidence.Last)
+		}
+		if w.Evidence.First["file"] == w.Evidence.Last["file"] || w.Evidence.First["time"] != w.Evidence.Last["time"] {
+			t.Errorf("one run's dscp_mismatch cites %v and %v: want two files' frames at one time (the scenario no longer ties)", w.Evidence.First, w.Evidence.Last)
+		}
+	}
+	if dscp != 1 {
+		t.Errorf("%d dscp_mismatch findings in one run, want 1 (%s)", dscp, kinds(want))
+	}
+}
+
 // TestMergeSharedFlows: a report merged with itself is two mirrors that saw
 // the same flows; the merge keeps both copies and says it cannot add them.
 func TestMergeSharedFlows(t *testing.T) {

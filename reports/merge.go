@@ -291,11 +291,15 @@ func (m *merger) flowRecords() error {
 			strings.Join(named, "; "), more)
 	}
 	m.noteDirectionsApart(all)
+	// Flows that begin at the same time are numbered as one run reads
+	// them: the file whose first record came first goes first, then the
+	// file given first (capture.Merger), here the report.
+	rank := m.reportRanks()
 	slices.SortStableFunc(all, func(a, b mergedFlow) int {
 		if c := a.first.Compare(b.first); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(a.src, b.src); c != 0 {
+		if c := cmp.Compare(rank[a.src], rank[b.src]); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.rec.ID, b.rec.ID)
@@ -335,6 +339,26 @@ func (m *merger) flowRecords() error {
 		}
 	}
 	return nil
+}
+
+// reportRanks orders the reports by their captures' first records, then
+// as given, as a run over all their files orders files whose records tie
+// in time (capture.Merger): rank[i] is report i's place. A report's
+// first is that of its earliest file; a report without packets has no
+// flows to order.
+func (m *merger) reportRanks() []int {
+	order := make([]int, len(m.srcs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return m.srcs[a].Report.Capture.First.Compare(m.srcs[b].Report.Capture.First)
+	})
+	rank := make([]int, len(m.srcs))
+	for r, i := range order {
+		rank[i] = r
+	}
+	return rank
 }
 
 // noteDirectionsApart says when the two directions between two hosts are
@@ -708,7 +732,8 @@ func weight(f *Finding) float64 {
 }
 
 // mergeEvidence combines the evidence of fs: counts by countRuleOf
-// (summed, or maxima, minima), earliest first and latest last frame, details joined
+// (summed, or maxima, minima), earliest first and latest last frame (of
+// tied frames, the first report's first and the last report's last), details joined
 // ("name: N" lines summed by name when every line is one). base, if not
 // nil, is evidence recomputed from the merged data that wins over fs for
 // the counts and details it has.
@@ -738,7 +763,10 @@ func mergeEvidence(fs []sourced, base *Evidence) Evidence {
 			c := *ev.First
 			e.First = &c
 		}
-		if ev.Last != nil && (e.Last == nil || ev.Last.Time.After(e.Last.Time)) {
+		// Of frames at the same time, one run's first is that of the file
+		// given first and its last that of the file given last
+		// (frameBefore); fs come report by report, as their files do.
+		if ev.Last != nil && (e.Last == nil || !ev.Last.Time.Before(e.Last.Time)) {
 			c := *ev.Last
 			e.Last = &c
 		}
