@@ -169,19 +169,7 @@ func TestMergeTiesAsOneRun(t *testing.T) {
 	}
 	var caps, jsons []string
 	for i, name := range []string{"a", "b"} {
-		s, err := gen.ParseScenario([]byte(fmt.Sprintf("name: %s\nseed: %d\nstart: 2026-11-01T10:00:00Z\nflows:\n%s", name, i+1, scenarios[name])), name+".yaml")
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(dir, name+".pcap")
-		f, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := gen.Generate(f, s); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
+		path := writeGenScenario(t, dir, name, fmt.Sprintf("name: %s\nseed: %d\nstart: 2026-11-01T10:00:00Z\nflows:\n%s", name, i+1, scenarios[name]))
 		caps = append(caps, path)
 		out := filepath.Join(dir, name+".json")
 		if _, stderr, code := runCLI(t, "report", "--format", "json", "--fail-on", "never", "-o", out, path); code != ExitOK {
