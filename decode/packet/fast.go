@@ -376,6 +376,9 @@ func decodeFastLayers(data []byte, origLen int, p *Packet) bool {
 	p.SrcPort, p.DstPort = binary.BigEndian.Uint16(u), PortRoCEv2
 	p.UDPLen = udpLen
 	p.TCPFlags = 0
+	if whole {
+		ip = ip[:hl+udpLen] // udpLen <= plen: within the datagram
+	}
 	return finishFast(p, ip, ib, whole, udpLen)
 }
 
@@ -436,14 +439,15 @@ func decodePlainIPv4(data []byte, origLen int, p *Packet) bool {
 	p.SrcPort, p.DstPort = binary.BigEndian.Uint16(h[udpOff:]), PortRoCEv2
 	p.UDPLen = udpLen
 	p.TCPFlags = 0
-	return finishFast(p, data[ipOff:ipEnd], data[ibOff:ibEnd], whole, udpLen)
+	return finishFast(p, data[ipOff:ibEnd], data[ibOff:ibEnd], whole, udpLen)
 }
 
 // finishFast completes a Packet the fast path has filled up to UDP: the
 // large parts that stay zero, the ICRC (Annex A17 §A17.8) of a datagram
 // captured whole, and the IB transport headers (IBTA vol 1 §9.2, §9.3) as
-// transport decodes them. ip is the IP datagram (trimmed to its length when
-// whole), ib the UDP payload as far as captured, at least a BTH.
+// transport decodes them. ip is the IP datagram up to the end of its UDP
+// datagram, where the ICRC ends (used only when whole: the IP datagram was
+// captured whole), ib the UDP payload as far as captured, at least a BTH.
 func finishFast(p *Packet, ip, ib []byte, whole bool, udpLen int) bool {
 	// One field a statement: a tuple assignment would build the zero
 	// values in temporaries and copy them.

@@ -37,6 +37,11 @@ func (w *walker) udp(b []byte, ipPayloadLen int) {
 	payload := w.trim(b[udpHeaderLen:], p.UDPLen-udpHeaderLen)
 	switch p.DstPort {
 	case PortRoCEv2:
+		if extra := ipPayloadLen - p.UDPLen; w.ipWhole && extra > 0 {
+			// The ICRC ends the UDP payload (Annex A17 §A17.8), which
+			// the IP datagram outlasts here: check it there.
+			w.ip = w.ip[:len(w.ip)-extra]
+		}
 		w.transport(payload, p.UDPLen-udpHeaderLen)
 	case PortVXLAN:
 		if w.enterTunnel(w.ipEncapKind()) {
