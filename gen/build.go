@@ -68,7 +68,7 @@ func (g *generator) build(p *pkt) (*Frame, error) {
 		var vec uint16
 		for _, pr := range e.Priorities {
 			vec |= 1 << pr
-			binary.BigEndian.PutUint16(b[4+2*pr:], uint16(e.Quanta))
+			binary.BigEndian.PutUint16(b[4+2*pr:], uint16(*e.Quanta))
 		}
 		binary.BigEndian.PutUint16(b[2:], vec)
 		etherType = etherMACCtl

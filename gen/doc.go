@@ -159,7 +159,7 @@
 //	tcp:       # SYN, SYN-ACK, ACK, data both ways (ACK every 2nd segment), FIN, FIN, ACK
 //	  - {name, client, server, port: 4420, client_port, bytes, resp_bytes, mss: 1448, at_us, interface}
 //	pfc:       # 802.1Qbb pause: MAC control 0x8808, opcode 0x0101, to 01:80:c2:00:00:01
-//	  - {src_mac, priorities: [3], quanta: 65535, count: 1, at_us, interval_us, interface}
+//	  - {src_mac, priorities: [3], quanta: 65535 (0: an XON), count: 1, at_us, interval_us, interface}
 //	malformed: # UDP to 4791 unless said otherwise
 //	  - {kind, count: 1, at_us, interval_us, src, dst, bytes: 40, interface}
 //

@@ -3,6 +3,7 @@ package gen
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -610,4 +612,32 @@ flows:
 	b.SetBytes(int64(bytes))
 	b.ReportMetric(float64(n), "frames/op")
 	_ = strconv.Itoa
+}
+
+// TestPFCQuanta: a pfc entry's quanta is written as given, 0 (an XON,
+// IEEE 802.1Qbb) included; left out, it is 65535 (0 was taken for left out:
+// an XON came out as an XOFF of 65535).
+func TestPFCQuanta(t *testing.T) {
+	const yml = `
+name: pfc_quanta
+pfc:
+  - {src_mac: "02:00:00:00:0f:01", priorities: [3], quanta: 0, at_us: 0}
+  - {src_mac: "02:00:00:00:0f:01", priorities: [3], quanta: 7, at_us: 1}
+  - {src_mac: "02:00:00:00:0f:01", priorities: [3], at_us: 2}
+`
+	s, err := ParseScenario([]byte(yml), "pfc_quanta.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []uint16
+	if _, err := Run(s, func(fr *Frame) error {
+		// Ethernet, then MAC control: opcode, class-enable vector, 8 times.
+		got = append(got, binary.BigEndian.Uint16(fr.Data[14+4+2*3:]))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []uint16{0, 7, 65535}; !slices.Equal(got, want) {
+		t.Fatalf("priority 3 pause times %v, want %v", got, want)
+	}
 }

@@ -201,7 +201,7 @@ type TCPSession struct {
 type PFC struct {
 	Src        string  `yaml:"src_mac"` // default 02:00:00:00:pf:01
 	Priorities []int   `yaml:"priorities"`
-	Quanta     int     `yaml:"quanta"` // for every enabled priority, default 65535
+	Quanta     *int    `yaml:"quanta"` // for every enabled priority, default 65535; 0 is an XON
 	Count      int     `yaml:"count"`  // default 1
 	AtUS       float64 `yaml:"at_us"`
 	IntervalUS float64 `yaml:"interval_us"`

@@ -295,11 +295,12 @@ func (v *validator) scenario(s *Scenario) {
 		if p.Count == 0 {
 			p.Count = 1
 		}
-		if p.Quanta == 0 {
-			p.Quanta = 65535
+		if p.Quanta == nil {
+			p.Quanta = new(int)
+			*p.Quanta = 65535
 		}
-		if p.Quanta < 0 || p.Quanta > 65535 {
-			v.failf("quanta", "quanta %d out of range 0..65535", p.Quanta)
+		if q := *p.Quanta; q < 0 || q > 65535 {
+			v.failf("quanta", "quanta %d out of range 0..65535", q)
 		}
 		if len(p.Priorities) == 0 {
 			v.failf("priorities", "give the paused priorities, e.g. [3]")
