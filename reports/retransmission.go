@@ -352,7 +352,11 @@ func goBackNFinding(in *Input, roce uint64) (Finding, bool) {
 		naks += n
 		r := &f.Retx
 		if r.GBNEpisodes == 0 {
-			if n > 0 && (f.Partner == nil || f.Partner.Retx.GBNEpisodes == 0) {
+			if n > 0 && f.Partner == nil && nakAnswered(in, f) {
+				// Unpaired, but a go-back-N of the host pair answered it.
+				g.conn(f)
+				g.frames(f, flows.EventNAK)
+			} else if n > 0 && (f.Partner == nil || f.Partner.Retx.GBNEpisodes == 0) {
 				// A NAK whose resend the capture does not show.
 				g.conn(f)
 				g.frames(f, flows.EventNAK)
@@ -457,6 +461,36 @@ func goBackNFinding(in *Input, roce uint64) (Finding, bool) {
 	fd.Detail = b.String()
 	g.fill(&fd)
 	return fd, true
+}
+
+// nakAnswered says whether a go-back-N episode of a flow from f's
+// destination to its source began with the resend that answered one of
+// the PSN sequence error NAKs f carries. It is for a flow with no partner:
+// the QPs of a host pair that start at the same PSNs (as NCCL's do) may
+// stay unpaired, and a NAK pending on several of them is still answered
+// by the resend at its PSN (see the flows package doc). An episode's
+// event keeps the time from its NAK (Wait), which names the NAK exactly.
+func nakAnswered(in *Input, f *flows.Flow) bool {
+	var naks []time.Time
+	for _, e := range f.RetxEvents() {
+		if e.Kind == flows.EventNAK && bth.NAKCode(e.Code) == bth.NAKPSNSequenceError {
+			naks = append(naks, e.At.Time)
+		}
+	}
+	if len(naks) == 0 {
+		return false
+	}
+	for _, r := range in.flowScan().retx {
+		if r.Retx.GBNEpisodes == 0 || r.Key.Src != f.Key.Dst || r.Key.Dst != f.Key.Src {
+			continue
+		}
+		for _, e := range r.RetxEvents() {
+			if e.Kind == flows.EventGoBackN && slices.ContainsFunc(naks, e.At.Time.Add(-e.Wait).Equal) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // nakedLoss says whether f, a flow with no go-back-N episode, has fabric

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -409,5 +410,49 @@ func TestMirrorLossTitle(t *testing.T) {
 		if got := mirrorLossTitle(tt.psns, tt.gaps, tt.qps, tt.widespread); got != tt.want {
 			t.Errorf("mirrorLossTitle(%d, %d, %d, %v) = %q, want %q", tt.psns, tt.gaps, tt.qps, tt.widespread, got, tt.want)
 		}
+	}
+}
+
+// TestRetransmissionsUnpairedNAKAnswered: two QPs between the same hosts
+// start at PSN 0 (as NCCL's do), so their flows stay unpaired; the fabric
+// loses a packet of one before the mirror, the responder NAKs, and the
+// requester goes back N. The NAK's flow has no partner, but the resend
+// at its PSN answered it: the finding must not say "no resend captured"
+// next to the episode that answered it.
+func TestRetransmissionsUnpairedNAKAnswered(t *testing.T) {
+	const sc = `name: nccl-two-qps
+seed: 6
+start: 2026-11-01T10:00:00Z
+flows:
+  - {name: lossy, src: 10.0.1.1, dst: 10.0.1.2, src_qpn: 0x101, dest_qpn: 0x201, start_psn: 0, mtu: 1024,
+     ops: [{op: write, bytes: 4096, count: 3}], events: [{at_msg: 2, fabric_drop: {psn_offset: 1, seen: false}}]}
+  - {name: clean, src: 10.0.1.1, dst: 10.0.1.2, src_qpn: 0x102, dest_qpn: 0x202, start_psn: 0, mtu: 1024,
+     ops: [{op: write, bytes: 4096, count: 3}]}
+`
+	in := retxInput(t, scenarioCapture(t, sc))
+	var nakFlow *flows.Flow
+	for _, f := range in.Flows {
+		if f.NAKs[bth.NAKPSNSequenceError] > 0 {
+			nakFlow = f
+		}
+	}
+	if nakFlow == nil || nakFlow.Partner != nil {
+		t.Fatalf("want an unpaired flow carrying the NAK, got %v", nakFlow)
+	}
+	got := Retransmissions(in)
+	if len(got) != 1 {
+		t.Fatalf("%d findings, want 1", len(got))
+	}
+	f := got[0]
+	if c := f.Evidence.Counts; c["gbn_episodes"] != 1 || c["psn_seq_err_naks"] != 1 || c["retransmitted_packets"] != 3 {
+		t.Errorf("counts %v, want 1 episode, 1 NAK, 3 resent", c)
+	}
+	for _, d := range f.Evidence.Details {
+		if strings.Contains(d, "no resend captured") {
+			t.Errorf("detail %q: the go-back-N in the same finding answered that NAK", d)
+		}
+	}
+	if !slices.Contains(f.Flows, nakFlow.ID) {
+		t.Errorf("flows %v do not name the NAK's flow %d", f.Flows, nakFlow.ID)
 	}
 }
