@@ -971,6 +971,13 @@ type randSlot struct {
 	resent  bool // a later copy fills it (out of order)
 	mirror  bool // the mirror missed it (nobody resends it, but an RNR retry: see rMsg.rnrMirror)
 	canJump bool // a READ response FIRST/ONLY: rocedump accepts a forward jump to it
+	// read numbers the READ a response slot answers (from 1; 0 for
+	// other slots), last marks its last response: a jump to the next
+	// READ's FIRST/ONLY after a present slot that is not its READ's last
+	// leaves that READ open, whose absent rest is a gap (flows.Flow
+	// skipOpenRead).
+	read int
+	last bool
 	// slack: a READ request of a flow that has not shown its path MTU
 	// (no FIRST or MIDDLE request captured yet) may take up to this many
 	// PSNs more than it does (flows/doc.go: any MTU of 256 to 4096), so
@@ -1070,7 +1077,7 @@ func randExpectFlow(f *gen.Flow) randExpect {
 			}
 			reqSlots = append(reqSlots, rs)
 			for j := range m.n {
-				s := randSlot{canJump: j == 0}
+				s := randSlot{canJump: j == 0, read: int(e.messages), last: j == m.n-1}
 				switch {
 				case m.loss == "mirror":
 					s.absent, s.mirror = lossAt(j), true
@@ -1222,6 +1229,7 @@ func randHolesOf(ss []randSlot) randHoles {
 	var run []randSlot
 	seen := false
 	slack := 0
+	var open int // the READ the latest present slot left open (0: none)
 	flush := func(closed bool) {
 		if len(run) > 0 && seen {
 			for _, s := range run[:min(slack, len(run))] {
@@ -1267,11 +1275,20 @@ func randHolesOf(ss []randSlot) randHoles {
 			continue
 		}
 		if s.canJump {
-			run = run[:0]
+			// The jump skips whole READs, not the rest of an open one.
+			keep := 0
+			for keep < len(run) && open != 0 && run[keep].read == open {
+				keep++
+			}
+			run = run[:keep]
 		}
 		flush(true)
 		seen = true
 		slack = s.slack
+		open = 0
+		if s.read != 0 && !s.last {
+			open = s.read
+		}
 	}
 	flush(false)
 	return h

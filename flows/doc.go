@@ -61,7 +61,11 @@
 // MIDDLE packet carries exactly one) or, until it has, any of 256 to 4096
 // bytes (a READ whose RETH was not captured may take any number). A READ
 // response FIRST or ONLY may begin at any PSN at or after the expected one,
-// since the requests between the partner's READs travel the other way. A
+// since the requests between the partner's READs travel the other way,
+// unless the highest response so far left its READ open (a FIRST or
+// MIDDLE): a responder answers READs in order and each READ whole, so that
+// READ's rest is a gap, from the expected PSN to its last response PSN
+// when its request told it, else the expected PSN alone (skipOpenRead). A
 // MIDDLE or LAST past the expected PSN continues a READ whose first
 // responses the capture lacks: its gap begins where that READ did, as far
 // as the capture tells, the latest of the expected PSN, the partner's last

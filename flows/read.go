@@ -273,7 +273,52 @@ func (c *flowCold) noteMissedRead(from, psn uint32) {
 // READ open (a FIRST or MIDDLE, whose payload also shows the path MTU).
 func (f *Flow) noteReadResponse(psn uint32, c opBits) {
 	f.readResp = true
-	if s := &f.ReadResponses; !s.started() || psnDiff(psn, s.HighPSN) > 0 {
+	s := &f.ReadResponses
+	if c&opOpens != 0 && f.readOpen && s.started() && psnDiff(psn, s.seq.expHi) > 0 {
+		f.skipOpenRead(psn)
+	}
+	if !s.started() || psnDiff(psn, s.HighPSN) > 0 {
 		f.readOpen = c&opShowsMTU != 0
 	}
+}
+
+// skipOpenRead opens the gap that a READ response FIRST or ONLY at psn,
+// past the PSN expected next, shows when the highest READ response so far
+// left its READ open (a FIRST or MIDDLE): a responder answers the READs
+// in order, each READ's responses one after the other, so that READ lost
+// its last responses. The gap runs from the PSN expected next to that
+// READ's last response PSN, when its request told it (the RETH, and the
+// path MTU), else over the expected PSN only (the LAST, at least), and
+// never to psn: the PSNs after the READ's are other requests' (PSNStats.
+// observe lets a FIRST or ONLY begin past them). Without it, the READ
+// that re-issues the lost responses, and their answer, would look like a
+// mirror's copies of the READ and responses before.
+func (f *Flow) skipOpenRead(psn uint32) {
+	s := &f.ReadResponses
+	lo := s.seq.expHi
+	hi := lo
+	req := f.reqLink // see Table.requester
+	if req == nil {
+		req = f.pairOne
+	}
+	if req != nil && req.cold != nil {
+		mtu := f.pmtu
+		if mtu == 0 {
+			mtu = req.pmtu
+		}
+		for _, l := range [...]*readState{&req.cold.lastRead, &req.cold.prevRead} {
+			if d := psnDiff(s.HighPSN, l.psn); l.valid && d >= 0 && d <= l.span {
+				if end, ok := l.lastPSN(mtu); ok && psnDiff(end, hi) > 0 {
+					hi = end
+				}
+				break
+			}
+		}
+	}
+	if psnDiff(hi, psn) >= 0 {
+		hi = psnAdd(psn, -1)
+	}
+	s.addGap(psnRange{lo, hi})
+	s.MissingPSNs += uint64(psnDiff(hi, lo)) + 1
+	s.PSNGaps++
 }

@@ -74,3 +74,62 @@ func TestReadGapSkipsOtherRequests(t *testing.T) {
 		})
 	}
 }
+
+// TestReadGapLastLostBeforeNextREAD: A's READs at PSN 100 and 102, 2048
+// bytes each (two responses at MTU 1024); the first READ's LAST, 101, is
+// lost before the mirror, and the second READ's FIRST, 102, follows its
+// FIRST. A responder answers READs in order, so 101 is missing (a FIRST
+// may begin past the PSN expected only when the READ before is complete).
+// The requester re-issues the rest (READ at 101 for 1024 bytes) and sends
+// the READ at 102 again; the responder answers both. The re-issue fills
+// the gap: no mirror copy anywhere. With WRITEs between the READs, the
+// gap holds the first READ's PSN only, not the WRITEs'.
+func TestReadGapLastLostBeforeNextREAD(t *testing.T) {
+	for _, tc := range []struct {
+		name                   string
+		writes, reissue        bool
+		gaps, missing, ooo, rr uint64
+		reissued               uint64
+	}{
+		{name: "re-issued", reissue: true, gaps: 1, ooo: 1, rr: 2, reissued: 1},
+		{name: "not re-issued", gaps: 1, missing: 1},
+		{name: "WRITEs between", writes: true, gaps: 1, missing: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClock(Config{})
+			resp := func(psn uint32, ops ...bth.Opcode) {
+				for i, op := range ops {
+					c.add(us, roce(hostB, hostA, op, aQP, psn+uint32(i), 1024))
+				}
+			}
+			second := uint32(102)
+			c.add(us, readReq(hostA, hostB, bQP, 100, 0x10000, 2048))
+			if tc.writes {
+				writes(c, bQP, 102, 104, us)
+				second = 105
+			}
+			c.add(us, readReq(hostA, hostB, bQP, second, 0x20000, 2048))
+			resp(100, opReadFirst) // its LAST, 101, lost before the mirror
+			resp(second, opReadFirst, opReadLast)
+			if tc.reissue {
+				c.add(3*us, readReq(hostA, hostB, bQP, 101, 0x10400, 1024))
+				c.add(us, readReq(hostA, hostB, bQP, second, 0x20000, 2048))
+				resp(101, opReadOnly)
+				resp(second, opReadFirst, opReadLast)
+			}
+			rf := only(t, c, key(hostB, hostA, aQP))
+			s := rf.ReadResponses
+			if s.PSNGaps != tc.gaps || s.MissingPSNs != tc.missing || s.OutOfOrder != tc.ooo || s.Retransmitted != tc.rr {
+				t.Errorf("READ responses: %d gaps, %d missing, %d out of order, %d retransmitted; want %d, %d, %d, %d",
+					s.PSNGaps, s.MissingPSNs, s.OutOfOrder, s.Retransmitted, tc.gaps, tc.missing, tc.ooo, tc.rr)
+			}
+			qf := only(t, c, key(hostA, hostB, bQP))
+			if qf.Retx.ReissuedReads != tc.reissued {
+				t.Errorf("%d re-issued READs, want %d", qf.Retx.ReissuedReads, tc.reissued)
+			}
+			if d := qf.MirrorDuplicates() + rf.MirrorDuplicates(); d != 0 {
+				t.Errorf("%d mirror copies, want none", d)
+			}
+		})
+	}
+}
