@@ -149,7 +149,7 @@ func liveTestOptions(dir string) (*LiveOptions, *bytes.Buffer, *bytes.Buffer) {
 		Write:     filepath.Join(dir, "live.pcap"),
 		Report: ReportOptions{
 			Format: "json", Output: filepath.Join(dir, "live.json"), FailOn: "never",
-			DataDSCP: 26, CNPDSCP: 48, ECNWindow: time.Millisecond,
+			DataDSCP: 26, CNPDSCP: 48, DataPCP: 3, CNPPCP: 6, ECNWindow: time.Millisecond,
 		},
 	}
 	return o, &out, &errOut
@@ -543,6 +543,8 @@ func TestLiveFlags(t *testing.T) {
 		{"negative ring", []string{"live", "-i", "x", "-w", "f.pcap", "-G", "1", "-W", "-1"}, "-W -1"},
 		{"zero ECN window", []string{"live", "-i", "x", "--ecn-window", "0"}, "--ecn-window 0s: want a duration above 0"},
 		{"negative ECN window", []string{"live", "-i", "x", "--ecn-window=-1ms"}, "--ecn-window -1ms"},
+		{"PCP past 7", []string{"live", "-i", "x", "--data-pcp", "8"}, "--data-pcp 8: want an 802.1Q priority, 0 to 7"},
+		{"CNP PCP past 7", []string{"live", "-i", "x", "--cnp-pcp", "9"}, "--cnp-pcp 9: want an 802.1Q priority, 0 to 7"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -51,9 +51,9 @@ only (each mirror sees its own connections, as one mirror per rail does):
 
 What JSON cannot recombine exactly:
 
-  - retransmission, mirror_loss, ecn_not_acted, dscp_mismatch, pfc,
-    storage_on_compute and non_rdma_on_compute come from per-packet state
-    that is not in the JSON. Findings of one kind and variant (go-back-N
+  - retransmission, mirror_loss, ecn_not_acted, dscp_mismatch,
+    pcp_mismatch, pfc, storage_on_compute and non_rdma_on_compute come
+    from per-packet state that is not in the JSON. Findings of one kind and variant (go-back-N
     with go-back-N, SSH with SSH) are combined: counts summed (the largest
     for peak_/max_ counts and those ending in _max, the smallest for _min),
     flows, nodes and details joined. The title is made again from the
@@ -62,8 +62,9 @@ What JSON cannot recombine exactly:
     packets, the severity (retransmission, mirror_loss,
     non_rdma_on_compute); the detail is the largest report's and says it
     was merged. The totals flow records carry are put back (data and CNP
-    packets of dscp_mismatch and its severity, data packets and CE marks of
-    ecn_not_acted), and the fabric loss of mirror_loss.
+    packets of dscp_mismatch and its severity and of pcp_mismatch, data
+    packets and CE marks of ecn_not_acted), and the fabric loss of
+    mirror_loss.
   - what stays approximate, each said when its finding is present:
     congestion's peak CNP rate (the highest of the reports' own peaks: time
     bins cannot be added from JSON; over all captures it may be up to their

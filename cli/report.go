@@ -28,6 +28,8 @@ type ReportOptions struct {
 	FailOn      string
 	DataDSCP    uint8
 	CNPDSCP     uint8
+	DataPCP     uint8
+	CNPPCP      uint8
 	ECNWindow   time.Duration
 	Workers     int
 }
@@ -52,6 +54,8 @@ Findings (the "kind" of each):
   ecn_not_acted         CE marks with no CNP back; RoCE that is not ECN-capable
   dscp_mismatch         RoCE data or CNPs on an unexpected DSCP (--data-dscp,
                         --cnp-dscp)
+  pcp_mismatch          VLAN-tagged RoCE data or CNPs on an unexpected 802.1Q
+                        priority (--data-pcp, --cnp-pcp)
   pfc                   PFC pause frames per priority, pause storms
   cross_rail            compute traffic between different rails (needs the
                         topology: GPU n of every node belongs to rail n)
@@ -111,6 +115,8 @@ func addReportFlags(f flagSet, opts *ReportOptions) {
 	f.StringVar(&opts.FailOn, "fail-on", "critical", "exit 1 when a finding is at or above `SEVERITY`: warning, critical, or never")
 	f.Uint8Var(&opts.DataDSCP, "data-dscp", 26, "DSCP that RoCE data should carry")
 	f.Uint8Var(&opts.CNPDSCP, "cnp-dscp", 48, "DSCP that CNPs should carry")
+	f.Uint8Var(&opts.DataPCP, "data-pcp", 3, "802.1Q priority (PCP) that VLAN-tagged RoCE data should carry")
+	f.Uint8Var(&opts.CNPPCP, "cnp-pcp", 6, "802.1Q priority (PCP) that VLAN-tagged CNPs should carry")
 	f.DurationVar(&opts.ECNWindow, "ecn-window", time.Millisecond, "how soon (`D`, above 0) a CNP must follow a CE mark for ECN to count as acted on")
 }
 
@@ -132,20 +138,25 @@ func checkReportOptions(opts *ReportOptions) (*topology.Topology, reports.Severi
 }
 
 // checkAnalysisFlags validates the flags that set what the analysis
-// expects: --workers, --data-dscp, --cnp-dscp and --ecn-window.
+// expects: --workers, --data-dscp, --cnp-dscp, --data-pcp, --cnp-pcp and
+// --ecn-window.
 func checkAnalysisFlags(opts *ReportOptions) error {
 	return firstError(
 		checkWorkers(opts.IO.ErrOut, opts.Workers),
 		checkFlag("--data-dscp", int(opts.DataDSCP), 0, 63, "a DSCP, 0 to 63"),
 		checkFlag("--cnp-dscp", int(opts.CNPDSCP), 0, 63, "a DSCP, 0 to 63"),
+		checkFlag("--data-pcp", int(opts.DataPCP), 0, 7, "an 802.1Q priority, 0 to 7"),
+		checkFlag("--cnp-pcp", int(opts.CNPPCP), 0, 7, "an 802.1Q priority, 0 to 7"),
 		checkFlag("--ecn-window", opts.ECNWindow, time.Nanosecond, noMaxDuration, "a duration above 0, such as 1ms or 500us"),
 	)
 }
 
 // config is what the analysis expects, from the flags: every value as
-// given, 0 included (DSCP 0 is best effort, not "the default").
+// given, 0 included (DSCP 0 is best effort and priority 0 the default
+// priority, not "the default").
 func (opts *ReportOptions) config() reports.Config {
-	return reports.Config{DataDSCP: opts.DataDSCP, CNPDSCP: opts.CNPDSCP, ExplicitDSCP: true, ECNWindow: opts.ECNWindow}
+	return reports.Config{DataDSCP: opts.DataDSCP, CNPDSCP: opts.CNPDSCP, ExplicitDSCP: true,
+		DataPCP: opts.DataPCP, CNPPCP: opts.CNPPCP, ExplicitPCP: true, ECNWindow: opts.ECNWindow}
 }
 
 // checkOutputFlags validates the flags of the report's output (--format,

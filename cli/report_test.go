@@ -71,6 +71,9 @@ func TestReportExitCodes(t *testing.T) {
 		{"zero ECN window", []string{"report", "--ecn-window", "0", loss}, ExitUsage, "--ecn-window 0s: want a duration above 0"},
 		{"DSCP past 63", []string{"report", "--data-dscp", "64", loss}, ExitUsage, "--data-dscp 64: want a DSCP, 0 to 63"},
 		{"CNP DSCP past 63", []string{"report", "--cnp-dscp", "255", loss}, ExitUsage, "--cnp-dscp 255"},
+		{"PCP past 7", []string{"report", "--data-pcp", "8", loss}, ExitUsage, "--data-pcp 8: want an 802.1Q priority, 0 to 7"},
+		{"CNP PCP past 7", []string{"report", "--cnp-pcp", "255", loss}, ExitUsage, "--cnp-pcp 255: want an 802.1Q priority, 0 to 7"},
+		{"negative PCP", []string{"report", "--data-pcp", "-1", loss}, ExitUsage, `--data-pcp "-1"`},
 		{"negative workers", []string{"report", "--workers", "-2", loss}, ExitUsage, "--workers -2: want 0 (one per CPU) or more"},
 	}
 	for _, tt := range tests {

@@ -345,7 +345,11 @@ func (g *generator) wrap(fb *frameBuf, p *pkt, ifName string, etherType uint16, 
 		switch {
 		case e.VLAN != nil:
 			if !(pfc && inner) {
-				tags = append([]vlanTag{{etherVLAN, uint16(e.PCP)<<13 | uint16(*e.VLAN)}}, tags...)
+				pcp := uint16(e.PCP)
+				if inner && len(tags) == 0 && p.cnp && g.s.CNPPCP != nil {
+					pcp = uint16(*g.s.CNPPCP) // the CNP's innermost tag
+				}
+				tags = append([]vlanTag{{etherVLAN, pcp<<13 | uint16(*e.VLAN)}}, tags...)
 			}
 			continue
 		case e.QinQ != nil:

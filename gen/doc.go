@@ -36,6 +36,7 @@
 //	dscp: 26                 # DSCP of RoCE traffic (flows may override)
 //	ecn: ect0                # not_ect | ect0 | ect1 | ce
 //	cnp_dscp: 48             # DSCP of CNPs
+//	cnp_pcp: 6               # priority of the innermost vlan tag of CNPs (default: the tag's pcp)
 //	interfaces: []           # pcapng only: [{name, link, snaplen, encap}], default one from link/snaplen/encap
 //	flows: []                # RDMA QP pairs (below)
 //	cm: []                   # RDMA CM handshakes

@@ -641,3 +641,59 @@ pfc:
 		t.Fatalf("priority 3 pause times %v, want %v", got, want)
 	}
 }
+
+// TestCNPPCP: cnp_pcp puts CNPs on their own priority in the innermost
+// 802.1Q tag (IEEE 802.1Q §6.9.3: the top 3 bits of the TCI); every other
+// frame keeps the tag's pcp, and an outer tag is left as it is.
+func TestCNPPCP(t *testing.T) {
+	for _, tc := range []struct {
+		name, encap string
+		tci         int // offset of the innermost tag's TCI
+		cnpPCP      byte
+	}{
+		{"tag", `[{vlan: 100, pcp: 3}]`, 14, 6},
+		{"no cnp_pcp", `[{vlan: 100, pcp: 3}]`, 14, 3},
+		{"tag under a tag", `[{vlan: 200, pcp: 1}, {vlan: 100, pcp: 3}]`, 18, 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			yml := "encap: " + tc.encap + "\n"
+			if tc.name != "no cnp_pcp" {
+				yml += "cnp_pcp: 6\n"
+			}
+			yml += `flows:
+  - {name: a, src: 10.0.0.1, dst: 10.0.0.2, src_qpn: 1, dest_qpn: 2, mtu: 1024,
+     ops: [{op: write, bytes: 4096}], events: [{at_msg: 1, ce_mark: {packets: 2, cnp: true}}]}
+`
+			s, err := ParseScenario([]byte(yml), "cnp_pcp.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cnps, others int
+			if _, err := Run(s, func(fr *Frame) error {
+				d := fr.Data
+				pcp := d[tc.tci] >> 5
+				if tc.tci == 18 && d[14]>>5 != 1 {
+					t.Errorf("outer tag priority %d, want 1", d[14]>>5)
+				}
+				// IPv4 after the tags, UDP, then the BTH's opcode.
+				if bth.Opcode(d[tc.tci+2+2+20+8]).IsCNP() {
+					cnps++
+					if pcp != tc.cnpPCP {
+						t.Errorf("CNP on priority %d, want %d", pcp, tc.cnpPCP)
+					}
+				} else if others++; pcp != 3 {
+					t.Errorf("data frame on priority %d, want 3", pcp)
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if cnps != 2 || others == 0 {
+				t.Errorf("%d CNPs and %d other frames, want 2 and some", cnps, others)
+			}
+		})
+	}
+	if _, err := ParseScenario([]byte("cnp_pcp: 8\n"), "x.yaml"); err == nil || !strings.Contains(err.Error(), "PCP 8 out of range 0..7") {
+		t.Errorf("cnp_pcp 8: %v, want out of range", err)
+	}
+}

@@ -30,6 +30,7 @@ type Scenario struct {
 	DSCP        *int      `yaml:"dscp"`      // default DSCP for RoCE data, default 26
 	ECN         string    `yaml:"ecn"`       // default ECN for RoCE data: not_ect, ect0 (default), ect1, ce
 	CNPDSCP     *int      `yaml:"cnp_dscp"`  // DSCP of CNPs, default 48
+	CNPPCP      *int      `yaml:"cnp_pcp"`   // priority of the innermost vlan tag of CNPs, default the tag's pcp
 
 	Interfaces []Interface  `yaml:"interfaces"` // pcapng only; default one interface from link/encap/snaplen
 	Flows      []Flow       `yaml:"flows"`

@@ -162,6 +162,9 @@ func (v *validator) scenario(s *Scenario) {
 		s.CNPDSCP = intp(48)
 	}
 	v.dscp("cnp_dscp", *s.CNPDSCP)
+	if s.CNPPCP != nil && (*s.CNPPCP < 0 || *s.CNPPCP > 7) {
+		v.failf("cnp_pcp", "PCP %d out of range 0..7", *s.CNPPCP)
+	}
 	if s.ECN == "" {
 		s.ECN = "ect0"
 	}

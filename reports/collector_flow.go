@@ -62,8 +62,9 @@ func countsOf(f *flows.Flow, r *rareObs) flowCounts {
 	return c
 }
 
-// rareObs is what the rare packets of a flow leave: those on a wrong DSCP,
-// the data packets that are not ECN-capable, and CNPs.
+// rareObs is what the rare packets of a flow leave: those on a wrong DSCP
+// or (tagged) on a wrong 802.1Q priority, the data packets that are not
+// ECN-capable, and CNPs.
 type rareObs struct {
 	dataWrong, cnpWrong   uint64
 	wrong                 [2]map[uint8]uint64 // by class (dscpData, dscpCNP): DSCP → wrong packets; made on the first
@@ -72,6 +73,10 @@ type rareObs struct {
 
 	notECTData  uint64
 	firstNotECT flows.FrameRef
+
+	// pcp is the tagged packets on a wrong 802.1Q priority, by class
+	// (dscpData, dscpCNP); made on the first.
+	pcp *[2]wrongPCP
 
 	// cnps are the flow's first and last CNP: when the CNPs that slowed
 	// its QP came (the flow's own span is that of its ACKs too).
@@ -114,6 +119,9 @@ func (s *collectorState) observe(id int, p *packet.Packet, at *flows.FrameRef, c
 		if p.DSCP != cfg.CNPDSCP {
 			r.wrongDSCP(dscpCNP, p.DSCP, at)
 		}
+		if p.HasVLAN && p.PCP != cfg.CNPPCP {
+			r.wrongPCP(dscpCNP, p.PCP, at)
+		}
 		return
 	}
 	if p.BTH.DestQP == gsiQPN {
@@ -121,6 +129,10 @@ func (s *collectorState) observe(id int, p *packet.Packet, at *flows.FrameRef, c
 	}
 	if p.DSCP != cfg.DataDSCP {
 		s.rareState(id).wrongDSCP(dscpData, p.DSCP, at)
+	}
+	// Untagged frames, the common case, cost this one branch.
+	if p.HasVLAN && p.PCP != cfg.DataPCP {
+		s.rareState(id).wrongPCP(dscpData, p.PCP, at)
 	}
 	if p.ECN&3 == 0 && (op.IsRequest() || op.IsReadResponse()) {
 		r := s.rareState(id)
@@ -153,6 +165,38 @@ func (r *rareObs) wrongDSCP(class int, v uint8, at *flows.FrameRef) {
 		r.wrong[class] = map[uint8]uint64{}
 	}
 	r.wrong[class][v]++
+}
+
+// wrongPCP is one class's tagged packets of a flow whose innermost VLAN
+// tag is not on the class's priority (IEEE 802.1Q §6.9.3).
+type wrongPCP struct {
+	packets     uint64
+	byValue     [8]uint64 // by the PCP they carried
+	first, last flows.FrameRef
+}
+
+// wrongPCP notes a tagged packet of class (dscpData, dscpCNP) on
+// priority v.
+func (r *rareObs) wrongPCP(class int, v uint8, at *flows.FrameRef) {
+	if r.pcp == nil {
+		r.pcp = new([2]wrongPCP)
+	}
+	w := &r.pcp[class]
+	if w.packets == 0 {
+		w.first = *at
+	}
+	w.last = *at
+	w.packets++
+	w.byValue[v&7]++
+}
+
+// wrongPCPOf is the flow's wrong-priority packets of class (dscpData,
+// dscpCNP); nil if it had none.
+func (r *rareObs) wrongPCPOf(class int) *wrongPCP {
+	if r == nil || r.pcp == nil || r.pcp[class].packets == 0 {
+		return nil
+	}
+	return &r.pcp[class]
 }
 
 // rareState returns the rare observations of flow id, making them.

@@ -21,6 +21,21 @@ type refObs struct {
 	ect, notECT                    uint64
 	wrong                          map[uint8]uint64
 	first, last, firstNotECT       flows.FrameRef
+
+	// Tagged packets off their class's priority, by class (data, CNP).
+	pcpWrong          [2]uint64
+	pcpValues         [2][8]uint64
+	pcpFirst, pcpLast [2]flows.FrameRef
+}
+
+// wrongPCP counts a tagged packet of class on priority p.PCP.
+func (o *refObs) wrongPCP(class int, p *packet.Packet, at flows.FrameRef) {
+	if o.pcpWrong[class] == 0 {
+		o.pcpFirst[class] = at
+	}
+	o.pcpLast[class] = at
+	o.pcpWrong[class]++
+	o.pcpValues[class][p.PCP]++
 }
 
 // refCollector counts every packet into refObs by flow, on a flow table of
@@ -56,6 +71,9 @@ func (r *refCollector) add(p *packet.Packet, at flows.FrameRef) {
 			o.cnpWrong++
 			wrong = true
 		}
+		if p.HasVLAN && p.PCP != r.cfg.CNPPCP {
+			o.wrongPCP(dscpCNP, p, at)
+		}
 	case p.BTH.DestQP == 1: // GSI: management datagrams
 		return
 	default:
@@ -63,6 +81,9 @@ func (r *refCollector) add(p *packet.Packet, at flows.FrameRef) {
 		if p.DSCP != r.cfg.DataDSCP {
 			o.dataWrong++
 			wrong = true
+		}
+		if p.HasVLAN && p.PCP != r.cfg.DataPCP {
+			o.wrongPCP(dscpData, p, at)
 		}
 		if op.IsRequest() || op.IsReadResponse() {
 			if p.ECN&3 == 0 {
@@ -85,8 +106,8 @@ func (r *refCollector) add(p *packet.Packet, at flows.FrameRef) {
 }
 
 // checkAgainstRef compares c's derived counts with ref's; it returns
-// whether any flow had wrong-DSCP and not-ECT packets.
-func checkAgainstRef(t *testing.T, name string, c *Collector, ref *refCollector) (wrong, notECT bool) {
+// whether any flow had wrong-DSCP, not-ECT and wrong-PCP packets.
+func checkAgainstRef(t *testing.T, name string, c *Collector, ref *refCollector) (wrong, notECT, pcp bool) {
 	t.Helper()
 	checks := c.DSCP()
 	if len(checks) != len(ref.obs) {
@@ -107,10 +128,21 @@ func checkAgainstRef(t *testing.T, name string, c *Collector, ref *refCollector)
 			t.Errorf("%s flow %d: ECN-capable %d, not %d (first %v); counted %d, %d (%v)", name, i+1,
 				n.ectData, n.notECTData, r.firstNotECTOf(), o.ect, o.notECT, o.firstNotECT)
 		}
+		for class := range 2 {
+			var got wrongPCP
+			if w := r.wrongPCPOf(class); w != nil {
+				got = *w
+			}
+			want := wrongPCP{packets: o.pcpWrong[class], byValue: o.pcpValues[class], first: o.pcpFirst[class], last: o.pcpLast[class]}
+			if got != want {
+				t.Errorf("%s flow %d class %d: wrong priority %+v, counted %+v", name, i+1, class, got, want)
+			}
+			pcp = pcp || want.packets > 0
+		}
 		wrong = wrong || o.dataWrong+o.cnpWrong > 0
 		notECT = notECT || o.notECT > 0
 	}
-	return wrong, notECT
+	return wrong, notECT, pcp
 }
 
 // TestDerivedCountsMatchPerPacket: the DSCP and ECN-capability counts the
@@ -119,10 +151,10 @@ func checkAgainstRef(t *testing.T, name string, c *Collector, ref *refCollector)
 // with DSCPs no packet carries (every packet rare).
 func TestDerivedCountsMatchPerPacket(t *testing.T) {
 	paths := testcaps.All(t, "../testdata/pcaps")
-	var wrong, notECT, gsi bool
+	var wrong, notECT, pcp, gsi bool
 	for _, path := range paths {
 		pkts, refs := decodeAll(t, path)
-		for _, cfg := range []Config{{}, {DataDSCP: 7, CNPDSCP: 7}} {
+		for _, cfg := range []Config{{}, {DataDSCP: 7, CNPDSCP: 7, DataPCP: 5, CNPPCP: 5}} {
 			cfg = cfg.WithDefaults()
 			c := NewCollector(flows.NewTable(flows.Config{}), cfg)
 			ref := &refCollector{cfg: cfg, table: flows.NewTable(flows.Config{})}
@@ -130,15 +162,15 @@ func TestDerivedCountsMatchPerPacket(t *testing.T) {
 				c.Add(&pkts[i], refs[i])
 				ref.add(&pkts[i], refs[i])
 			}
-			w, n := checkAgainstRef(t, filepath.Base(path), c, ref)
-			wrong, notECT = wrong || w, notECT || n
+			w, n, pc := checkAgainstRef(t, filepath.Base(path), c, ref)
+			wrong, notECT, pcp = wrong || w, notECT || n, pcp || pc
 			for _, f := range c.Table.Flows() {
 				gsi = gsi || f.Key.DestQP == gsiQPN
 			}
 		}
 	}
-	if !wrong || !notECT || !gsi {
-		t.Errorf("the captures lack a case: wrong DSCP %v, not ECN-capable %v, QP1 %v", wrong, notECT, gsi)
+	if !wrong || !notECT || !pcp || !gsi {
+		t.Errorf("the captures lack a case: wrong DSCP %v, not ECN-capable %v, wrong PCP %v, QP1 %v", wrong, notECT, pcp, gsi)
 	}
 }
 
@@ -158,6 +190,7 @@ func TestDerivedCountsEveryOpcode(t *testing.T) {
 					Kind: packet.KindRoCE, HasBTH: true, RoCEVersion: 2, IPVersion: 4,
 					Src: src, Dst: dst, SrcPort: 49152, IPTotalLen: 100,
 					DSCP: []uint8{cfg.DataDSCP, cfg.CNPDSCP, 0}[k%3], ECN: uint8(k % 4),
+					HasVLAN: k%5 != 4, PCP: []uint8{cfg.DataPCP, cfg.CNPPCP, 0, 7, 1}[k%5],
 					BTH: bth.BTH{Opcode: bth.Opcode(op), DestQP: qp + uint32(op), PSN: uint32(k)},
 				}
 				if qp == 1 {

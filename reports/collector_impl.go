@@ -12,15 +12,16 @@ import (
 )
 
 // collectorState is the Collector's implementation state. Each concern has
-// its own file: collector_flow.go (per-flow DSCP and ECN-capability
-// counts), collector_conv.go (non-RoCE conversations), collector_pfc.go
+// its own file: collector_flow.go (per-flow DSCP, 802.1Q priority and
+// ECN-capability counts), collector_conv.go (non-RoCE conversations), collector_pfc.go
 // (PFC and pause storms), collector_cm.go (RDMA CM requests),
 // collector_ecn.go (ECN-to-CNP reaction), collector_timeline.go (the
 // adaptive time bins), collector_health.go (where the bad frames are) and
 // collector_shard.go (one pass split across workers).
 //
-// Memory: a rareObs per flow with wrong-DSCP or not-ECT packets (and, once
-// there is one, a pointer per flow to find them by), a time series for the
+// Memory: a rareObs per flow with wrong-DSCP, wrong-priority (tagged) or
+// not-ECT packets or CNPs (and, once there is one, a pointer per flow to
+// find them by), a time series for the
 // first maxFlowSeries flows (a row of timelineMaxBins × 8 bytes each), per
 // conversation, per host direction with CE marks or CNPs and per CM
 // request one entry; nothing grows with the number of packets. The per-flow DSCP and
@@ -142,7 +143,7 @@ func (c *Collector) skipRare(t time.Time, nanos int64) {
 
 // addRoCE feeds the flow table and notes what the flow counters cannot
 // tell: when retransmissions and gaps happened, packets on a wrong DSCP or
-// not ECN-capable, ECN reaction, CM requests and the time series. A
+// 802.1Q priority or not ECN-capable, ECN reaction, CM requests and the time series. A
 // mirror's copy of a packet (flows.Flow.MirrorDuplicates) is noted only
 // where it is: its flow counted the packet once, and so does every
 // observation here.

@@ -87,6 +87,8 @@ func MergeShards(cs []*Collector) *Collector {
 		// among the first maxFlowSeries of its shard, and CloseSeries
 		// closes a shard's series only after it: its series is there.
 		for j, f := range local[i] {
+			// A flow's rare observations (wrong DSCP and priority,
+			// not-ECT data, CNPs) are all in its shard's.
 			if r := c.rareOf(j + 1); r != nil {
 				if s.rare == nil {
 					s.rare = make([]*rareObs, t.Len())

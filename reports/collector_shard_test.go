@@ -16,8 +16,9 @@ import (
 // TestMergeShardsEqualsOnePass splits every generated and real capture's
 // pass into 2 and 3 shards and requires the merged Collector to give the
 // same report (flows, findings, evidence, time series) as one Collector
-// fed every frame: with the default DSCPs, and with DSCPs no packet carries
-// (every flow has wrong-DSCP packets to merge).
+// fed every frame: with the default DSCPs and priorities, and with DSCPs
+// and priorities no packet carries (every flow has wrong-DSCP packets, and
+// every tagged one wrong-priority packets, to merge).
 func TestMergeShardsEqualsOnePass(t *testing.T) {
 	paths := testcaps.All(t, "../testdata/pcaps")
 	topo, err := topology.Load(filepath.Join(topoDir, "report_pod.yaml"))
@@ -33,7 +34,7 @@ func TestMergeShardsEqualsOnePass(t *testing.T) {
 			for i := range refs {
 				refs[i].Seq = uint64(i)
 			}
-			for _, cfg := range []Config{{}, {DataDSCP: 7, CNPDSCP: 7}} {
+			for _, cfg := range []Config{{}, {DataDSCP: 7, CNPDSCP: 7, DataPCP: 5, CNPPCP: 5}} {
 				mergeShardsEqualsOnePass(t, pkts, refs, cfg, topo)
 			}
 		})

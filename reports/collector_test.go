@@ -472,17 +472,19 @@ func BenchmarkCollectorAdd(b *testing.B) {
 	}
 }
 
-// TestConfigDefaults: Config{} is the defaults; an explicit DSCP 0 stays
-// 0; a window of zero or less is the default (none is empty).
+// TestConfigDefaults: Config{} is the defaults; an explicit DSCP or PCP 0
+// stays 0; a window of zero or less is the default (none is empty).
 func TestConfigDefaults(t *testing.T) {
 	tests := []struct {
 		name string
 		in   Config
 		want Config
 	}{
-		{"zero", Config{}, Config{DataDSCP: 26, CNPDSCP: 48, ECNWindow: time.Millisecond}},
-		{"explicit DSCP 0", Config{ExplicitDSCP: true, ECNWindow: time.Microsecond}, Config{ExplicitDSCP: true, ECNWindow: time.Microsecond}},
-		{"negative window", Config{DataDSCP: 24, CNPDSCP: 46, ECNWindow: -time.Millisecond}, Config{DataDSCP: 24, CNPDSCP: 46, ECNWindow: time.Millisecond}},
+		{"zero", Config{}, Config{DataDSCP: 26, CNPDSCP: 48, DataPCP: 3, CNPPCP: 6, ECNWindow: time.Millisecond}},
+		{"explicit DSCP 0", Config{ExplicitDSCP: true, ECNWindow: time.Microsecond}, Config{ExplicitDSCP: true, DataPCP: 3, CNPPCP: 6, ECNWindow: time.Microsecond}},
+		{"explicit PCP 0", Config{ExplicitPCP: true}, Config{DataDSCP: 26, CNPDSCP: 48, ExplicitPCP: true, ECNWindow: time.Millisecond}},
+		{"PCPs", Config{DataPCP: 4, CNPPCP: 7}, Config{DataDSCP: 26, CNPDSCP: 48, DataPCP: 4, CNPPCP: 7, ECNWindow: time.Millisecond}},
+		{"negative window", Config{DataDSCP: 24, CNPDSCP: 46, ECNWindow: -time.Millisecond}, Config{DataDSCP: 24, CNPDSCP: 46, DataPCP: 3, CNPPCP: 6, ECNWindow: time.Millisecond}},
 	}
 	for _, tc := range tests {
 		if got := tc.in.WithDefaults(); got != tc.want {

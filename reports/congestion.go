@@ -17,7 +17,8 @@ import (
 
 // Congestion reports the congestion signals of the capture: DCQCN at work
 // (CE marks and CNPs), DCQCN not working (CE marks nobody answers, RoCE
-// data that is not ECN-capable), traffic on the wrong DSCP, and PFC.
+// data that is not ECN-capable), traffic on the wrong DSCP or 802.1Q
+// priority, and PFC.
 //
 // Kinds and severity rules:
 //   - congestion: CNPs, CE marks, FECN or BECN seen. Info while the share of
@@ -30,6 +31,9 @@ import (
 //   - dscp_mismatch: data packets not on Config.DataDSCP: warning, critical
 //     when they are half or more of all RoCE data (the job runs outside the
 //     lossless class). CNPs not on Config.CNPDSCP: warning.
+//   - pcp_mismatch: tagged data packets (the innermost frame has an 802.1Q
+//     tag) not on priority Config.DataPCP, tagged CNPs not on
+//     Config.CNPPCP: warning. Untagged frames are not judged.
 //   - pfc: PFC pause frames. Critical when a priority had a pause storm
 //     (PFCStormDuration); warning when a priority was paused for 1% or more
 //     of the capture, or 802.3x link-level PAUSE frames were seen; info
@@ -43,6 +47,7 @@ func Congestion(in *Input) []Finding {
 	out = append(out, ecnNotActed(in)...)
 	out = append(out, notECT(in)...)
 	out = append(out, dscpMismatch(in)...)
+	out = append(out, pcpMismatch(in)...)
 	if f, ok := pfcFinding(in); ok {
 		out = append(out, f)
 	}
@@ -359,6 +364,94 @@ func dscpMismatch(in *Input) []Finding {
 	return out
 }
 
+// pcpMismatch reports flows whose tagged data or CNPs are off the expected
+// 802.1Q priority (the PCP of the innermost frame's innermost tag, IEEE
+// 802.1Q §6.9.3), one finding per class as dscpMismatch.
+func pcpMismatch(in *Input) []Finding {
+	if in.Collect == nil {
+		return nil
+	}
+	sc := in.flowScan()
+	s := &in.Collect.c
+	var out []Finding
+	for _, class := range []string{"data", "CNP"} {
+		want, ci := in.Config.DataPCP, dscpData
+		if class == "CNP" {
+			want, ci = in.Config.CNPPCP, dscpCNP
+		}
+		var total, wrong uint64
+		var span frameSpan
+		var lines detailLines
+		var values [8]uint64
+		f := Finding{Kind: KindPCPMismatch, Severity: Warning}
+		for i, of := range in.Collect.Table.Flows() {
+			r := s.rareOf(i + 1)
+			o := countsOf(of, r)
+			all := o.data
+			if class == "CNP" {
+				all = o.cnp
+			}
+			total += all
+			w := r.wrongPCPOf(ci)
+			if w == nil {
+				continue
+			}
+			fl := sc.flow(i + 1)
+			if fl == nil {
+				continue
+			}
+			wrong += w.packets
+			span.add(w.first)
+			span.add(w.last)
+			f.Flows = append(f.Flows, fl.ID)
+			f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
+			for v, n := range w.byValue {
+				values[v] += n
+			}
+			lines.add(func() string {
+				return fmt.Sprintf("flow %d %s: %d of %d %s packets tagged off priority %d (%s)", fl.ID, flowName(fl), w.packets, all, class,
+					want, pcpValues(&w.byValue))
+			})
+		}
+		if wrong == 0 {
+			continue
+		}
+		f.Evidence = Evidence{Counts: map[string]float64{
+			"wrong_packets": float64(wrong), strings.ToLower(class) + "_packets": float64(total), "expected_pcp": float64(want), "flows": float64(len(f.Flows)),
+		}, Details: lines.capped()}
+		span.set(in, &f.Evidence)
+		f.Title = pcpTitle(class, wrong, want)
+		if class == "data" {
+			f.Detail = fmt.Sprintf("%d of %d RoCE data packets carry an 802.1Q tag with another priority than %d (%s). PFC protects only "+
+				"the lossless priority: on a priority without PFC these packets are dropped when a queue fills (go-back-N retransmissions), "+
+				"and on another one they share a queue, its pauses and its ECN marking with traffic they should not. Untagged frames are not judged.",
+				wrong, total, want, pcpValues(&values))
+			f.Next = fmt.Sprintf("On the sending HCAs check the priority RoCE is sent on: `mlnx_qos -i <if>` (trust mode; with trust pcp the "+
+				"prio map, and PFC enabled on priority %d), the VLAN interface's egress-qos-map (`ip -d link show <vlan-if>`) and the "+
+				"application's traffic class (NCCL_IB_TC, RDMA CM tos); then the switch's trust and remark settings on these ports.", want)
+		} else {
+			f.Detail = fmt.Sprintf("%d of %d CNPs carry an 802.1Q tag with another priority than %d (%s). CNPs belong on their own "+
+				"strict-priority queue; queued behind data they reach the sender late and DCQCN reacts after the queue has already built.",
+				wrong, total, want, pcpValues(&values))
+			f.Next = "Check the CNP priority on the receiving HCAs (/sys/class/net/<if>/ecn/roce_np/cnp_802p_prio, and `mlnx_qos -i <if>` " +
+				"trust mode and prio map), the VLAN interface's egress-qos-map, and the switch's trust and remark settings and CNP queue on these ports."
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// pcpValues writes packets by priority: "12 on priority 0, 3 on priority 5".
+func pcpValues(byValue *[8]uint64) string {
+	var vs []string
+	for v, n := range byValue {
+		if n > 0 {
+			vs = append(vs, fmt.Sprintf("%d on priority %d", n, v))
+		}
+	}
+	return strings.Join(vs, ", ")
+}
+
 // pfcFinding reports PFC pause frames per priority.
 func pfcFinding(in *Input) (Finding, bool) {
 	if in.Collect == nil {
@@ -454,7 +547,7 @@ func pfcFinding(in *Input) (Finding, bool) {
 	return f, true
 }
 
-// The titles of the ecn_not_acted, dscp_mismatch and pfc findings, from
+// The titles of the ecn_not_acted, dscp_mismatch, pcp_mismatch and pfc findings, from
 // what their counts say: the module makes them here, and so does merge for
 // the findings it combines (titleFromCounts).
 
@@ -473,6 +566,15 @@ func dscpTitle(class string, wrong uint64, want uint8) string {
 		return fmt.Sprintf("%s not on DSCP %d", plural(wrong, "CNP"), want)
 	}
 	return fmt.Sprintf("%s of RoCE data not on DSCP %d", plural(wrong, "packet"), want)
+}
+
+// pcpTitle is the title for tagged packets of class ("data" or "CNP") not
+// on 802.1Q priority want.
+func pcpTitle(class string, wrong uint64, want uint8) string {
+	if class == "CNP" {
+		return fmt.Sprintf("%s not on priority %d", plural(wrong, "CNP"), want)
+	}
+	return fmt.Sprintf("%s of RoCE data not on priority %d", plural(wrong, "packet"), want)
 }
 
 // pfcTitle names the priorities that had a pause storm, else the frames.

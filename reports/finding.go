@@ -55,6 +55,7 @@ const (
 	KindCongestion       Kind = "congestion"
 	KindECNNotActed      Kind = "ecn_not_acted"
 	KindDSCPMismatch     Kind = "dscp_mismatch"
+	KindPCPMismatch      Kind = "pcp_mismatch"
 	KindPFC              Kind = "pfc"
 	KindCrossRail        Kind = "cross_rail"
 	KindRDMAOnManagement Kind = "rdma_on_management"

@@ -440,7 +440,7 @@ func docScenario(t *testing.T, yaml string) *Input {
 // allKinds lists the finding kinds (the JSON schema's enum).
 func allKinds(t *testing.T) []Kind {
 	t.Helper()
-	return []Kind{KindRetransmission, KindMirrorLoss, KindCongestion, KindECNNotActed, KindDSCPMismatch, KindPFC, KindCrossRail,
+	return []Kind{KindRetransmission, KindMirrorLoss, KindCongestion, KindECNNotActed, KindDSCPMismatch, KindPCPMismatch, KindPFC, KindCrossRail,
 		KindRDMAOnManagement, KindStorageOnCompute, KindNonRDMAOnCompute, KindFanOut, KindCaptureHealth}
 }
 

@@ -109,6 +109,14 @@ type Config struct {
 	// when zero (DSCP 0, best effort, is a value a fabric may use): the
 	// CLI's --data-dscp and --cnp-dscp always give both.
 	ExplicitDSCP bool
+	// DataPCP is the 802.1Q priority (PCP) tagged RoCE data should carry
+	// (default 3, the NVIDIA/Mellanox lossless RoCE priority); CNPPCP
+	// that of tagged CNPs (default 6, cnp_802p_prio). Only frames whose
+	// innermost frame has a VLAN tag are judged. A zero means the default
+	// unless ExplicitPCP is set, as for the DSCPs.
+	DataPCP     uint8
+	CNPPCP      uint8
+	ExplicitPCP bool
 	// ECNWindow is how long after a CE-marked packet a CNP back to the
 	// sender counts as the CE being acted on (default 1 ms; ConnectX
 	// rate-limits CNPs per QP to one per ~4 µs to 50 µs). Zero or less
@@ -123,6 +131,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.CNPDSCP == 0 && !c.ExplicitDSCP {
 		c.CNPDSCP = 48
+	}
+	if c.DataPCP == 0 && !c.ExplicitPCP {
+		c.DataPCP = 3
+	}
+	if c.CNPPCP == 0 && !c.ExplicitPCP {
+		c.CNPPCP = 6
 	}
 	if c.ECNWindow <= 0 {
 		c.ECNWindow = time.Millisecond

@@ -67,7 +67,7 @@ var recordKinds = []Kind{KindCrossRail, KindRDMAOnManagement, KindFanOut}
 //     report: time bins of different reports cannot be added up from JSON,
 //     so the merged peak can be higher.
 //   - other findings (retransmission, mirror_loss, ecn_not_acted,
-//     dscp_mismatch, pfc, storage_on_compute, non_rdma_on_compute, and any
+//     dscp_mismatch, pcp_mismatch, pfc, storage_on_compute, non_rdma_on_compute, and any
 //     kind added later) come from per-packet state that is not in the JSON.
 //     They are combined: findings of one kind and variant (variantOf: the
 //     go-back-N finding with the go-back-N finding, SSH with SSH) are one
@@ -83,7 +83,7 @@ var recordKinds = []Kind{KindCrossRail, KindRDMAOnManagement, KindFanOut}
 //     TCP/UDP, which names its services). This holds for a finding of a
 //     single report too, whose detail says so when its severity changed.
 //     The totals the flow records carry are put back: the data and CNP
-//     packets of dscp_mismatch (and its severity), the data packets and
+//     packets of dscp_mismatch (and its severity) and pcp_mismatch, the data packets and
 //     CE marks of ecn_not_acted (merger.ceMarked). The text is that of the largest report,
 //     and the detail says the finding was merged.
 //
@@ -589,14 +589,14 @@ func moduleOf(k Kind) int {
 	switch k {        // ...and these
 	case KindMirrorLoss:
 		name = "retransmission"
-	case KindECNNotActed, KindDSCPMismatch, KindPFC:
+	case KindECNNotActed, KindDSCPMismatch, KindPCPMismatch, KindPFC:
 		name = "congestion"
 	}
 	return slices.IndexFunc(Modules, func(m Module) bool { return m.Name == name })
 }
 
 // kindOrder orders the kinds of one module as it emits them.
-var kindOrder = map[Kind]int{KindRetransmission: 0, KindMirrorLoss: 1, KindCongestion: 0, KindECNNotActed: 1, KindDSCPMismatch: 2, KindPFC: 3}
+var kindOrder = map[Kind]int{KindRetransmission: 0, KindMirrorLoss: 1, KindCongestion: 0, KindECNNotActed: 1, KindDSCPMismatch: 2, KindPCPMismatch: 3, KindPFC: 4}
 
 // countKeys is the signature of a finding's variant: its count names, with
 // numbers in them made "#" ("priority_3_frames" -> "priority_#_frames").
@@ -923,7 +923,7 @@ func cnpRate(v float64) string {
 
 // fixTotals puts back, into combined findings, the totals over the whole
 // capture that the flow records do carry: the data and CNP packets that
-// dscp_mismatch and the not-ECN-capable ecn_not_acted finding count their
+// dscp_mismatch, pcp_mismatch and the not-ECN-capable ecn_not_acted finding count their
 // wrong packets against, and the severity that depends on that share.
 // Without this they would count only the reports that made the finding.
 func (m *merger) fixTotals(given []sourced) {
@@ -960,7 +960,9 @@ func (m *merger) fixTotals(given []sourced) {
 			if c["wrong_packets"] >= 0.5*c["data_packets"] {
 				f.Severity = Critical
 			}
-		case f.Kind == KindDSCPMismatch && hasCount(f, "cnp_packets"):
+		case f.Kind == KindPCPMismatch && hasCount(f, "data_packets"):
+			set("data_packets", data)
+		case (f.Kind == KindDSCPMismatch || f.Kind == KindPCPMismatch) && hasCount(f, "cnp_packets"):
 			set("cnp_packets", cnps)
 		case f.Kind == KindECNNotActed && hasCount(f, "not_ect_packets"):
 			set("data_packets", reqData)

@@ -45,7 +45,7 @@ func variantOf(f *Finding) string {
 			return "not_ect"
 		}
 		return "not_acted"
-	case KindDSCPMismatch:
+	case KindDSCPMismatch, KindPCPMismatch:
 		if has("cnp_packets") {
 			return "cnp"
 		}
@@ -85,7 +85,7 @@ func variantRank(f *Finding) int {
 		order = append(order, "fatal naks_reserved", "go-back-N", "timeouts", "rnr", "reissued_reads")
 	case KindECNNotActed:
 		order = []string{"not_acted", "not_ect"}
-	case KindDSCPMismatch:
+	case KindDSCPMismatch, KindPCPMismatch:
 		order = []string{"data", "cnp"}
 	case KindStorageOnCompute:
 		order = []string{"cm", "ip", "role"}
@@ -223,6 +223,12 @@ func titleFromCounts(f *Finding) (string, bool) {
 			class = "CNP"
 		}
 		return dscpTitle(class, n("wrong_packets"), uint8(n("expected_dscp"))), true
+	case KindPCPMismatch:
+		class := "data"
+		if v == "cnp" {
+			class = "CNP"
+		}
+		return pcpTitle(class, n("wrong_packets"), uint8(n("expected_pcp"))), true
 	case KindPFC:
 		var storms []int
 		for k, x := range c {

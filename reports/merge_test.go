@@ -105,7 +105,7 @@ func TestCountKeys(t *testing.T) {
 
 // TestModuleOf: every kind has the module that makes it.
 func TestModuleOf(t *testing.T) {
-	for _, k := range []Kind{KindRetransmission, KindMirrorLoss, KindCongestion, KindECNNotActed, KindDSCPMismatch, KindPFC,
+	for _, k := range []Kind{KindRetransmission, KindMirrorLoss, KindCongestion, KindECNNotActed, KindDSCPMismatch, KindPCPMismatch, KindPFC,
 		KindCrossRail, KindRDMAOnManagement, KindStorageOnCompute, KindNonRDMAOnCompute, KindFanOut, KindCaptureHealth} {
 		if moduleOf(k) < 0 {
 			t.Errorf("%s: no module", k)
@@ -393,26 +393,29 @@ func TestMergeKeepsModuleOrder(t *testing.T) {
 	dscp := func(class string) Finding {
 		return counted(KindDSCPMismatch, Warning, class, map[string]float64{class + "_packets": 100, "wrong_packets": 1, "expected_dscp": 26, "flows": 1})
 	}
+	pcp := func(class string) Finding {
+		return counted(KindPCPMismatch, Warning, class, map[string]float64{class + "_packets": 100, "wrong_packets": 1, "expected_pcp": 3, "flows": 1})
+	}
 	conv := func(title string) Finding {
 		return counted(KindNonRDMAOnCompute, Warning, nonRDMATitle(title, 1), map[string]float64{"conversations": 1, "packets": 10, "bytes": 100})
 	}
 	fatal := func(code string) Finding {
 		return counted(KindRetransmission, Critical, code, map[string]float64{"fatal_naks": 1, "naks_" + code: 1, "qps": 1})
 	}
-	a := mergeFixture("a.pcap", "10.0.0.1", 1, 100, 0, fatal("remote_op_err"), dscp("cnp"), conv(nonRDMABootstrap))
-	b := mergeFixture("b.pcap", "10.0.1.1", 2, 100, 0, fatal("remote_access_err"), dscp("data"), conv(nonRDMASSH))
+	a := mergeFixture("a.pcap", "10.0.0.1", 1, 100, 0, fatal("remote_op_err"), pcp("cnp"), dscp("cnp"), conv(nonRDMABootstrap))
+	b := mergeFixture("b.pcap", "10.0.1.1", 2, 100, 0, fatal("remote_access_err"), pcp("data"), dscp("data"), conv(nonRDMASSH))
 	r, err := Merge([]MergeSource{{"a.json", a}, {"b.json", b}}, MergeOptions{Tool: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, f := range r.Findings {
-		if f.Kind == KindRetransmission || f.Kind == KindDSCPMismatch || f.Kind == KindNonRDMAOnCompute {
+		if f.Kind == KindRetransmission || f.Kind == KindDSCPMismatch || f.Kind == KindPCPMismatch || f.Kind == KindNonRDMAOnCompute {
 			got = append(got, string(f.Kind)+" "+variantOf(&f))
 		}
 	}
 	want := []string{"retransmission fatal naks_remote_access_err", "retransmission fatal naks_remote_op_err",
-		"dscp_mismatch data", "dscp_mismatch cnp", "non_rdma_on_compute " + nonRDMASSH, "non_rdma_on_compute " + nonRDMABootstrap}
+		"dscp_mismatch data", "dscp_mismatch cnp", "pcp_mismatch data", "pcp_mismatch cnp", "non_rdma_on_compute " + nonRDMASSH, "non_rdma_on_compute " + nonRDMABootstrap}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("order\n got %q\nwant %q", got, want)
 	}
