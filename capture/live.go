@@ -9,6 +9,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/gopacket/pcap"
 )
@@ -21,6 +22,15 @@ type LiveHandle struct {
 	lt      LinkType
 	snapLen int
 	n       int // frames delivered
+	// skipBefore (Unix nanoseconds, 0 once passed) is when the filter
+	// took effect: frames stamped before it are dropped, up to the first
+	// frame stamped at or after it. To install a filter, libpcap first
+	// puts one on the socket that rejects every frame, then the real one:
+	// frames that come in between are lost, uncounted, while those that
+	// came before the filter were kept (filtered in user space). Without
+	// the skip, a capture on a busy link began with a few frames, then a
+	// hole (PSN gaps no fabric made), then the rest.
+	skipBefore int64
 }
 
 // OpenLive opens a live capture. Its errors are *LiveError values: a
@@ -64,17 +74,20 @@ func OpenLive(cfg LiveConfig) (*LiveHandle, error) {
 		return nil, liveOpenError(cfg.Interface, err)
 	}
 	lt := linkTypeOfDLT(int(h.LinkType()))
+	var skipBefore int64
 	if filter := liveFilterFor(cfg.Filter, lt); filter != "" {
 		if err := h.SetBPFFilter(filter); err != nil {
 			h.Close()
 			return nil, &LiveError{Interface: cfg.Interface, Err: ErrLiveFilter, Reason: err.Error()}
 		}
+		skipBefore = time.Now().UnixNano()
 	}
 	return &LiveHandle{
-		name:    cfg.Interface,
-		h:       h,
-		lt:      lt,
-		snapLen: h.SnapLen(),
+		name:       cfg.Interface,
+		h:          h,
+		lt:         lt,
+		snapLen:    h.SnapLen(),
+		skipBefore: skipBefore,
 	}, nil
 }
 
@@ -138,20 +151,29 @@ func linkTypeOfDLT(dlt int) LinkType {
 // closed, and another error when the capture failed (the interface went
 // away).
 func (l *LiveHandle) Next(rec *Record) error {
-	data, ci, err := l.h.ZeroCopyReadPacketData()
-	switch {
-	case err == nil:
-	case err == pcap.NextErrorTimeoutExpired:
-		return ErrLiveTimeout
-	case errors.Is(err, io.EOF):
-		return io.EOF
-	default:
-		return fmt.Errorf("capture: %s: %v (%v)", l.name, err, l.h.Error())
+	for {
+		data, ci, err := l.h.ZeroCopyReadPacketData()
+		switch {
+		case err == nil:
+		case err == pcap.NextErrorTimeoutExpired:
+			return ErrLiveTimeout
+		case errors.Is(err, io.EOF):
+			return io.EOF
+		default:
+			return fmt.Errorf("capture: %s: %v (%v)", l.name, err, l.h.Error())
+		}
+		ts := ci.Timestamp.UTC()
+		ns := unixNanos(ts)
+		if l.skipBefore != 0 {
+			if ns < l.skipBefore {
+				continue // came before the filter took effect (see skipBefore)
+			}
+			l.skipBefore = 0 // later frames are kept even if the clock steps back
+		}
+		l.n++
+		rec.set(ts, ns, len(data), max(ci.Length, len(data)), l.lt, 0, l.n, data)
+		return nil
 	}
-	l.n++
-	ts := ci.Timestamp.UTC()
-	rec.set(ts, unixNanos(ts), len(data), max(ci.Length, len(data)), l.lt, 0, l.n, data)
-	return nil
 }
 
 // Stats returns the capture's counters since it was opened.

@@ -82,8 +82,9 @@ Capture settings:
   proto 0x8915), GRE/ERSPAN (ip proto 47, ip6 proto 47), VXLAN (udp dst
   port 4789), PFC (ether proto 0x8808), the storage ports (tcp 4420, 8009,
   3260, 2049, 445, udp 2049) and SSH (tcp 22), untagged, 802.1Q-tagged and
-  QinQ, so that every report module has what it reads. --filter '' keeps
-  everything.
+  QinQ: what every report module reads but part of non_rdma_on_compute's,
+  which sees SSH but not NCCL's bootstrap or other TCP and UDP between
+  compute addresses (their ports vary). --filter '' keeps everything.
   Immediate mode is off: the kernel hands packets over in blocks when a
   block fills or every 100 ms, which costs far fewer wake-ups, and so fewer
   drops, at high packet rates than handing over each packet. --immediate

@@ -158,10 +158,19 @@ func (o *outputFile) commit() error {
 	}
 	if err != nil {
 		os.Remove(o.tmp)
+		if pendingTemps.ended() {
+			// A signal removed the temporary file (removeTempsOnSignal)
+			// and is ending the process: no error to report.
+			waitForSignalEnd()
+		}
 	}
 	pendingTemps.remove(o.tmp)
 	return err
 }
+
+// waitForSignalEnd blocks while endBySignal ends the process. Tests
+// replace it.
+var waitForSignalEnd = func() { select {} }
 
 // discard closes an output that was not committed and removes its
 // temporary file: the output is left as it was.
@@ -185,6 +194,7 @@ var pendingTemps tempFiles
 type tempFiles struct {
 	mu    sync.Mutex
 	names map[string]struct{}
+	end   bool // removeAll ran: a signal is ending the process
 }
 
 func (t *tempFiles) add(name string) {
@@ -202,10 +212,19 @@ func (t *tempFiles) remove(name string) {
 	delete(t.names, name)
 }
 
-// removeAll removes every file of the set from the disk and the set.
+// ended says whether removeAll ran.
+func (t *tempFiles) ended() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.end
+}
+
+// removeAll removes every file of the set from the disk and the set, as
+// the process is ending by a signal.
 func (t *tempFiles) removeAll() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.end = true
 	for name := range t.names {
 		os.Remove(name)
 		delete(t.names, name)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -259,5 +260,36 @@ func TestOutputIsTopology(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(topo); !bytes.Equal(b, src) {
 		t.Errorf("the topology file was changed")
+	}
+}
+
+// TestCommitAfterSignal: once a signal has removed the temporary files
+// (removeTempsOnSignal: a second Ctrl-C of live while the report is
+// written), committing the output waits for the signal to end the process.
+// It used to fail first, "rename .FILE.*.tmp FILE: no such file or
+// directory", and the run ended with exit 2 and that message instead of
+// as the signal ends it.
+func TestCommitAfterSignal(t *testing.T) {
+	waited := false
+	defer func(w func()) {
+		waitForSignalEnd = w
+		pendingTemps.mu.Lock()
+		pendingTemps.end = false
+		pendingTemps.mu.Unlock()
+	}(waitForSignalEnd)
+	waitForSignalEnd = func() { waited = true }
+	path := filepath.Join(t.TempDir(), "report.html")
+	o, err := createOutput(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(o, "<html>")
+	pendingTemps.removeAll()
+	o.commit()
+	if !waited {
+		t.Error("commit after the signal removed its temporary file did not wait for the signal to end the process")
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("%s: %v, want no file", path, err)
 	}
 }

@@ -88,6 +88,9 @@ func (c *Collector) AddFrame(p *packet.Packet, at *flows.FrameAt) {
 	case packet.KindRoCE:
 		c.addRoCE(p, at)
 	case packet.KindOther:
+		if p.Truncated && cutBeforeTransport(p) {
+			s.health.headersCut++
+		}
 		switch {
 		case p.HasPFC:
 			s.pfc.add(&p.PFC, ref)

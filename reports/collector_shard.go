@@ -140,6 +140,7 @@ func (h *healthObs) merge(o *healthObs) {
 	}
 	h.mgmtCut += o.mgmtCut
 	h.bthCut += o.bthCut
+	h.headersCut += o.headersCut
 	h.copies.merge(&o.copies)
 }
 

@@ -396,6 +396,15 @@ encap: [{erspan2: {session: 7}}, {vlan: 100}]
 flows:
   - {src: 10.0.0.1, dst: 10.0.0.2, src_qpn: 0x100, dest_qpn: 0x200, ops: [{op: write, bytes: 8192}]}
 `))
+	// Frames cut before their UDP header: ERSPAN III over IPv6 with its
+	// platform subheader is 136 bytes to the end of the inner IPv6 header.
+	ins = append(ins, docScenario(t, `
+name: doc_headers_cut
+snaplen: 128
+encap: [{erspan3: {src: "2001:db8:ffff::1", dst: "2001:db8:ffff::100", session: 300, hw_id: 5, subheader: true}}]
+flows:
+  - {src: "fd00:0:0:1::1", dst: "fd00:0:0:1::2", src_qpn: 0x131, dest_qpn: 0x231, ops: [{op: write, bytes: 4096}]}
+`))
 	// A NAK with a reserved code, and CM datagrams cut before their
 	// service ID (42 bytes of headers, 20 of BTH and DETH, 24 of MAD
 	// header, 4 of communication ID: 90 < 100 < 102).

@@ -193,6 +193,13 @@ func noRoCE(in *Input) Finding {
 		Next:     "Check the mirror session's source ports (the compute HCA links) and any capture filter; `rocedump read` shows what was captured.",
 	}
 	if in.Collect != nil {
+		if n := in.Collect.c.health.headersCut; n > 0 {
+			// Not RoCE as far as can be read: the snap length stopped the
+			// reading, not the mirror.
+			f.Detail += fmt.Sprintf(" But the snap length cut %d of them before their UDP or TCP header: they may be RoCE all the same "+
+				"(an ERSPAN mirror over IPv6 needs 256 bytes).", n)
+			f.Next = "Capture again with a larger snap length (rocedump live --snaplen 256, tcpdump -s 256) before looking at the mirror session."
+		}
 		for _, cv := range in.Collect.Conversations() {
 			f.Evidence.Details = append(f.Evidence.Details, fmt.Sprintf("%s > %s %s: %s, %s",
 				cv.Src, cv.Dst, protoPort(cv.Proto, cv.ServicePort), plural(cv.Packets, "packet"), flowtable.HumanBytes(cv.Bytes)))
@@ -288,6 +295,19 @@ func bthCutNote(f *Finding, n uint64) {
 		"so count them in: 128 bytes keeps the BTH and the AETH and RETH behind an ERSPAN II header and a VLAN tag, 256 bytes behind any."
 }
 
+// headersCutNote makes f, the truncation finding, say that n frames were
+// cut before their UDP or TCP header (healthObs.headersCut): whether they
+// are RoCE is unknown, so they are in no flow and no finding but this one
+// sees them, and it is a warning.
+func headersCutNote(f *Finding, n uint64) {
+	f.Severity = Warning
+	f.Title += fmt.Sprintf(", %d before their UDP or TCP header", n)
+	f.Detail += fmt.Sprintf(" %d of them were cut before their UDP or TCP header (inside an IP header, a RoCEv1 GRH, a mirror's GRE, ERSPAN "+
+		"or VXLAN headers or the IP header they carry): whether they are RoCE is unknown, so they are in no flow and no other finding sees them.", n)
+	f.Next = "Capture with a snap length that keeps the transport headers: the mirror's own headers (ERSPAN, VLAN tags) come first, " +
+		"so count them in: 128 bytes keeps the BTH and the AETH and RETH behind an ERSPAN II header and a VLAN tag, 256 bytes behind any."
+}
+
 func truncatedFinding(in *Input) Finding {
 	c := &in.Capture
 	f := Finding{
@@ -304,6 +324,10 @@ func truncatedFinding(in *Input) Finding {
 		if n := in.Collect.c.health.bthCut; n > 0 {
 			f.Evidence.Counts["bth_cut"] = float64(n)
 			bthCutNote(&f, n)
+		}
+		if n := in.Collect.c.health.headersCut; n > 0 {
+			f.Evidence.Counts["headers_cut"] = float64(n)
+			headersCutNote(&f, n)
 		}
 		if n := in.Collect.c.health.mgmtCut; n > 0 {
 			f.Evidence.Counts["cm_mads_cut"] = float64(n)

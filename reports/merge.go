@@ -886,6 +886,11 @@ func (m *merger) patch(f Finding, given []sourced) Finding {
 			bthCutNote(&f, uint64(n))
 		}
 	}
+	if _, ok := had["headers_cut"]; !ok {
+		if n := f.Evidence.Counts["headers_cut"]; n > 0 {
+			headersCutNote(&f, uint64(n))
+		}
+	}
 	if _, ok := had["peak_cnps_per_ms"]; !ok {
 		if v, ok := f.Evidence.Counts["peak_cnps_per_ms"]; ok {
 			bins := ""

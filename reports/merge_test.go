@@ -473,6 +473,29 @@ func TestMergeBTHCut(t *testing.T) {
 	}
 }
 
+// TestMergeHeadersCut: a truncation finding that counts frames cut before
+// their UDP or TCP header keeps its count, warning and text once merged,
+// and with no flow the verdict names the snap length.
+func TestMergeHeadersCut(t *testing.T) {
+	a := mergeFixture("a.pcap", "10.0.0.1", 1, 10, 0)
+	a.Flows, a.Capture.Truncated = nil, 10
+	f := truncatedFinding(&Input{Capture: a.Capture})
+	f.Evidence.Counts["headers_cut"] = 10
+	headersCutNote(&f, 10)
+	a.Findings = []Finding{f}
+	r, err := Merge([]MergeSource{{"a.json", a}}, MergeOptions{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := ofKind(r.Findings, KindCaptureHealth)
+	if len(h) != 1 || h[0].Severity != Warning || h[0].Evidence.Counts["headers_cut"] != 10 || !strings.Contains(h[0].Title, "UDP or TCP header") {
+		t.Fatalf("capture_health:%s %v", summary(h), h)
+	}
+	if !strings.Contains(r.Summary.Verdict, "snap length") {
+		t.Errorf("verdict %q: want the snap length named", r.Summary.Verdict)
+	}
+}
+
 // TestMergeECNCEMarked: ecn_not_acted's ce_marked after merge counts what
 // the module counts, CE-marked packets other than CNPs: a report's own
 // count where it made the finding, else its flow records' CE marks but

@@ -759,6 +759,51 @@ flows:
 	}
 }
 
+// TestHeadersCut: frames the snap length cut before their UDP header
+// (ERSPAN III over IPv6 with its platform subheader is 136 bytes to the
+// end of the inner IPv6 header: live's default 128-byte snaps) may be
+// RoCE: the report does not say there is no RoCE, as if the mirror
+// watched the wrong port, and the truncation finding is a warning that
+// counts them. Frames cut after their headers count none.
+func TestHeadersCut(t *testing.T) {
+	sc, err := gen.ParseScenario([]byte(`
+name: headers_cut
+snaplen: 128
+encap: [{erspan3: {src: "2001:db8:ffff::1", dst: "2001:db8:ffff::100", session: 300, hw_id: 5, subheader: true}}]
+flows:
+  - {src: "fd00:0:0:1::1", dst: "fd00:0:0:1::2", src_qpn: 0x131, dest_qpn: 0x231, mtu: 1024, ops: [{op: write, bytes: 4096}]}
+`), "headers_cut.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := loadInput(t, writeScenario(t, sc), "")
+	if in.Capture.RoCE != 0 || in.Capture.Truncated == 0 || in.Capture.Truncated != in.Capture.Packets {
+		t.Fatalf("%d RoCE of %d frames, %d truncated; want none RoCE, all truncated", in.Capture.RoCE, in.Capture.Packets, in.Capture.Truncated)
+	}
+	fs := runAll(in)
+	var cut *Finding
+	for i, f := range ofKind(fs, KindCaptureHealth) {
+		if strings.Contains(f.Title, "cut by the snap length") {
+			cut = &ofKind(fs, KindCaptureHealth)[i]
+		} else if !strings.Contains(f.Detail, "snap length") || !strings.Contains(f.Next, "snap length") {
+			t.Errorf("%s: %s / %s: want the snap length named", f.Title, f.Detail, f.Next)
+		}
+	}
+	if cut == nil || cut.Severity != Warning || cut.Evidence.Counts["headers_cut"] != float64(in.Capture.Packets) {
+		t.Fatalf("truncation finding: want a warning with headers_cut %d, got %v", in.Capture.Packets, cut)
+	}
+	if v := summarize(in, fs).Verdict; strings.HasPrefix(v, "No RoCE traffic") || !strings.Contains(v, "snap length") {
+		t.Errorf("verdict %q: want the snap length named", v)
+	}
+	for _, name := range []string{"snaplen64", "mirror_erspan2_vlan_trunc"} {
+		for _, f := range ofKind(runAll(loadInput(t, genCapture(t, name), "")), KindCaptureHealth) {
+			if n, ok := f.Evidence.Counts["headers_cut"]; ok {
+				t.Errorf("%s: headers_cut %v, want none: its frames are cut after their headers", name, n)
+			}
+		}
+	}
+}
+
 // TestStorageRoleConversationOnce: a TCP conversation between a compute
 // HCA and a storage-role address on a port that names no storage service
 // (an S3 object store on tcp/443 here) is storage on compute, reported by

@@ -162,6 +162,10 @@ func verdict(s Summary, fs []Finding) string {
 				return fmt.Sprintf("Nothing to judge: the snap length cut the transport header of %s, so no QP is known. "+
 					"Capture again with a larger snap length (see the capture_health finding).", plural(uint64(n), "RoCE frame"))
 			}
+			if n := f.Evidence.Counts["headers_cut"]; f.Kind == KindCaptureHealth && n > 0 {
+				return fmt.Sprintf("Nothing to judge: the snap length cut %s before their UDP or TCP header, so whether they are RoCE is unknown. "+
+					"Capture again with a larger snap length (see the capture_health finding).", plural(uint64(n), "frame"))
+			}
 		}
 		// The rest of the capture may still say something: storage or
 		// SSH on a compute link, PFC storms.
