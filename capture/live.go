@@ -165,7 +165,7 @@ func (l *LiveHandle) Next(rec *Record) error {
 		ts := ci.Timestamp.UTC()
 		ns := unixNanos(ts)
 		if l.skipBefore != 0 {
-			if ns < l.skipBefore {
+			if beforeFilter(ns, l.skipBefore) {
 				continue // came before the filter took effect (see skipBefore)
 			}
 			l.skipBefore = 0 // later frames are kept even if the clock steps back
@@ -174,6 +174,20 @@ func (l *LiveHandle) Next(rec *Record) error {
 		rec.set(ts, ns, len(data), max(ci.Length, len(data)), l.lt, 0, l.n, data)
 		return nil
 	}
+}
+
+// filterLag bounds how long before the filter took effect a frame that
+// beforeFilter drops may be stamped: the frames queued before it came
+// within the few milliseconds OpenLive takes. A frame stamped earlier
+// than that comes from a clock other than the one time.Now reads (an
+// adapter's, or one stepped since): it is kept, and so is every later
+// one, rather than dropping frames for as long as the clocks differ.
+const filterLag = time.Second
+
+// beforeFilter says whether a frame stamped at ns (Unix nanoseconds) came
+// in before the filter took effect at filterAt (LiveHandle.skipBefore).
+func beforeFilter(ns, filterAt int64) bool {
+	return ns < filterAt && filterAt-ns <= int64(filterLag)
 }
 
 // Stats returns the capture's counters since it was opened.

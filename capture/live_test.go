@@ -74,3 +74,25 @@ func TestLinkTypeOfDLT(t *testing.T) {
 		}
 	}
 }
+
+// TestBeforeFilter: a frame stamped in the moments before the filter took
+// effect is dropped; one stamped long before (a clock other than the
+// host's) is not, nor one at or after it.
+func TestBeforeFilter(t *testing.T) {
+	at := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC).UnixNano()
+	for _, tc := range []struct {
+		ns   int64
+		drop bool
+	}{
+		{at - int64(time.Millisecond), true},
+		{at - int64(filterLag), true},
+		{at - int64(filterLag) - 1, false},
+		{at - int64(time.Hour), false},
+		{at, false},
+		{at + 1, false},
+	} {
+		if got := beforeFilter(tc.ns, at); got != tc.drop {
+			t.Errorf("frame %v before the filter: dropped %v, want %v", time.Duration(at-tc.ns), got, tc.drop)
+		}
+	}
+}
