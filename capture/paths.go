@@ -278,6 +278,9 @@ func looksLikeCapture(path string) (ok bool, why string) {
 	case m.other != "":
 		return false, m.other
 	case m.kind != kindGzip:
+		if cutInHeader(path) {
+			return false, "cut off in its file header"
+		}
 		return true, ""
 	}
 	zr, err := gzip.NewReader(br)
@@ -288,6 +291,9 @@ func looksLikeCapture(path string) (ok bool, why string) {
 	var inner [4]byte
 	n, err := io.ReadFull(zr, inner[:])
 	if m, found = magicOf(inner[:n]); found && m.other == "" && m.kind != kindGzip {
+		if cutInHeader(path) {
+			return false, "gzip-compressed, cut off in its file header"
+		}
 		return true, ""
 	}
 	switch {
@@ -297,6 +303,21 @@ func looksLikeCapture(path string) (ok bool, why string) {
 		return false, "gzip-compressed, but damaged"
 	}
 	return false, ""
+}
+
+// cutInHeader says whether the capture at path ends inside its file header
+// (a pcapng: its Section Header Block). It holds no frame, as an empty file
+// does, and is left out as one is: reading it would stop the whole run on
+// a stub next to the captures (a copy cut short, a capture killed as it
+// began), not be analysed up to its cut as a capture cut off in a record is.
+func cutInHeader(path string) bool {
+	r, err := openSize(path, minBufSize)
+	if err == nil {
+		r.Close()
+		return false
+	}
+	var cut *CutOffError
+	return errors.As(err, &cut) && cut.Record == 0
 }
 
 // magicOf finds the file signature p starts with (p holds up to the

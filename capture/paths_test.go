@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"slices"
@@ -56,7 +57,12 @@ func TestExpandPathsSkipsNonCaptures(t *testing.T) {
 		t.Fatal(err)
 	}
 	write("b.pcap.gz", gz(raw))
-	write("c.pcapng", append([]byte{0x0a, 0x0d, 0x0d, 0x0a}, 0, 0, 0, 0))
+	write("c.pcapng", pcapngSHBOnly())
+	// Captures that end inside their file header: no frame, like an
+	// empty file. Read, they stopped the run on the whole directory.
+	write("cut.pcap", raw[:10])
+	write("cut.pcapng", pcapngSHBOnly()[:20])
+	write("cut.pcap.gz", gz(raw[:20]))
 	write("MANIFEST.md", []byte("# Sources\n"))
 	write("a.truth.json", []byte(`{"frames": 1}`))
 	write("empty.pcap", nil)
@@ -91,6 +97,9 @@ func TestExpandPathsSkipsNonCaptures(t *testing.T) {
 		{Dir: dir, Name: "MANIFEST.md", Why: ""},
 		{Dir: dir, Name: "a.truth.json", Why: ""},
 		{Dir: dir, Name: "broken.gz", Why: "gzip-compressed, but damaged"},
+		{Dir: dir, Name: "cut.pcap", Why: "cut off in its file header"},
+		{Dir: dir, Name: "cut.pcap.gz", Why: "gzip-compressed, cut off in its file header"},
+		{Dir: dir, Name: "cut.pcapng", Why: "cut off in its file header"},
 		{Dir: dir, Name: "empty.pcap", Why: "empty"},
 		{Dir: dir, Name: "gone.pcap", Why: "dangling symlink"},
 		{Dir: dir, Name: "notes.gz", Why: ""},
@@ -212,4 +221,13 @@ func TestExpandPathsGzipCopy(t *testing.T) {
 	if got, _, _ := ExpandPaths([]string{a, a + ".gz"}); len(got) != 2 {
 		t.Errorf("both named as files: want both read, got %v", got)
 	}
+}
+
+// pcapngSHBOnly is a little-endian pcapng of a Section Header Block alone.
+func pcapngSHBOnly() []byte {
+	le := binary.LittleEndian
+	b := le.AppendUint32(le.AppendUint32(nil, 0x0a0d0d0a), 28)
+	b = le.AppendUint16(le.AppendUint16(le.AppendUint32(b, 0x1a2b3c4d), 1), 0)
+	b = le.AppendUint64(b, ^uint64(0))
+	return le.AppendUint32(b, 28)
 }
