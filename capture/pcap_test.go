@@ -1,10 +1,14 @@
 package capture
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -206,5 +210,49 @@ func TestPcapCapLenCap(t *testing.T) {
 				t.Fatalf("error %v, want ErrBadRecord", err)
 			}
 		})
+	}
+}
+
+// TestPcapJoinedWithCat: two pcaps joined with cat (or two gzip members
+// of whole pcaps, as cat a.pcap.gz b.pcap.gz leaves them) hold a second
+// file header where a record should start. It was read as a frame (its
+// magic as ts_sec, thiszone as incl_len), then the next header as a cut
+// or an implausible length: the error did not say why the second capture
+// was lost. The frames before it are still read, on both paths.
+func TestPcapJoinedWithCat(t *testing.T) {
+	var pkts []pkt
+	for i := range 5 {
+		pkts = append(pkts, pkt{sec: uint32(1700000000 + i), data: frame(i, 60+i)})
+	}
+	for _, o := range []byteOrder{binary.LittleEndian, binary.BigEndian} {
+		for _, nano := range []bool{false, true} {
+			one, _ := encodePcap(pcapSpec{order: o, nano: nano, linkType: 1}, pkts)
+			joined := append(append([]byte(nil), one...), one...)
+			files := map[string][]byte{"joined.pcap": joined, "joined.pcap.gz": append(gz(one), gz(one)...)}
+			for name, b := range files {
+				p := filepath.Join(t.TempDir(), name)
+				if err := os.WriteFile(p, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				readers := map[string]func() (*Reader, error){
+					"open":   func() (*Reader, error) { return Open(p) },
+					"stream": func() (*Reader, error) { return newReaderSize(bytes.NewReader(b), p, minBufSize) },
+				}
+				for how, open := range readers {
+					r, err := open()
+					if err != nil {
+						t.Fatal(err)
+					}
+					recs, err := readAll(t, r)
+					r.Close()
+					var re *RecordError
+					if len(recs) != 5 || !errors.As(err, &re) || re.Record != 6 || !errors.Is(err, ErrBadRecord) ||
+						!strings.Contains(err.Error(), "another pcap file header") {
+						t.Errorf("%v nano %v %s (%s): %d records, then %v; want 5, then another pcap file header at record 6",
+							o, nano, name, how, len(recs), err)
+					}
+				}
+			}
+		}
 	}
 }

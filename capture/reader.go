@@ -295,7 +295,7 @@ func (r *Reader) pcapBatch(recs []Record) int {
 			sec, frac = binary.LittleEndian.Uint32(h[0:]), binary.LittleEndian.Uint32(h[4:])
 			incl, orig = binary.LittleEndian.Uint32(h[8:]), binary.LittleEndian.Uint32(h[12:])
 		}
-		if incl > r.maxCap || uint64(incl) > uint64(len(p)-pcapRecordHeaderLen) {
+		if incl > r.maxCap || uint64(incl) > uint64(len(p)-pcapRecordHeaderLen) || sec >= pcapJoinedSec {
 			break
 		}
 		end := pcapRecordHeaderLen + int(incl)
