@@ -89,6 +89,9 @@ func (r *Reader) nextPcap(rec *Record) error {
 		return r.badRecord(num, "another pcap file header (% x) where a record should start: captures joined with cat? give them as separate files, or join them with mergecap", h[:4])
 	}
 	if uint64(incl) > uint64(r.maxCapLen) {
+		if m, ok := magicOf(h[:4]); ok && m.kind == KindPcapNG {
+			return r.badRecord(num, "a pcapng file header (% x) where a record should start: captures joined with cat? give them as separate files, or join them with mergecap", h[:4])
+		}
 		return r.badRecord(num, "captured length %d is implausible", incl)
 	}
 	capLen := int(incl)

@@ -228,7 +228,15 @@ func TestPcapJoinedWithCat(t *testing.T) {
 		for _, nano := range []bool{false, true} {
 			one, _ := encodePcap(pcapSpec{order: o, nano: nano, linkType: 1}, pkts)
 			joined := append(append([]byte(nil), one...), one...)
-			files := map[string][]byte{"joined.pcap": joined, "joined.pcap.gz": append(gz(one), gz(one)...)}
+			var ng ngFile
+			ng.shb(o)
+			ng.idb(1, 0)
+			ng.epb(0, 1, frame(9, 60), 60)
+			files := map[string][]byte{
+				"joined.pcap":    joined,
+				"joined.pcap.gz": append(gz(one), gz(one)...),
+				"pcapng.pcap":    append(append([]byte(nil), one...), ng.b...),
+			}
 			for name, b := range files {
 				p := filepath.Join(t.TempDir(), name)
 				if err := os.WriteFile(p, b, 0o644); err != nil {
@@ -247,8 +255,8 @@ func TestPcapJoinedWithCat(t *testing.T) {
 					r.Close()
 					var re *RecordError
 					if len(recs) != 5 || !errors.As(err, &re) || re.Record != 6 || !errors.Is(err, ErrBadRecord) ||
-						!strings.Contains(err.Error(), "another pcap file header") {
-						t.Errorf("%v nano %v %s (%s): %d records, then %v; want 5, then another pcap file header at record 6",
+						!strings.Contains(err.Error(), "file header") || !strings.Contains(err.Error(), "joined with cat") {
+						t.Errorf("%v nano %v %s (%s): %d records, then %v; want 5, then another file header at record 6",
 							o, nano, name, how, len(recs), err)
 					}
 				}
