@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 )
 
@@ -23,7 +24,9 @@ const (
 	// pcapJoinedSec: a record whose ts_sec is at least this (2055 on)
 	// may be another pcap's file header, its magic read as ts_sec (as
 	// files joined with cat, or gzip members joined so, leave it; see
-	// joinedHeader). Both hot loops leave such a record to nextPcap.
+	// joinedHeader). The block path's hot loop leaves such a record, and
+	// one whose ts_sec is 0 (it may be zeros filling the file, see
+	// zeroTail), to nextPcap.
 	pcapJoinedSec = 0xa1b20000
 )
 
@@ -85,6 +88,11 @@ func (r *Reader) nextPcap(rec *Record) error {
 	o := r.order
 	sec, frac := o.Uint32(h[0:]), o.Uint32(h[4:])
 	incl, orig := o.Uint32(h[8:]), o.Uint32(h[12:])
+	if sec == 0 && frac == 0 && incl == 0 && orig == 0 {
+		if end, err := r.zeroTail(num); end {
+			return err
+		}
+	}
 	if sec >= pcapJoinedSec && joinedHeader(h) {
 		return r.badRecord(num, "another pcap file header (% x) where a record should start: captures joined with cat? give them as separate files, or join them with mergecap", h[:4])
 	}
@@ -119,3 +127,39 @@ func joinedHeader(h []byte) bool {
 	m, ok := magicOf(h[:4])
 	return ok && m.kind == KindPcap && m.order.Uint16(h[4:]) == 2
 }
+
+// zeroTail is nextPcap at a record header of zeros: an empty frame at
+// time 0 (an empty Simple Packet Block written to pcap is one), or the
+// start of zeros that fill the file from a record boundary to its end, as
+// a capture host that crashed (a file system that had extended the file),
+// a preallocated file or a copy leaves. Read as records, those were
+// thousands of empty frames of 1970: the capture spanned 56 years, and
+// its clock went back. When the next 16 bytes are not zeros too, it is
+// the frame (end false: nextPcap reads it). Else zeros to the end are
+// ignored, as zeros after a gzip stream are, and Trailing says so (end
+// true, with io.EOF); zeros and then data are a bad record. What it
+// decides does not depend on the read buffer's size.
+func (r *Reader) zeroTail(num int) (end bool, err error) {
+	p, err := r.peek(2 * pcapRecordHeaderLen)
+	if slices.ContainsFunc(p, nonZero) || len(p) < 2*pcapRecordHeaderLen && err != io.EOF {
+		return false, nil
+	}
+	at, n := r.pos(), int64(0)
+	var buf [4096]byte
+	for src := r.source(); err != io.EOF; {
+		var k int
+		k, err = src.Read(buf[:])
+		if i := slices.IndexFunc(buf[:k], nonZero); i >= 0 {
+			return true, r.badRecord(num, "zeros where a record should start, from byte %d to byte %d, then data", at, at+n+int64(i))
+		}
+		n += int64(k)
+		if err != nil && err != io.EOF {
+			return true, r.readErr(err, num, 0, pcapRecordHeaderLen)
+		}
+	}
+	r.trailing = &FileError{Name: r.name, Err: ErrTrailingData,
+		Reason: fmt.Sprintf("zeros from byte %d to the end (%d bytes) after the last record are not records", at, n)}
+	return true, io.EOF
+}
+
+func nonZero(c byte) bool { return c != 0 }

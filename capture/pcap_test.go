@@ -264,3 +264,63 @@ func TestPcapJoinedWithCat(t *testing.T) {
 		}
 	}
 }
+
+// TestPcapZeroTail: zeros from a record boundary to the end of a pcap (a
+// capture host that crashed, a preallocated file) are not records: they
+// were read as thousands of empty frames of 1970 (the capture then spanned
+// 56 years, and its clock went back). They are ignored, as zeros after a
+// gzip stream are, and Trailing says where they start, on both paths and
+// inside gzip; zeros and then data are a bad record.
+func TestPcapZeroTail(t *testing.T) {
+	var pkts []pkt
+	for i := range 5 {
+		pkts = append(pkts, pkt{sec: uint32(1700000000 + i), data: frame(i, 60+i)})
+	}
+	one, _ := encodePcap(pcapSpec{order: binary.LittleEndian, linkType: 1}, pkts)
+	zeros := func(n int) []byte { return append(append([]byte(nil), one...), make([]byte, n)...) }
+	tests := []struct {
+		name     string
+		file     []byte
+		trailing bool // else a bad record
+	}{
+		{"zeros.pcap", zeros(100000), true},
+		{"one-zero-header.pcap", zeros(16), true},
+		{"zeros-beyond-buffer.pcap", zeros(3 << 20), true},
+		{"zeros.pcap.gz", gz(zeros(5000)), true},
+		{"zeros-beyond-buffer-then-data.pcap", append(zeros(3<<20), one[24:]...), false},
+		{"zeros-then-data.pcap", append(zeros(32), one[24:]...), false},
+	}
+	for _, tt := range tests {
+		p := filepath.Join(t.TempDir(), tt.name)
+		if err := os.WriteFile(p, tt.file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		readers := map[string]func() (*Reader, error){
+			"open":   func() (*Reader, error) { return Open(p) },
+			"stream": func() (*Reader, error) { return newReaderSize(bytes.NewReader(tt.file), p, minBufSize) },
+		}
+		for how, open := range readers {
+			r, err := open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, err := readAll(t, r)
+			trailing := r.Trailing()
+			r.Close()
+			if len(recs) != 5 {
+				t.Errorf("%s (%s): %d records, want 5", tt.name, how, len(recs))
+			}
+			if tt.trailing {
+				want := fmt.Sprintf("zeros from byte %d to the end", len(one))
+				if err != io.EOF || !errors.Is(trailing, ErrTrailingData) || !strings.Contains(trailing.Error(), want) {
+					t.Errorf("%s (%s): end %v, trailing %v; want io.EOF and %q", tt.name, how, err, trailing, want)
+				}
+				continue
+			}
+			var re *RecordError
+			if !errors.As(err, &re) || re.Record != 6 || !errors.Is(err, ErrBadRecord) || !strings.Contains(err.Error(), "zeros where a record should start") {
+				t.Errorf("%s (%s): end %v; want a bad record 6 of zeros", tt.name, how, err)
+			}
+		}
+	}
+}
