@@ -156,6 +156,21 @@ func TestExpandPathsNoCapture(t *testing.T) {
 	}
 }
 
+// TestExpandPathsNoCaptureSaysWhy: a directory whose only captures are
+// empty or cut off in their file header is an error that names them; it
+// said "holds no capture files" beside a.pcap.
+func TestExpandPathsNoCaptureSaysWhy(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.pcap"), []byte{0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0}, 0o644)
+	os.WriteFile(filepath.Join(dir, "b.pcap"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("rail 3\n"), 0o644)
+	_, _, err := ExpandPaths([]string{dir})
+	want := dir + ": directory holds no capture files; left out: a.pcap (cut off in its file header), b.pcap (empty), notes.txt"
+	if err == nil || err.Error() != want {
+		t.Errorf("want %q, got %v", want, err)
+	}
+}
+
 // TestExpandPathsSubdirectories: a directory whose captures are in
 // subdirectories (one per rail, say), which are not read, is an error
 // that names them.
