@@ -79,7 +79,7 @@ func ExpandPaths(args []string) (paths []string, skipped []Skipped, err error) {
 			return nil, nil, err
 		}
 		if found == 0 {
-			return nil, nil, noCaptureError(a, subdirs)
+			return nil, nil, noCaptureError(a, subdirs, skipped)
 		}
 	}
 	return paths, skipped, nil
@@ -89,8 +89,35 @@ func ExpandPaths(args []string) (paths []string, skipped []Skipped, err error) {
 // in it. Captures are often kept one subdirectory per mirror or rail
 // (incident/rail0/, incident/rail1/), which a directory argument does not
 // read: the error then names the subdirectories to give instead.
-func noCaptureError(dir string, subdirs []string) error {
+//
+// Without subdirectories, it names the files of dir that were left out
+// (skipped holds them, after those of earlier arguments) when one of them
+// is a capture that could not be read, such as an empty one or one cut off
+// in its file header: "holds no capture files" alone, beside a *.pcap,
+// left the reader to guess why.
+func noCaptureError(dir string, subdirs []string, skipped []Skipped) error {
 	if len(subdirs) == 0 {
+		const show = 3
+		var names []string
+		said := false
+		for _, s := range skipped {
+			if s.Dir != dir || s.SameAs != "" || s.CopyOf != "" {
+				continue
+			}
+			said = said || s.Why != "" && s.Why != "dangling symlink"
+			if len(names) == show {
+				names = append(names, "...")
+				break
+			}
+			n := s.Name
+			if s.Why != "" {
+				n += " (" + s.Why + ")"
+			}
+			names = append(names, n)
+		}
+		if said {
+			return fmt.Errorf("%s: directory holds no capture files; left out: %s", dir, strings.Join(names, ", "))
+		}
 		return fmt.Errorf("%s: directory holds no capture files", dir)
 	}
 	const show = 3
@@ -278,6 +305,9 @@ func looksLikeCapture(path string) (ok bool, why string) {
 	case m.other != "":
 		return false, m.other
 	case m.kind != kindGzip:
+		if cutInHeader(path) {
+			return false, "cut off in its file header"
+		}
 		return true, ""
 	}
 	zr, err := gzip.NewReader(br)
@@ -288,6 +318,9 @@ func looksLikeCapture(path string) (ok bool, why string) {
 	var inner [4]byte
 	n, err := io.ReadFull(zr, inner[:])
 	if m, found = magicOf(inner[:n]); found && m.other == "" && m.kind != kindGzip {
+		if cutInHeader(path) {
+			return false, "gzip-compressed, cut off in its file header"
+		}
 		return true, ""
 	}
 	switch {
@@ -297,6 +330,21 @@ func looksLikeCapture(path string) (ok bool, why string) {
 		return false, "gzip-compressed, but damaged"
 	}
 	return false, ""
+}
+
+// cutInHeader says whether the capture at path ends inside its file header
+// (a pcapng: its Section Header Block). It holds no frame, as an empty file
+// does, and is left out as one is: reading it would stop the whole run on
+// a stub next to the captures (a copy cut short, a capture killed as it
+// began), not be analysed up to its cut as a capture cut off in a record is.
+func cutInHeader(path string) bool {
+	r, err := openSize(path, minBufSize)
+	if err == nil {
+		r.Close()
+		return false
+	}
+	var cut *CutOffError
+	return errors.As(err, &cut) && cut.Record == 0
 }
 
 // magicOf finds the file signature p starts with (p holds up to the

@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"slices"
@@ -56,7 +57,12 @@ func TestExpandPathsSkipsNonCaptures(t *testing.T) {
 		t.Fatal(err)
 	}
 	write("b.pcap.gz", gz(raw))
-	write("c.pcapng", append([]byte{0x0a, 0x0d, 0x0d, 0x0a}, 0, 0, 0, 0))
+	write("c.pcapng", pcapngSHBOnly())
+	// Captures that end inside their file header: no frame, like an
+	// empty file. Read, they stopped the run on the whole directory.
+	write("cut.pcap", raw[:10])
+	write("cut.pcapng", pcapngSHBOnly()[:20])
+	write("cut.pcap.gz", gz(raw[:20]))
 	write("MANIFEST.md", []byte("# Sources\n"))
 	write("a.truth.json", []byte(`{"frames": 1}`))
 	write("empty.pcap", nil)
@@ -91,6 +97,9 @@ func TestExpandPathsSkipsNonCaptures(t *testing.T) {
 		{Dir: dir, Name: "MANIFEST.md", Why: ""},
 		{Dir: dir, Name: "a.truth.json", Why: ""},
 		{Dir: dir, Name: "broken.gz", Why: "gzip-compressed, but damaged"},
+		{Dir: dir, Name: "cut.pcap", Why: "cut off in its file header"},
+		{Dir: dir, Name: "cut.pcap.gz", Why: "gzip-compressed, cut off in its file header"},
+		{Dir: dir, Name: "cut.pcapng", Why: "cut off in its file header"},
 		{Dir: dir, Name: "empty.pcap", Why: "empty"},
 		{Dir: dir, Name: "gone.pcap", Why: "dangling symlink"},
 		{Dir: dir, Name: "notes.gz", Why: ""},
@@ -144,6 +153,21 @@ func TestExpandPathsNoCapture(t *testing.T) {
 	_, _, err := ExpandPaths([]string{dir})
 	if err == nil || !strings.Contains(err.Error(), "directory holds no capture files") {
 		t.Errorf("want %q, got %v", "directory holds no capture files", err)
+	}
+}
+
+// TestExpandPathsNoCaptureSaysWhy: a directory whose only captures are
+// empty or cut off in their file header is an error that names them; it
+// said "holds no capture files" beside a.pcap.
+func TestExpandPathsNoCaptureSaysWhy(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.pcap"), []byte{0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0}, 0o644)
+	os.WriteFile(filepath.Join(dir, "b.pcap"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("rail 3\n"), 0o644)
+	_, _, err := ExpandPaths([]string{dir})
+	want := dir + ": directory holds no capture files; left out: a.pcap (cut off in its file header), b.pcap (empty), notes.txt"
+	if err == nil || err.Error() != want {
+		t.Errorf("want %q, got %v", want, err)
 	}
 }
 
@@ -212,4 +236,13 @@ func TestExpandPathsGzipCopy(t *testing.T) {
 	if got, _, _ := ExpandPaths([]string{a, a + ".gz"}); len(got) != 2 {
 		t.Errorf("both named as files: want both read, got %v", got)
 	}
+}
+
+// pcapngSHBOnly is a little-endian pcapng of a Section Header Block alone.
+func pcapngSHBOnly() []byte {
+	le := binary.LittleEndian
+	b := le.AppendUint32(le.AppendUint32(nil, 0x0a0d0d0a), 28)
+	b = le.AppendUint16(le.AppendUint16(le.AppendUint32(b, 0x1a2b3c4d), 1), 0)
+	b = le.AppendUint64(b, ^uint64(0))
+	return le.AppendUint32(b, 28)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 )
 
@@ -19,6 +20,14 @@ const (
 	pcapLinkTypeMask   = 0x0000ffff
 	pcapFCSPresentFlag = 0x04000000
 	pcapFCSShift       = 28
+
+	// pcapJoinedSec: a record whose ts_sec is at least this (2055 on)
+	// may be another pcap's file header, its magic read as ts_sec (as
+	// files joined with cat, or gzip members joined so, leave it; see
+	// joinedHeader). The block path's hot loop leaves such a record, and
+	// one whose ts_sec is 0 (it may be zeros filling the file, see
+	// zeroTail), to nextPcap.
+	pcapJoinedSec = 0xa1b20000
 )
 
 // readPcapHeader reads the 24-byte pcap file header.
@@ -79,7 +88,18 @@ func (r *Reader) nextPcap(rec *Record) error {
 	o := r.order
 	sec, frac := o.Uint32(h[0:]), o.Uint32(h[4:])
 	incl, orig := o.Uint32(h[8:]), o.Uint32(h[12:])
+	if sec == 0 && frac == 0 && incl == 0 && orig == 0 {
+		if end, err := r.zeroTail(num); end {
+			return err
+		}
+	}
+	if sec >= pcapJoinedSec && joinedHeader(h) {
+		return r.badRecord(num, "another pcap file header (% x) where a record should start: captures joined with cat? give them as separate files, or join them with mergecap", h[:4])
+	}
 	if uint64(incl) > uint64(r.maxCapLen) {
+		if m, ok := magicOf(h[:4]); ok && m.kind == KindPcapNG {
+			return r.badRecord(num, "a pcapng file header (% x) where a record should start: captures joined with cat? give them as separate files, or join them with mergecap", h[:4])
+		}
 		return r.badRecord(num, "captured length %d is implausible", incl)
 	}
 	capLen := int(incl)
@@ -96,3 +116,50 @@ func (r *Reader) nextPcap(rec *Record) error {
 	rec.set(time.Unix(int64(sec), int64(nsec)).UTC(), int64(sec)*1e9+int64(nsec), capLen, max(int(orig), capLen), ifc.LinkType, 0, num, p[pcapRecordHeaderLen:])
 	return nil
 }
+
+// joinedHeader says whether the record header h is the start of another
+// pcap file header: a pcap magic, then major version 2. Read as a record
+// it is a frame of thiszone bytes at a time in 2055 or later, and what
+// follows is garbage ("captured length 1781621760 is implausible") or, in
+// a gzip stream, a cut: the second capture's frames were lost with no word
+// on why.
+func joinedHeader(h []byte) bool {
+	m, ok := magicOf(h[:4])
+	return ok && m.kind == KindPcap && m.order.Uint16(h[4:]) == 2
+}
+
+// zeroTail is nextPcap at a record header of zeros: an empty frame at
+// time 0 (an empty Simple Packet Block written to pcap is one), or the
+// start of zeros that fill the file from a record boundary to its end, as
+// a capture host that crashed (a file system that had extended the file),
+// a preallocated file or a copy leaves. Read as records, those were
+// thousands of empty frames of 1970: the capture spanned 56 years, and
+// its clock went back. When the next 16 bytes are not zeros too, it is
+// the frame (end false: nextPcap reads it). Else zeros to the end are
+// ignored, as zeros after a gzip stream are, and Trailing says so (end
+// true, with io.EOF); zeros and then data are a bad record. What it
+// decides does not depend on the read buffer's size.
+func (r *Reader) zeroTail(num int) (end bool, err error) {
+	p, err := r.peek(2 * pcapRecordHeaderLen)
+	if slices.ContainsFunc(p, nonZero) || len(p) < 2*pcapRecordHeaderLen && err != io.EOF {
+		return false, nil
+	}
+	at, n := r.pos(), int64(0)
+	var buf [4096]byte
+	for src := r.source(); err != io.EOF; {
+		var k int
+		k, err = src.Read(buf[:])
+		if i := slices.IndexFunc(buf[:k], nonZero); i >= 0 {
+			return true, r.badRecord(num, "zeros where a record should start, from byte %d to byte %d, then data", at, at+n+int64(i))
+		}
+		n += int64(k)
+		if err != nil && err != io.EOF {
+			return true, r.readErr(err, num, 0, pcapRecordHeaderLen)
+		}
+	}
+	r.trailing = &FileError{Name: r.name, Err: ErrTrailingData,
+		Reason: fmt.Sprintf("zeros from byte %d to the end (%d bytes) after the last record are not records", at, n)}
+	return true, io.EOF
+}
+
+func nonZero(c byte) bool { return c != 0 }

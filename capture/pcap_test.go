@@ -1,10 +1,14 @@
 package capture
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -206,5 +210,117 @@ func TestPcapCapLenCap(t *testing.T) {
 				t.Fatalf("error %v, want ErrBadRecord", err)
 			}
 		})
+	}
+}
+
+// TestPcapJoinedWithCat: two pcaps joined with cat (or two gzip members
+// of whole pcaps, as cat a.pcap.gz b.pcap.gz leaves them) hold a second
+// file header where a record should start. It was read as a frame (its
+// magic as ts_sec, thiszone as incl_len), then the next header as a cut
+// or an implausible length: the error did not say why the second capture
+// was lost. The frames before it are still read, on both paths.
+func TestPcapJoinedWithCat(t *testing.T) {
+	var pkts []pkt
+	for i := range 5 {
+		pkts = append(pkts, pkt{sec: uint32(1700000000 + i), data: frame(i, 60+i)})
+	}
+	for _, o := range []byteOrder{binary.LittleEndian, binary.BigEndian} {
+		for _, nano := range []bool{false, true} {
+			one, _ := encodePcap(pcapSpec{order: o, nano: nano, linkType: 1}, pkts)
+			joined := append(append([]byte(nil), one...), one...)
+			var ng ngFile
+			ng.shb(o)
+			ng.idb(1, 0)
+			ng.epb(0, 1, frame(9, 60), 60)
+			files := map[string][]byte{
+				"joined.pcap":    joined,
+				"joined.pcap.gz": append(gz(one), gz(one)...),
+				"pcapng.pcap":    append(append([]byte(nil), one...), ng.b...),
+			}
+			for name, b := range files {
+				p := filepath.Join(t.TempDir(), name)
+				if err := os.WriteFile(p, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				readers := map[string]func() (*Reader, error){
+					"open":   func() (*Reader, error) { return Open(p) },
+					"stream": func() (*Reader, error) { return newReaderSize(bytes.NewReader(b), p, minBufSize) },
+				}
+				for how, open := range readers {
+					r, err := open()
+					if err != nil {
+						t.Fatal(err)
+					}
+					recs, err := readAll(t, r)
+					r.Close()
+					var re *RecordError
+					if len(recs) != 5 || !errors.As(err, &re) || re.Record != 6 || !errors.Is(err, ErrBadRecord) ||
+						!strings.Contains(err.Error(), "file header") || !strings.Contains(err.Error(), "joined with cat") {
+						t.Errorf("%v nano %v %s (%s): %d records, then %v; want 5, then another file header at record 6",
+							o, nano, name, how, len(recs), err)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPcapZeroTail: zeros from a record boundary to the end of a pcap (a
+// capture host that crashed, a preallocated file) are not records: they
+// were read as thousands of empty frames of 1970 (the capture then spanned
+// 56 years, and its clock went back). They are ignored, as zeros after a
+// gzip stream are, and Trailing says where they start, on both paths and
+// inside gzip; zeros and then data are a bad record.
+func TestPcapZeroTail(t *testing.T) {
+	var pkts []pkt
+	for i := range 5 {
+		pkts = append(pkts, pkt{sec: uint32(1700000000 + i), data: frame(i, 60+i)})
+	}
+	one, _ := encodePcap(pcapSpec{order: binary.LittleEndian, linkType: 1}, pkts)
+	zeros := func(n int) []byte { return append(append([]byte(nil), one...), make([]byte, n)...) }
+	tests := []struct {
+		name     string
+		file     []byte
+		trailing bool // else a bad record
+	}{
+		{"zeros.pcap", zeros(100000), true},
+		{"one-zero-header.pcap", zeros(16), true},
+		{"zeros-beyond-buffer.pcap", zeros(3 << 20), true},
+		{"zeros.pcap.gz", gz(zeros(5000)), true},
+		{"zeros-beyond-buffer-then-data.pcap", append(zeros(3<<20), one[24:]...), false},
+		{"zeros-then-data.pcap", append(zeros(32), one[24:]...), false},
+	}
+	for _, tt := range tests {
+		p := filepath.Join(t.TempDir(), tt.name)
+		if err := os.WriteFile(p, tt.file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		readers := map[string]func() (*Reader, error){
+			"open":   func() (*Reader, error) { return Open(p) },
+			"stream": func() (*Reader, error) { return newReaderSize(bytes.NewReader(tt.file), p, minBufSize) },
+		}
+		for how, open := range readers {
+			r, err := open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, err := readAll(t, r)
+			trailing := r.Trailing()
+			r.Close()
+			if len(recs) != 5 {
+				t.Errorf("%s (%s): %d records, want 5", tt.name, how, len(recs))
+			}
+			if tt.trailing {
+				want := fmt.Sprintf("zeros from byte %d to the end", len(one))
+				if err != io.EOF || !errors.Is(trailing, ErrTrailingData) || !strings.Contains(trailing.Error(), want) {
+					t.Errorf("%s (%s): end %v, trailing %v; want io.EOF and %q", tt.name, how, err, trailing, want)
+				}
+				continue
+			}
+			var re *RecordError
+			if !errors.As(err, &re) || re.Record != 6 || !errors.Is(err, ErrBadRecord) || !strings.Contains(err.Error(), "zeros where a record should start") {
+				t.Errorf("%s (%s): end %v; want a bad record 6 of zeros", tt.name, how, err)
+			}
+		}
 	}
 }

@@ -86,6 +86,7 @@ type Reader struct {
 	snapLen   int        // pcap header snaplen, or of the first pcapng interface
 	linkTypes []LinkType // distinct, in order of declaration
 	sections  int        // pcapng sections seen
+	trailing  error      // pcap: zeros after the last record (see zeroTail), for Trailing
 }
 
 // fastPath says which hot path Next tries before the generic code.
@@ -295,7 +296,7 @@ func (r *Reader) pcapBatch(recs []Record) int {
 			sec, frac = binary.LittleEndian.Uint32(h[0:]), binary.LittleEndian.Uint32(h[4:])
 			incl, orig = binary.LittleEndian.Uint32(h[8:]), binary.LittleEndian.Uint32(h[12:])
 		}
-		if incl > r.maxCap || uint64(incl) > uint64(len(p)-pcapRecordHeaderLen) {
+		if incl > r.maxCap || uint64(incl) > uint64(len(p)-pcapRecordHeaderLen) || sec-1 >= pcapJoinedSec-1 {
 			break
 		}
 		end := pcapRecordHeaderLen + int(incl)
@@ -363,10 +364,16 @@ func (r *Reader) closeGzip() {
 // padding it, what a copy left behind): a *FileError wrapping
 // ErrTrailingData, saying where that data starts. Like gzip, which warns
 // of it ("trailing garbage ignored"), the Reader ignores it: the capture
-// was read to its end. Trailing returns nil for every other file, and
-// before the end.
+// was read to its end. So does it zeros that fill a pcap from a record
+// boundary to its end (see zeroTail). Trailing returns nil for every other
+// file, and before the end.
 func (r *Reader) Trailing() error {
-	if r.err != io.EOF || r.gz == nil {
+	switch {
+	case r.err != io.EOF:
+		return nil
+	case r.trailing != nil:
+		return r.trailing
+	case r.gz == nil:
 		return nil
 	}
 	return r.gz.trailing

@@ -119,6 +119,8 @@ func decodeCases() []decodeCase {
 	e3 := func(b []byte) []byte { return erspan3(7, 0, false, b) }
 	e3o := func(b []byte) []byte { return erspan3(7, 0, true, b) }
 	e3ip := func(b []byte) []byte { return erspan3(7, 2, false, b) }
+	e3ipo := func(b []byte) []byte { return erspan3(7, 2, true, b) }
+	e3ft5 := func(b []byte) []byte { return erspan3(7, 5, false, b) }
 
 	// Nine nested GRE/IP tunnels: one more than MaxTunnels.
 	deep := rcWrite4
@@ -208,7 +210,12 @@ func decodeCases() []decodeCase {
 		{"erspan3", capture.LinkTypeEthernet, mirror(fS, 0x22eb, e3, plain), roceSum("eth,ipv4,gre,erspan3:7")},
 		{"erspan3 O bit", capture.LinkTypeEthernet, mirror(fS, 0x22eb, e3o, tagged),
 			with(roceSum("eth,ipv4,gre,erspan3:7,vlan:100"), vlan100)},
-		{"erspan3 frame type IP", capture.LinkTypeEthernet, mirror(fS, 0x22eb, e3ip, rcWrite4),
+		// Frame type 2 (draft-foschiano-erspan-03 §4.3): the mirrored
+		// IP packet without its Ethernet header. It was left undecoded.
+		{"erspan3 frame type IP", capture.LinkTypeEthernet, mirror(fS, 0x22eb, e3ip, rcWrite4), roceSum("eth,ipv4,gre,erspan3:7")},
+		{"erspan3 frame type IPv6 O bit", capture.LinkTypeEthernet, mirror(fS, 0x22eb, e3ipo, rcWrite6),
+			with(roceSum("eth,ipv4,gre,erspan3:7"), func(s *sum) { s.EtherType, s.IPVersion, s.Src, s.Dst = 0x86dd, 6, a61, a62 })},
+		{"erspan3 frame type reserved", capture.LinkTypeEthernet, mirror(fS, 0x22eb, e3ft5, rcWrite4),
 			with(outerSum(""), func(s *sum) { s.Note = ReasonERSPANFrameType })},
 		{"nested", capture.LinkTypeEthernet,
 			eth(0x0800, ip4("192.168.0.1", "192.168.0.2", 47, gre(0, 0x6558, 0,

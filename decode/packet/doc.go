@@ -37,7 +37,7 @@
 //
 // A tunnel's layers are listed only once the walk reaches its inner frame.
 // If it stops before (a tunnel header that is cut, bad, or cannot be
-// decoded, such as an ERSPAN III frame type other than Ethernet), the
+// decoded, such as an ERSPAN III frame type that is reserved), the
 // carrying frame is the innermost frame: Encap leaves it and its tunnel out,
 // and the IP and port fields describe it. Entering an inner frame clears
 // every field that describes the packet (EtherType, VLAN, IP, ports), so an

@@ -11,6 +11,7 @@ const (
 	erspan3Version      = 2
 	erspanTruncated     = 0x04 // T bit in byte 2: the mirrored frame was cut
 	erspan3FrameEther   = 0    // FT: Ethernet frame
+	erspan3FrameIP      = 2    // FT: IP packet, no Ethernet header
 )
 
 // erspan2 decodes an ERSPAN type II header: Ver(4) VLAN(12), COS(3) En(2)
@@ -33,8 +34,10 @@ func (w *walker) erspan2(b []byte) {
 
 // erspan3 decodes an ERSPAN type III header: Ver(4) VLAN(12), COS(3) BSO(2)
 // T(1) Session ID(10), Timestamp(32), SGT(16) P(1) FT(5) HW ID(6) D(1)
-// Gra(2) O(1), then the optional 8-byte platform-specific subheader. Only
-// frame type 0 (Ethernet) is decoded further.
+// Gra(2) O(1), then the optional 8-byte platform-specific subheader, then
+// the mirrored frame: of frame type 0 an Ethernet frame, of frame type 2
+// an IP packet (IPv4 or IPv6, as its version nibble says), §4.3. Other
+// (reserved) frame types are not decoded further.
 func (w *walker) erspan3(b []byte) {
 	if len(b) < erspan3HeaderLen {
 		w.short(ReasonBadERSPAN)
@@ -50,7 +53,8 @@ func (w *walker) erspan3(b []byte) {
 	if b[11]&0x01 != 0 {
 		hl += erspan3SubheaderLen
 	}
-	if ft := b[10] >> 2 & 0x1f; ft != erspan3FrameEther {
+	ft := b[10] >> 2 & 0x1f
+	if ft != erspan3FrameEther && ft != erspan3FrameIP {
 		w.p.Note = ReasonERSPANFrameType
 		return
 	}
@@ -59,6 +63,10 @@ func (w *walker) erspan3(b []byte) {
 		return
 	}
 	w.innerFrame()
+	if ft == erspan3FrameIP {
+		w.rawIP(b[hl:])
+		return
+	}
 	w.ethernet(b[hl:])
 }
 

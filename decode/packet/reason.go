@@ -27,7 +27,7 @@ const (
 	ReasonBadMACControl          // MAC Control frame cut short
 	ReasonTooDeep                // more than MaxTunnels tunnels, 8 VLAN tags or 8 IPv6 extension headers
 	ReasonFragment               // Note: an IP fragment other than the first, not decoded above IP, or a first one that carries neither RoCEv2 nor a tunnel
-	ReasonERSPANFrameType        // Note: ERSPAN III frame type is not Ethernet
+	ReasonERSPANFrameType        // Note: ERSPAN III frame type is reserved (neither Ethernet nor IP)
 	ReasonGREVersion             // Note: GRE version not 0 (e.g. PPTP), not decoded further
 	ReasonUnknownFamily          // Note: NULL/LOOP address family is neither IPv4 nor IPv6
 	ReasonVXLANProtocol          // Note: VXLAN-GPE next protocol is not Ethernet, IPv4 or IPv6
@@ -55,7 +55,7 @@ var reasonNames = [numReasons]string{
 	ReasonBadMACControl:   "bad MAC control",
 	ReasonTooDeep:         "too deep",
 	ReasonFragment:        "IP fragment",
-	ReasonERSPANFrameType: "ERSPAN frame type not Ethernet",
+	ReasonERSPANFrameType: "ERSPAN frame type reserved",
 	ReasonGREVersion:      "GRE version not 0",
 	ReasonUnknownFamily:   "unknown address family",
 	ReasonVXLANProtocol:   "VXLAN-GPE protocol not Ethernet or IP",
