@@ -417,6 +417,15 @@ flows:
   - {name: nak-reserved, src: 10.0.4.1, dst: 10.0.4.2, src_qpn: 0x105, dest_qpn: 0x205, start_psn: 500, mtu: 1024, start_us: 100,
      ops: [{op: send, bytes: 64, count: 3}], events: [{at_msg: 2, nak: reserved_5}]}
 `))
+	// CNPs tagged off the CNP priority (pcp_mismatch's cnp_packets): the
+	// generated captures put theirs on priority 6, or carry no tag.
+	ins = append(ins, docScenario(t, `
+name: doc_cnp_pcp
+encap: [{vlan: 100, pcp: 3}]
+flows:
+  - {src: 10.0.1.1, dst: 10.0.1.2, src_qpn: 0x303, dest_qpn: 0x403, mtu: 4096, ops: [{op: write, bytes: 65536}],
+     events: [{at_msg: 1, ce_mark: {packets: 2, cnp: true}}]}
+`))
 	// SMB over TCP (smb_conversations), in no generated capture.
 	ins = append(ins, docScenario(t, `
 name: doc_smb
