@@ -94,6 +94,7 @@ func TestWrap(t *testing.T) {
 		{"long word alone", "x " + strings.Repeat("y", 12) + " z", "", "", 5, "x\n" + strings.Repeat("y", 12) + "\nz\n"},
 		{"line breaks kept", "one\ntwo", "- ", "  ", 80, "- one\n  two\n"},
 		{"runes count once", "ééé ééé", "", "", 7, "ééé ééé\n"},
+		{"wide runes count twice", "名前 名前 ab", "", "", 9, "名前 名前\nab\n"},
 		{"empty", "", "Next: ", "", 80, "Next:\n"},
 	}
 	for _, tc := range tests {
