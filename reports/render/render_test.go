@@ -144,3 +144,25 @@ func TestSummaryPlurals(t *testing.T) {
 		t.Errorf("captureLine = %q, want 1 packet", got)
 	}
 }
+
+// TestCutOffNamesNoFile checks that a cut-off capture of several files
+// does not blame the last one: the reader flags any file that ends
+// mid-record (here the first), and the problem line names it.
+func TestCutOffNamesNoFile(t *testing.T) {
+	r := quietReport()
+	r.Capture.Files = []string{"a.pcap", "b.pcap"}
+	r.Capture.CutOff = true
+	r.Capture.Problems = []string{"a.pcap: file cut off in record 20 (have 41 of 78 bytes)"}
+	for _, wr := range writers {
+		var b bytes.Buffer
+		if err := wr.write(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		if s := b.String(); strings.Contains(s, "last file") {
+			t.Errorf("%s says the last file is cut off; it was a.pcap, the first", wr.ext)
+		}
+	}
+	if strings.Contains(Schema(), "The last file ends") {
+		t.Error("schema.json says cut_off is about the last file")
+	}
+}
