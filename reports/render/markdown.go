@@ -53,6 +53,10 @@ func WriteMarkdown(w io.Writer, r *reports.Report) error {
 	if err := mdFlows(&b, r); err != nil {
 		return err
 	}
+	// A blank line last: Markdown appended to the ticket (`rocedump flows
+	// --format markdown >> ticket.md`) starts a table of its own instead
+	// of adding rows to the flows table this one ends with.
+	b.WriteString("\n")
 	_, err := w.Write(b.Bytes())
 	return err
 }
