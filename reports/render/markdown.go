@@ -18,6 +18,7 @@ import (
 // per finding with its evidence table and next step, and the top flows.
 // Text from the report is escaped so it never turns into markup.
 func WriteMarkdown(w io.Writer, r *reports.Report) error {
+	r = printable(r)
 	var b bytes.Buffer
 	b.WriteString("## rocedump report\n\n")
 	b.WriteString("**" + mdInline(r.Summary.Verdict) + "**\n\n")

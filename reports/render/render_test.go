@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -164,5 +165,52 @@ func TestCutOffNamesNoFile(t *testing.T) {
 	}
 	if strings.Contains(Schema(), "The last file ends") {
 		t.Error("schema.json says cut_off is about the last file")
+	}
+}
+
+// TestNoControlCharacters puts terminal escapes, a bell, a tab and a C1
+// control in what a topology file and capture file names give a report
+// (node names, details, files): text, Markdown and HTML show them as Go
+// escapes, never raw; JSON keeps them, escaped by JSON; the report is
+// left as it was.
+func TestNoControlCharacters(t *testing.T) {
+	const evil = "dgx\x1b[31m-01\x1b]0;pwned\x07\tz\u0085\x7f"
+	r := incidentReport()
+	r.Capture.Files = []string{"cap\x1b[2J.pcap"}
+	r.Capture.Problems = []string{"cap\x1b[2J.pcap: file cut off"}
+	f := &r.Findings[0]
+	f.Nodes = append(f.Nodes, evil)
+	f.Evidence.Details = append(f.Evidence.Details, "10.0.0.1 ("+evil+" mlx5_0)")
+	f.Evidence.First = &reports.Frame{File: "cap\x1b[2J.pcap", Frame: 3}
+	want := incidentReport()
+	want.Capture.Files, want.Capture.Problems = r.Capture.Files, r.Capture.Problems
+	want.Findings[0].Nodes, want.Findings[0].Evidence = f.Nodes, f.Evidence
+	for _, wr := range writers {
+		var b bytes.Buffer
+		if err := wr.write(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if wr.ext == "json" {
+			if !strings.Contains(out, `dgx\u001b[31m-01`) {
+				t.Errorf("json lost the node name as it was")
+			}
+			continue
+		}
+		if i := strings.IndexFunc(out, isControl); i >= 0 {
+			t.Errorf("%s: raw control character %q at byte %d: %q", wr.ext, out[i], i, out[max(0, i-30):min(len(out), i+30)])
+		}
+		shown := out
+		if wr.ext == "md" { // undo Markdown's escapes: \\x1b\[31m is \x1b[31m
+			shown = regexp.MustCompile(`\\(.)`).ReplaceAllString(out, "$1")
+		}
+		for _, s := range []string{`dgx\x1b[31m-01\x1b]0;pwned\a\tz\u0085\x7f`, `cap\x1b[2J.pcap`} {
+			if !strings.Contains(shown, s) {
+				t.Errorf("%s lacks %q", wr.ext, s)
+			}
+		}
+		if !reflect.DeepEqual(r, want) {
+			t.Fatalf("%s: the writer changed the report", wr.ext)
+		}
 	}
 }
