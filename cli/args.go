@@ -88,8 +88,16 @@ func flagNames(cmd *cobra.Command) string {
 	return strings.Join(names, ", ")
 }
 
-// flagWants says what a flag of pflag's type takes.
+// wantAnnotation is the flag annotation that says what a flag takes, for
+// flags whose type says too little (a DSCP is a uint8 of 0 to 63).
+const wantAnnotation = "rocedump-want"
+
+// flagWants says what a flag takes: its wantAnnotation, or what pflag's
+// type of it takes.
 func flagWants(f *pflag.Flag) string {
+	if w := f.Annotations[wantAnnotation]; len(w) > 0 {
+		return w[0]
+	}
 	switch f.Value.Type() {
 	case "int", "int8", "int16", "int32", "int64":
 		return "a whole number"

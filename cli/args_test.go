@@ -34,7 +34,10 @@ func TestUsageErrorsTeach(t *testing.T) {
 		{"unknown shorthand", []string{"flows", "-x", cm},
 			[]string{"unknown shorthand flag: 'x' in -x; rocedump flows takes --format, --sort, --top, --workers"}, ""},
 		{"not a number", []string{"read", "--workers", "abc", cm}, []string{`--workers "abc": want a whole number`}, "strconv"},
-		{"negative uint", []string{"report", "--data-dscp", "-1", cm}, []string{`--data-dscp "-1": want a whole number, 0 or more`}, "strconv"},
+		{"negative DSCP", []string{"report", "--data-dscp", "-1", cm}, []string{`--data-dscp "-1": want a DSCP, 0 to 63`}, "strconv"},
+		{"DSCP above a byte", []string{"report", "--cnp-dscp", "300", cm}, []string{`--cnp-dscp "300": want a DSCP, 0 to 63`}, "strconv"},
+		{"DSCP above 63", []string{"report", "--cnp-dscp", "64", cm}, []string{`--cnp-dscp 64: want a DSCP, 0 to 63`}, ""},
+		{"live DSCP above a byte", []string{"live", "--data-dscp", "256"}, []string{`--data-dscp "256": want a DSCP, 0 to 63`}, "strconv"},
 		{"duration without unit", []string{"report", "--ecn-window", "5", cm}, []string{`--ecn-window "5": want a duration with its unit`}, "missing unit"},
 		{"missing value", []string{"report", cm, "-o"}, []string{"flag needs an argument: 'o' in -o: write the report to FILE instead"}, "`"},
 	}

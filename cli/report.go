@@ -118,6 +118,11 @@ func addReportFlags(f flagSet, opts *ReportOptions) {
 	f.Uint8Var(&opts.DataPCP, "data-pcp", 3, "802.1Q priority (PCP) that VLAN-tagged RoCE data should carry")
 	f.Uint8Var(&opts.CNPPCP, "cnp-pcp", 6, "802.1Q priority (PCP) that VLAN-tagged CNPs should carry")
 	f.DurationVar(&opts.ECNWindow, "ecn-window", time.Millisecond, "how soon (`D`, above 0) a CNP must follow a CE mark for ECN to count as acted on")
+	// A value pflag cannot parse (300, -1) gets the same answer as one
+	// checkAnalysisFlags refuses (64), not "a whole number, 0 or more".
+	for _, name := range []string{"data-dscp", "cnp-dscp"} {
+		_ = f.SetAnnotation(name, wantAnnotation, []string{"a DSCP, 0 to 63"})
+	}
 }
 
 // flagSet is the part of pflag.FlagSet the report flags use.
@@ -127,6 +132,7 @@ type flagSet interface {
 	StringSliceVar(p *[]string, name string, value []string, usage string)
 	Uint8Var(p *uint8, name string, value uint8, usage string)
 	DurationVar(p *time.Duration, name string, value time.Duration, usage string)
+	SetAnnotation(name, key string, values []string) error
 }
 
 // checkReportOptions validates the shared flags and loads the topology.

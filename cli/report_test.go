@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -189,5 +190,36 @@ func TestReportFindingsPlurals(t *testing.T) {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr %q lacks %q", stderr, want)
 		}
+	}
+}
+
+// TestReportMarkdownTakesAppendedTable follows `rocedump flows --help`:
+// the flows table appended to a report's Markdown (`>> ticket.md`) must
+// be a table of its own, not rows added to the report's last table (the
+// report of a capture of 20 flows or fewer ends with its flows table).
+func TestReportMarkdownTakesAppendedTable(t *testing.T) {
+	cp := genCapture("incident_demo.pcap")
+	report, stderr, code := runCLI(t, "report", "--format", "markdown", cp)
+	if code != ExitOK {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	flows, stderr, code := runCLI(t, "flows", "--format", "markdown", cp)
+	if code != ExitOK {
+		t.Fatalf("flows: exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(report+flows, "\n")
+	delim := regexp.MustCompile(`^\|[-:| ]+\|$`)
+	tables := 0
+	for i, l := range lines {
+		if !delim.MatchString(l) {
+			continue
+		}
+		tables++
+		if i >= 2 && strings.HasPrefix(lines[i-2], "|") {
+			t.Errorf("line %d: the table headed %.40q runs on from the table above:\n%s\n%s", i, lines[i-1], lines[i-2], lines[i-1])
+		}
+	}
+	if tables < 2 {
+		t.Fatalf("found %d tables", tables)
 	}
 }

@@ -27,7 +27,7 @@ func captureFacts(r *reports.Report) []fact {
 		fs = append(fs, fact{"Unsupported link type", u64(c.Unsupported)})
 	}
 	if c.CutOff {
-		fs = append(fs, fact{"Cut off", "yes: the last file ends mid-packet"})
+		fs = append(fs, fact{"Cut off", "yes: a file ends mid-packet (see Problem)"})
 	}
 	fs = append(fs, fact{"Drops", drops(c.Drops)})
 	s := r.Summary

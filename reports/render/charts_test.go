@@ -138,3 +138,38 @@ func TestYScale(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeAxisUnits checks that the time axis picks a unit that keeps its
+// tick labels short, from a capture one packet long to one over a year.
+func TestTimeAxisUnits(t *testing.T) {
+	from := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		span       time.Duration
+		unit       string
+		ticks, not []string
+	}{
+		{time.Microsecond, "(µs)", []string{">0.0 µs<", ">0.2 µs<", ">1.0 µs<"}, []string{"ms<"}},
+		{300 * time.Microsecond, "(µs)", []string{">0 µs<", ">50 µs<", ">300 µs<"}, nil},
+		{20 * time.Millisecond, "(ms)", []string{">0 ms<", ">5 ms<", ">20 ms<"}, nil},
+		{2 * time.Second, "(s)", []string{">0.0 s<", ">0.5 s<", ">2.0 s<"}, nil},
+		{40 * time.Minute, "(min)", []string{">0 min<", ">5 min<", ">40 min<"}, nil},
+		{72 * time.Hour, "(h)", []string{">0 h<", ">10 h<", ">70 h<"}, []string{"000 s<"}},
+		{400 * 24 * time.Hour, "(d)", []string{">0 d<", ">100 d<", ">400 d<"}, []string{"000 s<"}},
+	}
+	for _, tc := range tests {
+		var s svg
+		s.open(chartW, 300, "test")
+		newPlot(&s, 8, 250, span{from, from.Add(tc.span)}, bgThroughput).timeAxis()
+		got := string(s.close())
+		for _, w := range append([]string{"time since 2025-01-02T03:04:05.000000000Z " + tc.unit}, tc.ticks...) {
+			if !strings.Contains(got, w) {
+				t.Errorf("span %v: axis lacks %q:\n%s", tc.span, w, got)
+			}
+		}
+		for _, bad := range tc.not {
+			if strings.Contains(got, bad) {
+				t.Errorf("span %v: axis has %q", tc.span, bad)
+			}
+		}
+	}
+}

@@ -19,6 +19,7 @@ var pageTemplate string
 // Security Policy that forbids any fetch. Everything from the report is
 // escaped by html/template (the SVG escapes its own text).
 func WriteHTML(w io.Writer, r *reports.Report) error {
+	r = printable(r)
 	t, err := template.New("report").Parse(pageTemplate)
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 // per finding with its evidence table and next step, and the top flows.
 // Text from the report is escaped so it never turns into markup.
 func WriteMarkdown(w io.Writer, r *reports.Report) error {
+	r = printable(r)
 	var b bytes.Buffer
 	b.WriteString("## rocedump report\n\n")
 	b.WriteString("**" + mdInline(r.Summary.Verdict) + "**\n\n")
@@ -53,6 +54,10 @@ func WriteMarkdown(w io.Writer, r *reports.Report) error {
 	if err := mdFlows(&b, r); err != nil {
 		return err
 	}
+	// A blank line last: Markdown appended to the ticket (`rocedump flows
+	// --format markdown >> ticket.md`) starts a table of its own instead
+	// of adding rows to the flows table this one ends with.
+	b.WriteString("\n")
 	_, err := w.Write(b.Bytes())
 	return err
 }

@@ -56,10 +56,7 @@ func (p plot) valueAxis(sc scale, l labeler, y, h float64) {
 // timeAxis draws time ticks under the plot and the axis title.
 func (p plot) timeAxis() {
 	d := p.span.seconds()
-	mul, unit := 1.0, "s"
-	if d < 1 {
-		mul, unit = 1000, "ms"
-	}
+	mul, unit := timeUnit(d)
 	step := niceStep(d * mul / 8)
 	places := decimals(step)
 	base := p.y + p.h
@@ -74,6 +71,27 @@ func (p plot) timeAxis() {
 		p.s.text(x, base+19, "middle", "tick", strconv.FormatFloat(v, 'f', places, 64)+" "+unit)
 	}
 	p.s.text(p.x+p.w/2, base+38, "middle", "axis", "time since "+stamp(p.span.from)+" ("+unit+")")
+}
+
+// timeUnit is the unit of a time axis over d seconds, and how many of it
+// make a second: microseconds up to a millisecond, then milliseconds,
+// seconds, minutes, hours and days, so that a capture one packet long or
+// days long gets short tick labels ("0.2 µs", "10 h"), not "0.0002 ms"
+// or "250000 s".
+func timeUnit(d float64) (mul float64, unit string) {
+	switch {
+	case d < 1e-3:
+		return 1e6, "µs"
+	case d < 1:
+		return 1e3, "ms"
+	case d < 5*60:
+		return 1, "s"
+	case d < 5*3600:
+		return 1.0 / 60, "min"
+	case d < 10*86400:
+		return 1.0 / 3600, "h"
+	}
+	return 1.0 / 86400, "d"
 }
 
 // noDataHeight is the height of a chart that has nothing to draw.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -94,6 +95,7 @@ func TestWrap(t *testing.T) {
 		{"long word alone", "x " + strings.Repeat("y", 12) + " z", "", "", 5, "x\n" + strings.Repeat("y", 12) + "\nz\n"},
 		{"line breaks kept", "one\ntwo", "- ", "  ", 80, "- one\n  two\n"},
 		{"runes count once", "ééé ééé", "", "", 7, "ééé ééé\n"},
+		{"wide runes count twice", "名前 名前 ab", "", "", 9, "名前 名前\nab\n"},
 		{"empty", "", "Next: ", "", 80, "Next:\n"},
 	}
 	for _, tc := range tests {
@@ -141,5 +143,74 @@ func TestSummaryPlurals(t *testing.T) {
 	}
 	if got := captureLine(reports.CaptureInfo{Files: []string{"a.pcap"}, Packets: 1, RoCE: 1}); !strings.Contains(got, "1 packet (1 RoCE)") {
 		t.Errorf("captureLine = %q, want 1 packet", got)
+	}
+}
+
+// TestCutOffNamesNoFile checks that a cut-off capture of several files
+// does not blame the last one: the reader flags any file that ends
+// mid-record (here the first), and the problem line names it.
+func TestCutOffNamesNoFile(t *testing.T) {
+	r := quietReport()
+	r.Capture.Files = []string{"a.pcap", "b.pcap"}
+	r.Capture.CutOff = true
+	r.Capture.Problems = []string{"a.pcap: file cut off in record 20 (have 41 of 78 bytes)"}
+	for _, wr := range writers {
+		var b bytes.Buffer
+		if err := wr.write(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		if s := b.String(); strings.Contains(s, "last file") {
+			t.Errorf("%s says the last file is cut off; it was a.pcap, the first", wr.ext)
+		}
+	}
+	if strings.Contains(Schema(), "The last file ends") {
+		t.Error("schema.json says cut_off is about the last file")
+	}
+}
+
+// TestNoControlCharacters puts terminal escapes, a bell, a tab and a C1
+// control in what a topology file and capture file names give a report
+// (node names, details, files): text, Markdown and HTML show them as Go
+// escapes, never raw; JSON keeps them, escaped by JSON; the report is
+// left as it was.
+func TestNoControlCharacters(t *testing.T) {
+	const evil = "dgx\x1b[31m-01\x1b]0;pwned\x07\tz\u0085\x7f"
+	r := incidentReport()
+	r.Capture.Files = []string{"cap\x1b[2J.pcap"}
+	r.Capture.Problems = []string{"cap\x1b[2J.pcap: file cut off"}
+	f := &r.Findings[0]
+	f.Nodes = append(f.Nodes, evil)
+	f.Evidence.Details = append(f.Evidence.Details, "10.0.0.1 ("+evil+" mlx5_0)")
+	f.Evidence.First = &reports.Frame{File: "cap\x1b[2J.pcap", Frame: 3}
+	want := incidentReport()
+	want.Capture.Files, want.Capture.Problems = r.Capture.Files, r.Capture.Problems
+	want.Findings[0].Nodes, want.Findings[0].Evidence = f.Nodes, f.Evidence
+	for _, wr := range writers {
+		var b bytes.Buffer
+		if err := wr.write(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if wr.ext == "json" {
+			if !strings.Contains(out, `dgx\u001b[31m-01`) {
+				t.Errorf("json lost the node name as it was")
+			}
+			continue
+		}
+		if i := strings.IndexFunc(out, isControl); i >= 0 {
+			t.Errorf("%s: raw control character %q at byte %d: %q", wr.ext, out[i], i, out[max(0, i-30):min(len(out), i+30)])
+		}
+		shown := out
+		if wr.ext == "md" { // undo Markdown's escapes: \\x1b\[31m is \x1b[31m
+			shown = regexp.MustCompile(`\\(.)`).ReplaceAllString(out, "$1")
+		}
+		for _, s := range []string{`dgx\x1b[31m-01\x1b]0;pwned\a\tz\u0085\x7f`, `cap\x1b[2J.pcap`} {
+			if !strings.Contains(shown, s) {
+				t.Errorf("%s lacks %q", wr.ext, s)
+			}
+		}
+		if !reflect.DeepEqual(r, want) {
+			t.Fatalf("%s: the writer changed the report", wr.ext)
+		}
 	}
 }

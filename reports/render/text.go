@@ -16,6 +16,7 @@ import (
 // summary, the findings ranked critical first with their evidence, and the
 // top flows by bytes. Lines wrap at about 100 columns, except tables.
 func WriteText(w io.Writer, r *reports.Report) error {
+	r = printable(r)
 	var b bytes.Buffer
 	b.WriteString("rocedump report")
 	if r.Tool != "" {

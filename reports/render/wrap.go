@@ -2,7 +2,8 @@ package render
 
 import (
 	"strings"
-	"unicode/utf8"
+
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 )
 
 // textWidth is the column the text report wraps at.
@@ -10,7 +11,8 @@ const textWidth = 100
 
 // wrap breaks text into lines of at most width columns, each starting with
 // indent; the first line starts with first instead. Words longer than a
-// line stand alone. Line breaks in text start new lines.
+// line stand alone. Line breaks in text start new lines. Columns are those
+// a terminal shows, as the tables count them: a CJK character takes two.
 func wrap(text, first, indent string, width int) string {
 	var b strings.Builder
 	prefix := first
@@ -18,13 +20,13 @@ func wrap(text, first, indent string, width int) string {
 		if i > 0 {
 			prefix = indent
 		}
-		line, n := prefix, utf8.RuneCountInString(prefix)
+		line, n := prefix, twwidth.Width(prefix)
 		empty := true
 		for _, w := range strings.Fields(para) {
-			wn := utf8.RuneCountInString(w)
+			wn := twwidth.Width(w)
 			if !empty && n+1+wn > width {
 				b.WriteString(line + "\n")
-				line, n, empty = indent, utf8.RuneCountInString(indent), true
+				line, n, empty = indent, twwidth.Width(indent), true
 			}
 			if !empty {
 				line, n = line+" ", n+1
