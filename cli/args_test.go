@@ -38,6 +38,8 @@ func TestUsageErrorsTeach(t *testing.T) {
 		{"DSCP above a byte", []string{"report", "--cnp-dscp", "300", cm}, []string{`--cnp-dscp "300": want a DSCP, 0 to 63`}, "strconv"},
 		{"DSCP above 63", []string{"report", "--cnp-dscp", "64", cm}, []string{`--cnp-dscp 64: want a DSCP, 0 to 63`}, ""},
 		{"live DSCP above a byte", []string{"live", "--data-dscp", "256"}, []string{`--data-dscp "256": want a DSCP, 0 to 63`}, "strconv"},
+		{"negative PCP", []string{"report", "--data-pcp", "-1", cm}, []string{`--data-pcp "-1": want an 802.1Q priority, 0 to 7`}, "strconv"},
+		{"PCP above a byte", []string{"report", "--cnp-pcp", "300", cm}, []string{`--cnp-pcp "300": want an 802.1Q priority, 0 to 7`}, "strconv"},
 		{"duration without unit", []string{"report", "--ecn-window", "5", cm}, []string{`--ecn-window "5": want a duration with its unit`}, "missing unit"},
 		{"missing value", []string{"report", cm, "-o"}, []string{"flag needs an argument: 'o' in -o: write the report to FILE instead"}, "`"},
 	}

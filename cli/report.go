@@ -123,6 +123,9 @@ func addReportFlags(f flagSet, opts *ReportOptions) {
 	for _, name := range []string{"data-dscp", "cnp-dscp"} {
 		_ = f.SetAnnotation(name, wantAnnotation, []string{"a DSCP, 0 to 63"})
 	}
+	for _, name := range []string{"data-pcp", "cnp-pcp"} {
+		_ = f.SetAnnotation(name, wantAnnotation, []string{"an 802.1Q priority, 0 to 7"})
+	}
 }
 
 // flagSet is the part of pflag.FlagSet the report flags use.
