@@ -114,7 +114,7 @@ Exit codes: 0 no finding at or above --fail-on, 1 findings at or above it,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Topology, "topology", "", "topology `FILE` (YAML), as given to report")
-	f.StringSliceVar(&opts.RailSubnets, "rail-subnet", nil, "map a compute subnet to a rail, `CIDR=RAIL` (repeatable), as given to report")
+	f.StringArrayVar(&opts.RailSubnets, "rail-subnet", nil, "map a compute subnet to a rail, `CIDR=RAIL` (repeatable), as given to report")
 	f.StringVar(&opts.Format, "format", "json", "output format: "+strings.Join(reportFormats, ", "))
 	f.StringVarP(&opts.Output, "output", "o", "", "write the merged report to `FILE` instead of standard output (replaced only once the report is complete; not one of the reports)")
 	f.StringVar(&opts.FailOn, "fail-on", "critical", "exit 1 when a finding is at or above `SEVERITY`: warning, critical, or never")

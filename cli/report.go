@@ -109,7 +109,7 @@ Exit codes: 0 no finding at or above --fail-on, 1 findings at or above it,
 // addReportFlags adds the flags that `report` and `live` share.
 func addReportFlags(f flagSet, opts *ReportOptions) {
 	f.StringVar(&opts.Topology, "topology", "", "topology `FILE` (YAML) naming each IP's node, role and rail")
-	f.StringSliceVar(&opts.RailSubnets, "rail-subnet", nil, "map a compute subnet to a rail, `CIDR=RAIL` (repeatable)")
+	f.StringArrayVar(&opts.RailSubnets, "rail-subnet", nil, "map a compute subnet to a rail, `CIDR=RAIL` (repeatable)")
 	f.StringVar(&opts.Format, "format", "text", "report format: "+strings.Join(reportFormats, ", "))
 	f.StringVarP(&opts.Output, "output", "o", "", "write the report to `FILE` instead of standard output (replaced only once the report is complete)")
 	f.StringVar(&opts.FailOn, "fail-on", "critical", "exit 1 when a finding is at or above `SEVERITY`: warning, critical, or never")
@@ -132,7 +132,7 @@ func addReportFlags(f flagSet, opts *ReportOptions) {
 type flagSet interface {
 	StringVar(p *string, name, value, usage string)
 	StringVarP(p *string, name, shorthand, value, usage string)
-	StringSliceVar(p *[]string, name string, value []string, usage string)
+	StringArrayVar(p *[]string, name string, value []string, usage string)
 	Uint8Var(p *uint8, name string, value uint8, usage string)
 	DurationVar(p *time.Duration, name string, value time.Duration, usage string)
 	SetAnnotation(name, key string, values []string) error
@@ -197,7 +197,7 @@ func checkOutputFlags(opts *ReportOptions) (*topology.Topology, reports.Severity
 		}
 		topo = t
 	}
-	for _, spec := range opts.RailSubnets {
+	for _, spec := range railSubnetSpecs(opts.RailSubnets) {
 		if topo == nil {
 			topo = topology.New()
 		}
@@ -209,6 +209,20 @@ func checkOutputFlags(opts *ReportOptions) (*topology.Topology, reports.Severity
 		return nil, 0, false, err
 	}
 	return topo, failOn, never, nil
+}
+
+// railSubnetSpecs splits the --rail-subnet values on commas
+// ("10.0.0.0/24=0,10.0.1.0/24=1" is two). The flag is a string array, not
+// pflag's CSV string slice, so that an empty value (--rail-subnet "$UNSET")
+// is a spec AddRailSubnet refuses rather than no spec at all, which ran
+// the report without the topology asked for; and a quote is part of a
+// spec, not CSV syntax with an error that named no spec.
+func railSubnetSpecs(values []string) []string {
+	var specs []string
+	for _, v := range values {
+		specs = append(specs, strings.Split(v, ",")...)
+	}
+	return specs
 }
 
 func reportRun(opts *ReportOptions) error {

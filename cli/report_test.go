@@ -67,6 +67,13 @@ func TestReportExitCodes(t *testing.T) {
 		{"bad topology", []string{"report", "--topology", bad, loss}, ExitUsage, "bad.yaml:4"},
 		{"missing topology", []string{"report", "--topology", filepath.Join(t.TempDir(), "nope.yaml"), loss}, ExitUsage, "nope.yaml"},
 		{"bad rail subnet", []string{"report", "--rail-subnet", "10.0.0.0/33=1", loss}, ExitUsage, "--rail-subnet"},
+		// An unset shell variable (--rail-subnet "$RAILS") is no rail subnet:
+		// refused, not a report run without the topology asked for.
+		{"empty rail subnet", []string{"report", "--rail-subnet", "", loss}, ExitUsage, `--rail-subnet: rail subnet "": want CIDR=RAIL`},
+		{"empty rail subnet in a list", []string{"report", "--rail-subnet", "10.0.0.0/24=0,", loss}, ExitUsage, `rail subnet "": want CIDR=RAIL`},
+		{"quoted rail subnet", []string{"report", "--rail-subnet", `"10.0.0.0/24=0`, loss}, ExitUsage, `rail subnet "\"10.0.0.0/24=0": cidr`},
+		{"rail subnets comma-separated", []string{"report", "--fail-on", "never", "--rail-subnet", "10.0.0.0/24=0,10.0.1.0/24=1", loss}, ExitOK, ""},
+		{"merge: empty rail subnet", []string{"merge", "--rail-subnet", "", loss}, ExitUsage, `rail subnet "": want CIDR=RAIL`},
 		{"missing capture", []string{"report", filepath.Join(t.TempDir(), "x.pcap")}, ExitUsage, "no such file"},
 		{"negative ECN window", []string{"report", "--ecn-window=-1ms", loss}, ExitUsage, "--ecn-window -1ms: want a duration above 0"},
 		{"zero ECN window", []string{"report", "--ecn-window", "0", loss}, ExitUsage, "--ecn-window 0s: want a duration above 0"},

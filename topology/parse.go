@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"os"
 	"slices"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 )
@@ -109,6 +110,9 @@ func (p *fileParser) node(n *yaml.Node) error {
 	if err != nil {
 		return err
 	}
+	if err := p.printable(nameNode, "node name", name); err != nil {
+		return err
+	}
 	if l, dup := p.nodeLine[name]; dup {
 		return p.errorf(nameNode, ErrDuplicate, "node %q is also at line %d", name, l)
 	}
@@ -134,8 +138,11 @@ func (p *fileParser) iface(node string, n *yaml.Node) error {
 	if err != nil {
 		return err
 	}
-	name, _, err := p.scalar(m, "name", n, "interface")
+	name, nameNode, err := p.scalar(m, "name", n, "interface")
 	if err != nil {
+		return err
+	}
+	if err := p.printable(nameNode, "interface name", name); err != nil {
 		return err
 	}
 	what := fmt.Sprintf("interface %s %s", node, name)
@@ -199,6 +206,22 @@ func (p *fileParser) subnet(n *yaml.Node) error {
 	if old := p.t.addSubnet(subnet{prefix: prefix, id: id, origin: origin}, false); old != nil {
 		return p.errorf(cidrNode, ErrConflict, "%s is %s here but %s at %s; one prefix has one role and rail",
 			prefix, describe(id), describe(old.id), old.origin)
+	}
+	return nil
+}
+
+// printable refuses a name with a control character (a newline, a tab,
+// an escape), a line or paragraph separator or a bidirectional-text
+// control: reports print node and interface names as they are, and a
+// newline in one made a line of its own in the text report (a fake
+// "[CRITICAL]" finding), a right-to-left override turned the rest of the
+// line around.
+func (p *fileParser) printable(n *yaml.Node, what, s string) error {
+	for _, r := range s {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || r == '\u061c' || r == '\u200e' || r == '\u200f' ||
+			r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069' {
+			return p.errorf(n, ErrSyntax, "%s %q has a control character (%U); names are printed in reports as they are", what, s, r)
+		}
 	}
 	return nil
 }

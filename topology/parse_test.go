@@ -75,6 +75,11 @@ var parseErrorCases = []struct {
 		5, ErrDuplicate, "fd00::1 is storage here but bmc at line 4"},
 	// One HCA's IPv4 and IPv6 addresses on two rails: traffic from one
 	// would be judged same-rail, from the other cross-rail.
+	// Names are printed in reports as they are: a newline made a line of
+	// its own in the text report, a right-to-left override reversed one.
+	{"newline in a node name", "nodes:\n  - name: \"dgx-01\\n [CRITICAL] fake\"\n    interfaces: [{name: e, ip: 1.2.3.4, role: bmc}]\n", 2, ErrSyntax, `node name "dgx-01\n [CRITICAL] fake" has a control character (U+000A)`},
+	{"escape in an interface name", one(`{name: "mlx5_0\e[31m", ip: 10.0.0.1, role: compute, rail: 0}`), 4, ErrSyntax, `interface name "mlx5_0\x1b[31m" has a control character (U+001B)`},
+	{"bidi override in an interface name", one(`{name: "mlx5_0\u202e", ip: 10.0.0.1, role: compute, rail: 0}`), 4, ErrSyntax, "has a control character (U+202E)"},
 	{"interface on two rails", "nodes:\n  - name: a\n    interfaces:\n      - {name: mlx5_0, ip: 10.0.0.1, role: compute, rail: 0}\n      - {name: mlx5_1, ip: 10.0.1.1, role: compute, rail: 1}\n      - {name: mlx5_0, ip: \"fd00:0:0:1::1\", role: compute, rail: 1}\n",
 		6, ErrConflict, "interface a mlx5_0 is compute rail 1 here but compute rail 0 at line 4; an interface's addresses share its role and rail"},
 	{"interface in two roles", "nodes:\n  - name: a\n    interfaces:\n      - {name: mlx5_8, ip: 10.100.1.1, role: storage}\n      - {name: mlx5_8, ip: 10.0.8.1, role: compute, rail: 8}\n",
@@ -155,6 +160,8 @@ func TestParseAccepts(t *testing.T) {
 			"10.100.7.7", Identity{Role: RoleStorage, Known: true, Source: "subnet"}},
 		{"subnets only", "subnets:\n  - {cidr: 10.100.255.0/24, role: storage}\n",
 			"10.100.255.9", Identity{Role: RoleStorage, Known: true, Source: "subnet"}},
+		{"unicode names", "nodes:\n  - name: \"gpu-日本-ü 1\"\n    interfaces: [{name: \"mlx5_0·a\", ip: 10.0.0.1, role: compute, rail: 0}]\n",
+			"10.0.0.1", Identity{Node: "gpu-日本-ü 1", Interface: "mlx5_0·a", Role: RoleCompute, Rail: 0, HasRail: true, Known: true, Source: "interface"}},
 		{"explicit document and comments", "---\n# pod A\nnodes:  # the DGXs\n  - name: a\n    interfaces: [{name: bmc, ip: 192.168.20.1, role: bmc}]\n...\n",
 			"192.168.20.1", Identity{Node: "a", Interface: "bmc", Role: RoleBMC, Known: true, Source: "interface"}},
 	}
