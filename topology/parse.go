@@ -250,6 +250,10 @@ func (p *fileParser) roleAndRail(m map[string]*yaml.Node, n *yaml.Node, what str
 		return Identity{}, p.errorf(railNode, ErrRail, "%s is %s: only compute has a rail", what, role)
 	case railNode.Kind != yaml.ScalarNode:
 		return Identity{}, p.errorf(railNode, ErrRail, "rail of %s must be a single integer", what)
+	case railNode.Style == 0 && len(railNode.Value) > 1 && railNode.Value[0] == '0':
+		// YAML 1.1 tools (yaml.v3's own decoding among them) read a plain
+		// 010 as octal 8, YAML 1.2 ones as 10: refused, not guessed.
+		return Identity{}, p.errorf(railNode, ErrRail, "rail %s has a leading zero, which YAML tools read as octal or as decimal: write it without", railNode.Value)
 	}
 	if id.Rail, err = parseRail(railNode.Value); err != nil {
 		return Identity{}, p.errorf(railNode, ErrRail, "%v", err)

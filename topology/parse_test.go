@@ -64,6 +64,7 @@ var parseErrorCases = []struct {
 	{"rail above 255", "nodes:\n  - name: a\n    interfaces:\n      - name: mlx5_0\n        ip: 10.0.0.1\n        role: compute\n        rail: 1000000\n", 7, ErrRail, "rail 1000000 is out of range (0 to 255"},
 	{"rail 256", one("{name: mlx5_0, ip: 10.0.0.1, role: compute, rail: 256}"), 4, ErrRail, "rail 256 is out of range (0 to 255"},
 	{"subnet rail above 255", "subnets:\n  - {cidr: 10.3.0.0/16, role: compute, rail: 3}\n  - cidr: 10.4.0.0/16\n    role: compute\n    rail: 1000\n", 5, ErrRail, "rail 1000 is out of range (0 to 255"},
+	{"rail with a leading zero", one("{name: mlx5_0, ip: 10.0.0.1, role: compute, rail: 010}"), 4, ErrRail, "rail 010 has a leading zero"},
 	{"rail a list", one("{name: mlx5_0, ip: 10.0.0.1, role: compute, rail: [3]}"), 4, ErrRail, "must be a single integer"},
 	{"duplicate ip two roles", "nodes:\n  - name: a\n    interfaces:\n      - {name: mlx5_0, ip: 10.0.0.1, role: compute, rail: 0}\n  - name: b\n    interfaces:\n      - {name: eno1, ip: 10.0.0.1, role: management}\n",
 		7, ErrDuplicate, "10.0.0.1 is management here but compute at line 4 (a mlx5_0); an address has one role"},
