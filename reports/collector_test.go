@@ -492,3 +492,34 @@ func TestConfigDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestConversationsCutBeforePorts: a TCP or UDP frame cut before its
+// ports is in no conversation (not "tcp/0" or "udp/0": a UDP one may be
+// RoCE, a TCP one SSH or NVMe/TCP); headers_cut counts it. One cut inside
+// a mirror's ERSPAN (GRE) header is in none either.
+func TestConversationsCutBeforePorts(t *testing.T) {
+	s := &synth{t0: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := NewCollector(flows.NewTable(flows.Config{}), Config{})
+	cut := func(src, dst string, proto uint8, n int) *packet.Packet {
+		return &packet.Packet{Kind: packet.KindOther, IPVersion: 4, Src: netip.MustParseAddr(src), Dst: netip.MustParseAddr(dst),
+			Proto: proto, IPTotalLen: n, Truncated: true, CapLen: 64, OrigLen: n + 14}
+	}
+	c.Add(cut("10.0.0.1", "10.0.0.2", protoUDP, 4144), s.ref(0))      // a RoCE WRITE, cut
+	c.Add(cut("10.0.0.1", "10.100.255.20", protoTCP, 1500), s.ref(1)) // NVMe/TCP, cut
+	c.Add(cut("192.0.2.10", "192.0.2.20", 47, 200), s.ref(2))         // ERSPAN, cut in its GRE header
+	// whole enough: the ports were captured
+	ok := cut("10.0.0.1", "10.0.0.2", protoTCP, 1500)
+	ok.SrcPort, ok.DstPort = 50000, 22
+	c.Add(ok, s.ref(3))
+	c.Finish()
+	got := c.Conversations()
+	if len(got) != 1 || got[0].ServicePort != 22 || got[0].Packets != 1 {
+		for _, g := range got {
+			t.Logf("%+v", *g)
+		}
+		t.Fatalf("got %d conversations, want the tcp/22 one only", len(got))
+	}
+	if n := c.c.health.headersCut; n != 3 {
+		t.Errorf("headers cut: %d, want 3", n)
+	}
+}
