@@ -30,9 +30,29 @@ type convKey struct {
 type convTable struct {
 	byKey map[convKey]*Conversation
 	list  []*Conversation // in order of first packet
+	// frag is, per direction and protocol, the conversation of the last
+	// first fragment of a TCP or UDP datagram: the later fragments carry
+	// no ports and follow it, as a sender emits a datagram's fragments
+	// back to back (the IP ID that would tie them is not decoded). RoCE
+	// is sent with DF set: its first fragments are not looked at, so
+	// that shard 0 of a sharded pass, which keeps the conversations but
+	// sees no RoCE but its own, decides as a single pass does.
+	frag map[fragKey]*Conversation
+}
+
+// fragKey is one direction of one protocol between two addresses.
+type fragKey struct {
+	src, dst netip.Addr
+	proto    uint8
 }
 
 func (t *convTable) init() { t.byKey = map[convKey]*Conversation{} }
+
+// laterFragment says p is a TCP or UDP fragment without its ports: one
+// after the first, which carries the transport header.
+func laterFragment(p *packet.Packet) bool {
+	return p.Fragment && (p.Proto == protoTCP || p.Proto == protoUDP) && p.SrcPort == 0 && p.DstPort == 0
+}
 
 // knownService says whether port is a service the reports name, which
 // wins over the lower-port rule: NFS clients, for one, bind reserved
@@ -65,6 +85,16 @@ func servicePort(sport, dport uint16) (port uint16, srcIsClient bool) {
 // SYN without ACK, else the side not on the service port, else the first
 // sender.
 func (t *convTable) add(p *packet.Packet, at *flows.FrameRef) {
+	if laterFragment(p) {
+		// The conversation of the datagram's first fragment, if it was
+		// seen; else its service is unknown and it is in none.
+		if c := t.frag[fragKey{p.Src, p.Dst, p.Proto}]; c != nil {
+			c.Packets++
+			c.Bytes += uint64(p.IPTotalLen)
+			c.Last = *at
+		}
+		return
+	}
 	var port uint16
 	srcIsClient := true
 	if p.Proto == protoTCP || p.Proto == protoUDP {
@@ -89,4 +119,10 @@ func (t *convTable) add(p *packet.Packet, at *flows.FrameRef) {
 	c.Packets++
 	c.Bytes += uint64(p.IPTotalLen)
 	c.Last = *at
+	if p.Fragment && (p.Proto == protoTCP || p.Proto == protoUDP) {
+		if t.frag == nil {
+			t.frag = map[fragKey]*Conversation{}
+		}
+		t.frag[fragKey{p.Src, p.Dst, p.Proto}] = c
+	}
 }

@@ -523,3 +523,41 @@ func TestConversationsCutBeforePorts(t *testing.T) {
 		t.Errorf("headers cut: %d, want 3", n)
 	}
 }
+
+// TestConversationsFragments: NFS over UDP sends a READ reply bigger than
+// the MTU as IP fragments; the later ones carry no ports and belong to the
+// conversation of the datagram's first fragment (not to a "udp/0" one,
+// which the storage-role and non-RDMA findings would report again). A
+// later fragment whose first was not seen is in none.
+func TestConversationsFragments(t *testing.T) {
+	s := &synth{t0: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := NewCollector(flows.NewTable(flows.Config{}), Config{})
+	udp := func(src, dst string, sport, dport uint16, frag bool, n int) *packet.Packet {
+		p := &packet.Packet{Kind: packet.KindOther, IPVersion: 4, Src: netip.MustParseAddr(src), Dst: netip.MustParseAddr(dst),
+			Proto: protoUDP, SrcPort: sport, DstPort: dport, IPTotalLen: n, Fragment: frag}
+		if frag {
+			p.Note = packet.ReasonFragment
+		}
+		return p
+	}
+	i := 0
+	add := func(p *packet.Packet) { c.Add(p, s.ref(float64(i))); i++ }
+	add(udp("10.100.255.22", "10.0.0.1", 0, 0, true, 1068)) // a later fragment, its first not captured
+	for range 2 {
+		add(udp("10.0.0.1", "10.100.255.22", 800, 2049, false, 148)) // READ call
+		add(udp("10.100.255.22", "10.0.0.1", 2049, 800, true, 1500)) // reply: first fragment
+		add(udp("10.100.255.22", "10.0.0.1", 0, 0, true, 1500))      // middle
+		add(udp("10.100.255.22", "10.0.0.1", 0, 0, true, 1068))      // last
+	}
+	c.Finish()
+	got := c.Conversations()
+	if len(got) != 1 {
+		for _, g := range got {
+			t.Logf("%+v", *g)
+		}
+		t.Fatalf("got %d conversations, want the NFS one only", len(got))
+	}
+	if g := got[0]; g.ServicePort != portNFS || g.Packets != 8 || g.Bytes != 2*(148+1500+1500+1068) || g.Last.Frame != i {
+		t.Errorf("NFS: %+v, want 8 packets, %d bytes, last frame %d", *g, 2*(148+1500+1500+1068), i)
+	}
+}
