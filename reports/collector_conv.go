@@ -38,6 +38,48 @@ type convTable struct {
 	// that shard 0 of a sharded pass, which keeps the conversations but
 	// sees no RoCE but its own, decides as a single pass does.
 	frag map[fragKey]*Conversation
+	// synPort is the service port of each TCP connection whose SYN or
+	// SYN-ACK named another one than servicePort picks (a listener on a
+	// high port, reached from a lower ephemeral one: NCCL's bootstrap):
+	// the connection's later packets are on that service too.
+	synPort map[connKey]uint16
+}
+
+// connKey is one TCP connection: its two ends, the lower first.
+type connKey struct{ lo, hi netip.AddrPort }
+
+func connOf(p *packet.Packet) connKey {
+	a, b := netip.AddrPortFrom(p.Src, p.SrcPort), netip.AddrPortFrom(p.Dst, p.DstPort)
+	if b.Compare(a) < 0 {
+		a, b = b, a
+	}
+	return connKey{a, b}
+}
+
+// tcpService is servicePort for a TCP packet, but that a SYN names the
+// service (its destination port; a SYN-ACK's source port), and the rest
+// of that connection follows it.
+func (t *convTable) tcpService(p *packet.Packet, port uint16, srcIsClient bool) (uint16, bool) {
+	var named uint16
+	switch p.TCPFlags & (tcpSYN | tcpACK) {
+	case tcpSYN:
+		named = p.DstPort
+	case tcpSYN | tcpACK:
+		named = p.SrcPort
+	}
+	if named != 0 && named != port {
+		if t.synPort == nil {
+			t.synPort = map[connKey]uint16{}
+		}
+		t.synPort[connOf(p)] = named
+	}
+	if len(t.synPort) == 0 {
+		return port, srcIsClient
+	}
+	if s, ok := t.synPort[connOf(p)]; ok {
+		return s, p.DstPort == s
+	}
+	return port, srcIsClient
 }
 
 // fragKey is one direction of one protocol between two addresses.
@@ -99,6 +141,9 @@ func (t *convTable) add(p *packet.Packet, at *flows.FrameRef) {
 	srcIsClient := true
 	if p.Proto == protoTCP || p.Proto == protoUDP {
 		port, srcIsClient = servicePort(p.SrcPort, p.DstPort)
+		if p.Proto == protoTCP {
+			port, srcIsClient = t.tcpService(p, port, srcIsClient)
+		}
 	}
 	k := convKey{lo: p.Src, hi: p.Dst, proto: p.Proto, port: port}
 	if k.hi.Less(k.lo) {

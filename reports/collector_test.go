@@ -561,3 +561,46 @@ func TestConversationsFragments(t *testing.T) {
 		t.Errorf("NFS: %+v, want 8 packets, %d bytes, last frame %d", *g, 2*(148+1500+1500+1068), i)
 	}
 }
+
+// TestConversationsSYNPort: NCCL's bootstrap listens on an ephemeral
+// port, and its peers connect from ephemeral ports that may be lower: the
+// SYN names the service, so three connections to one listener are one
+// conversation on its port (not three on the clients' ports). A
+// connection seen without its SYN keeps the lower-port rule.
+func TestConversationsSYNPort(t *testing.T) {
+	s := &synth{t0: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := NewCollector(flows.NewTable(flows.Config{}), Config{})
+	tcp := func(src, dst string, sport, dport uint16, flags uint8, n int) *packet.Packet {
+		return &packet.Packet{Kind: packet.KindOther, IPVersion: 4, Src: netip.MustParseAddr(src), Dst: netip.MustParseAddr(dst),
+			Proto: protoTCP, SrcPort: sport, DstPort: dport, TCPFlags: flags, IPTotalLen: n}
+	}
+	us := 0.0
+	add := func(p *packet.Packet) { c.Add(p, s.ref(us)); us++ }
+	for _, cp := range []uint16{33001, 33002, 33003} {
+		add(tcp("10.0.0.1", "10.0.0.2", cp, 45000, tcpSYN, 60))
+		add(tcp("10.0.0.2", "10.0.0.1", 45000, cp, tcpSYN|tcpACK, 60))
+		add(tcp("10.0.0.1", "10.0.0.2", cp, 45000, tcpACK, 100))
+		add(tcp("10.0.0.2", "10.0.0.1", 45000, cp, tcpACK, 52))
+	}
+	// mid-session, no SYN: the lower port
+	add(tcp("10.0.0.2", "10.0.0.1", 46000, 34000, tcpACK, 500))
+	c.Finish()
+	got := c.Conversations()
+	want := []Conversation{
+		{Src: netip.MustParseAddr("10.0.0.1"), Dst: netip.MustParseAddr("10.0.0.2"), Proto: protoTCP, ServicePort: 45000, Packets: 12, Bytes: 3 * 272},
+		{Src: netip.MustParseAddr("10.0.0.2"), Dst: netip.MustParseAddr("10.0.0.1"), Proto: protoTCP, ServicePort: 34000, Packets: 1, Bytes: 500},
+	}
+	if len(got) != len(want) {
+		for _, g := range got {
+			t.Logf("%+v", *g)
+		}
+		t.Fatalf("got %d conversations, want %d", len(got), len(want))
+	}
+	for i := range want {
+		g := *got[i]
+		g.First, g.Last = flows.FrameRef{}, flows.FrameRef{}
+		if g != want[i] {
+			t.Errorf("conversation %d: got %+v, want %+v", i, g, want[i])
+		}
+	}
+}
