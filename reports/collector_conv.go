@@ -45,6 +45,10 @@ type convTable struct {
 	synPort map[connKey]uint16
 }
 
+// maxSYNPorts bounds synPort (a SYN scan names a service per probe): the
+// connections past it keep the lower-port rule.
+const maxSYNPorts = 1 << 16
+
 // connKey is one TCP connection: its two ends, the lower first.
 type connKey struct{ lo, hi netip.AddrPort }
 
@@ -67,7 +71,7 @@ func (t *convTable) tcpService(p *packet.Packet, port uint16, srcIsClient bool) 
 	case tcpSYN | tcpACK:
 		named = p.SrcPort
 	}
-	if named != 0 && named != port {
+	if named != 0 && named != port && len(t.synPort) < maxSYNPorts {
 		if t.synPort == nil {
 			t.synPort = map[connKey]uint16{}
 		}
