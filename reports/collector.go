@@ -19,8 +19,9 @@ type Collector struct {
 }
 
 // Conversation is non-RoCE IP traffic between two addresses on one service
-// port: TCP or UDP (Proto 6 or 17) with the well-known (lower) port as
-// ServicePort, or another IP protocol with ServicePort 0.
+// port: TCP or UDP (Proto 6 or 17) with the server's port as ServicePort
+// (the one a TCP connection's SYN was sent to; else a service the reports
+// name; else the lower one), or another IP protocol with ServicePort 0.
 type Conversation struct {
 	Src, Dst    netip.Addr // Src is the client side when it can be told, else the first sender
 	Proto       uint8

@@ -30,9 +30,75 @@ type convKey struct {
 type convTable struct {
 	byKey map[convKey]*Conversation
 	list  []*Conversation // in order of first packet
+	// frag is, per direction and protocol, the conversation of the last
+	// first fragment of a TCP or UDP datagram: the later fragments carry
+	// no ports and follow it, as a sender emits a datagram's fragments
+	// back to back (the IP ID that would tie them is not decoded). RoCE
+	// is sent with DF set: its first fragments are not looked at, so
+	// that shard 0 of a sharded pass, which keeps the conversations but
+	// sees no RoCE but its own, decides as a single pass does.
+	frag map[fragKey]*Conversation
+	// synPort is the service port of each TCP connection whose SYN or
+	// SYN-ACK named another one than servicePort picks (a listener on a
+	// high port, reached from a lower ephemeral one: NCCL's bootstrap):
+	// the connection's later packets are on that service too.
+	synPort map[connKey]uint16
+}
+
+// maxSYNPorts bounds synPort (a SYN scan names a service per probe): the
+// connections past it keep the lower-port rule.
+const maxSYNPorts = 1 << 16
+
+// connKey is one TCP connection: its two ends, the lower first.
+type connKey struct{ lo, hi netip.AddrPort }
+
+func connOf(p *packet.Packet) connKey {
+	a, b := netip.AddrPortFrom(p.Src, p.SrcPort), netip.AddrPortFrom(p.Dst, p.DstPort)
+	if b.Compare(a) < 0 {
+		a, b = b, a
+	}
+	return connKey{a, b}
+}
+
+// tcpService is servicePort for a TCP packet, but that a SYN names the
+// service (its destination port; a SYN-ACK's source port), and the rest
+// of that connection follows it.
+func (t *convTable) tcpService(p *packet.Packet, port uint16, srcIsClient bool) (uint16, bool) {
+	var named uint16
+	switch p.TCPFlags & (tcpSYN | tcpACK) {
+	case tcpSYN:
+		named = p.DstPort
+	case tcpSYN | tcpACK:
+		named = p.SrcPort
+	}
+	if named != 0 && named != port && len(t.synPort) < maxSYNPorts {
+		if t.synPort == nil {
+			t.synPort = map[connKey]uint16{}
+		}
+		t.synPort[connOf(p)] = named
+	}
+	if len(t.synPort) == 0 {
+		return port, srcIsClient
+	}
+	if s, ok := t.synPort[connOf(p)]; ok {
+		return s, p.DstPort == s
+	}
+	return port, srcIsClient
+}
+
+// fragKey is one direction of one protocol between two addresses.
+type fragKey struct {
+	src, dst netip.Addr
+	proto    uint8
 }
 
 func (t *convTable) init() { t.byKey = map[convKey]*Conversation{} }
+
+// laterFragment says p is a TCP or UDP fragment without its ports: one
+// after the first, which carries the transport header.
+func laterFragment(p *packet.Packet) bool {
+	return p.Fragment && (p.Proto == protoTCP || p.Proto == protoUDP) && p.SrcPort == 0 && p.DstPort == 0
+}
 
 // knownService says whether port is a service the reports name, which
 // wins over the lower-port rule: NFS clients, for one, bind reserved
@@ -65,10 +131,23 @@ func servicePort(sport, dport uint16) (port uint16, srcIsClient bool) {
 // SYN without ACK, else the side not on the service port, else the first
 // sender.
 func (t *convTable) add(p *packet.Packet, at *flows.FrameRef) {
+	if laterFragment(p) {
+		// The conversation of the datagram's first fragment, if it was
+		// seen; else its service is unknown and it is in none.
+		if c := t.frag[fragKey{p.Src, p.Dst, p.Proto}]; c != nil {
+			c.Packets++
+			c.Bytes += uint64(p.IPTotalLen)
+			c.Last = *at
+		}
+		return
+	}
 	var port uint16
 	srcIsClient := true
 	if p.Proto == protoTCP || p.Proto == protoUDP {
 		port, srcIsClient = servicePort(p.SrcPort, p.DstPort)
+		if p.Proto == protoTCP {
+			port, srcIsClient = t.tcpService(p, port, srcIsClient)
+		}
 	}
 	k := convKey{lo: p.Src, hi: p.Dst, proto: p.Proto, port: port}
 	if k.hi.Less(k.lo) {
@@ -89,4 +168,10 @@ func (t *convTable) add(p *packet.Packet, at *flows.FrameRef) {
 	c.Packets++
 	c.Bytes += uint64(p.IPTotalLen)
 	c.Last = *at
+	if p.Fragment && (p.Proto == protoTCP || p.Proto == protoUDP) {
+		if t.frag == nil {
+			t.frag = map[fragKey]*Conversation{}
+		}
+		t.frag[fragKey{p.Src, p.Dst, p.Proto}] = c
+	}
 }

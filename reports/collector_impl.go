@@ -88,13 +88,17 @@ func (c *Collector) AddFrame(p *packet.Packet, at *flows.FrameAt) {
 	case packet.KindRoCE:
 		c.addRoCE(p, at)
 	case packet.KindOther:
-		if p.Truncated && cutBeforeTransport(p) {
+		cut := p.Truncated && cutBeforeTransport(p)
+		if cut {
 			s.health.headersCut++
 		}
 		switch {
 		case p.HasPFC:
 			s.pfc.add(&p.PFC, ref)
-		case p.IPVersion != 0 && p.Src.IsValid() && p.Dst.IsValid():
+		case p.IPVersion != 0 && p.Src.IsValid() && p.Dst.IsValid() && !cut:
+			// A frame cut before its ports (or inside a mirror's GRE or
+			// VXLAN header) is in no conversation: its service is not
+			// known, and a UDP one may be RoCE (headers_cut counts it).
 			s.conv.add(p, ref)
 		}
 	}

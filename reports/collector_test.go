@@ -492,3 +492,115 @@ func TestConfigDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestConversationsCutBeforePorts: a TCP or UDP frame cut before its
+// ports is in no conversation (not "tcp/0" or "udp/0": a UDP one may be
+// RoCE, a TCP one SSH or NVMe/TCP); headers_cut counts it. One cut inside
+// a mirror's ERSPAN (GRE) header is in none either.
+func TestConversationsCutBeforePorts(t *testing.T) {
+	s := &synth{t0: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := NewCollector(flows.NewTable(flows.Config{}), Config{})
+	cut := func(src, dst string, proto uint8, n int) *packet.Packet {
+		return &packet.Packet{Kind: packet.KindOther, IPVersion: 4, Src: netip.MustParseAddr(src), Dst: netip.MustParseAddr(dst),
+			Proto: proto, IPTotalLen: n, Truncated: true, CapLen: 64, OrigLen: n + 14}
+	}
+	c.Add(cut("10.0.0.1", "10.0.0.2", protoUDP, 4144), s.ref(0))      // a RoCE WRITE, cut
+	c.Add(cut("10.0.0.1", "10.100.255.20", protoTCP, 1500), s.ref(1)) // NVMe/TCP, cut
+	c.Add(cut("192.0.2.10", "192.0.2.20", 47, 200), s.ref(2))         // ERSPAN, cut in its GRE header
+	// whole enough: the ports were captured
+	ok := cut("10.0.0.1", "10.0.0.2", protoTCP, 1500)
+	ok.SrcPort, ok.DstPort = 50000, 22
+	c.Add(ok, s.ref(3))
+	c.Finish()
+	got := c.Conversations()
+	if len(got) != 1 || got[0].ServicePort != 22 || got[0].Packets != 1 {
+		for _, g := range got {
+			t.Logf("%+v", *g)
+		}
+		t.Fatalf("got %d conversations, want the tcp/22 one only", len(got))
+	}
+	if n := c.c.health.headersCut; n != 3 {
+		t.Errorf("headers cut: %d, want 3", n)
+	}
+}
+
+// TestConversationsFragments: NFS over UDP sends a READ reply bigger than
+// the MTU as IP fragments; the later ones carry no ports and belong to the
+// conversation of the datagram's first fragment (not to a "udp/0" one,
+// which the storage-role and non-RDMA findings would report again). A
+// later fragment whose first was not seen is in none.
+func TestConversationsFragments(t *testing.T) {
+	s := &synth{t0: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := NewCollector(flows.NewTable(flows.Config{}), Config{})
+	udp := func(src, dst string, sport, dport uint16, frag bool, n int) *packet.Packet {
+		p := &packet.Packet{Kind: packet.KindOther, IPVersion: 4, Src: netip.MustParseAddr(src), Dst: netip.MustParseAddr(dst),
+			Proto: protoUDP, SrcPort: sport, DstPort: dport, IPTotalLen: n, Fragment: frag}
+		if frag {
+			p.Note = packet.ReasonFragment
+		}
+		return p
+	}
+	i := 0
+	add := func(p *packet.Packet) { c.Add(p, s.ref(float64(i))); i++ }
+	add(udp("10.100.255.22", "10.0.0.1", 0, 0, true, 1068)) // a later fragment, its first not captured
+	for range 2 {
+		add(udp("10.0.0.1", "10.100.255.22", 800, 2049, false, 148)) // READ call
+		add(udp("10.100.255.22", "10.0.0.1", 2049, 800, true, 1500)) // reply: first fragment
+		add(udp("10.100.255.22", "10.0.0.1", 0, 0, true, 1500))      // middle
+		add(udp("10.100.255.22", "10.0.0.1", 0, 0, true, 1068))      // last
+	}
+	c.Finish()
+	got := c.Conversations()
+	if len(got) != 1 {
+		for _, g := range got {
+			t.Logf("%+v", *g)
+		}
+		t.Fatalf("got %d conversations, want the NFS one only", len(got))
+	}
+	if g := got[0]; g.ServicePort != portNFS || g.Packets != 8 || g.Bytes != 2*(148+1500+1500+1068) || g.Last.Frame != i {
+		t.Errorf("NFS: %+v, want 8 packets, %d bytes, last frame %d", *g, 2*(148+1500+1500+1068), i)
+	}
+}
+
+// TestConversationsSYNPort: NCCL's bootstrap listens on an ephemeral
+// port, and its peers connect from ephemeral ports that may be lower: the
+// SYN names the service, so three connections to one listener are one
+// conversation on its port (not three on the clients' ports). A
+// connection seen without its SYN keeps the lower-port rule.
+func TestConversationsSYNPort(t *testing.T) {
+	s := &synth{t0: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := NewCollector(flows.NewTable(flows.Config{}), Config{})
+	tcp := func(src, dst string, sport, dport uint16, flags uint8, n int) *packet.Packet {
+		return &packet.Packet{Kind: packet.KindOther, IPVersion: 4, Src: netip.MustParseAddr(src), Dst: netip.MustParseAddr(dst),
+			Proto: protoTCP, SrcPort: sport, DstPort: dport, TCPFlags: flags, IPTotalLen: n}
+	}
+	us := 0.0
+	add := func(p *packet.Packet) { c.Add(p, s.ref(us)); us++ }
+	for _, cp := range []uint16{33001, 33002, 33003} {
+		add(tcp("10.0.0.1", "10.0.0.2", cp, 45000, tcpSYN, 60))
+		add(tcp("10.0.0.2", "10.0.0.1", 45000, cp, tcpSYN|tcpACK, 60))
+		add(tcp("10.0.0.1", "10.0.0.2", cp, 45000, tcpACK, 100))
+		add(tcp("10.0.0.2", "10.0.0.1", 45000, cp, tcpACK, 52))
+	}
+	// mid-session, no SYN: the lower port
+	add(tcp("10.0.0.2", "10.0.0.1", 46000, 34000, tcpACK, 500))
+	c.Finish()
+	got := c.Conversations()
+	want := []Conversation{
+		{Src: netip.MustParseAddr("10.0.0.1"), Dst: netip.MustParseAddr("10.0.0.2"), Proto: protoTCP, ServicePort: 45000, Packets: 12, Bytes: 3 * 272},
+		{Src: netip.MustParseAddr("10.0.0.2"), Dst: netip.MustParseAddr("10.0.0.1"), Proto: protoTCP, ServicePort: 34000, Packets: 1, Bytes: 500},
+	}
+	if len(got) != len(want) {
+		for _, g := range got {
+			t.Logf("%+v", *g)
+		}
+		t.Fatalf("got %d conversations, want %d", len(got), len(want))
+	}
+	for i := range want {
+		g := *got[i]
+		g.First, g.Last = flows.FrameRef{}, flows.FrameRef{}
+		if g != want[i] {
+			t.Errorf("conversation %d: got %+v, want %+v", i, g, want[i])
+		}
+	}
+}
