@@ -29,6 +29,9 @@ type Conversation struct {
 	Packets     uint64
 	Bytes       uint64 // IP lengths
 	First, Last flows.FrameRef
+	// Copies are the mirror's second copies of its packets, left out of
+	// Packets and Bytes (convTable.mirrorCopy).
+	Copies uint64
 }
 
 // PFCPriority is what was seen of one 802.1Qbb priority.

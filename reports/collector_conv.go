@@ -43,6 +43,75 @@ type convTable struct {
 	// high port, reached from a lower ephemeral one: NCCL's bootstrap):
 	// the connection's later packets are on that service too.
 	synPort map[connKey]uint16
+	// recent is, per conversation, the signatures of its latest packets
+	// (copyRing): a mirror's second copy of one is counted in Copies,
+	// not in Packets and Bytes, as the RoCE flows leave theirs out.
+	recent map[*Conversation]*copyRing
+	copies uint64 // over every conversation
+}
+
+// copySig is what a mirror's copy of a TCP or UDP packet repeats and the
+// conversation's next packet, in the same direction, almost never does:
+// the IPv4 Identification and the TCP or UDP checksum (a switch changes
+// neither, only TTL, MACs, and perhaps DSCP or ECN), the IP length and
+// the TCP flags. Informative only when the ID or the checksum is not 0.
+type copySig struct {
+	toHi       bool // the packet goes from the conversation's lower address to the higher
+	ipID, sum  uint16
+	length     int
+	flags      uint8
+	nanos      int64
+	recognised bool // a copy was already matched to it
+}
+
+// copyRingLen is how many of a conversation's latest packets a copy is
+// looked for among: on a busy conversation other packets come between a
+// packet and its copy, a switch's latency plus queueing after it.
+const copyRingLen = 8
+
+// copyRing is the latest copyRingLen signatures of a conversation.
+type copyRing struct {
+	sigs [copyRingLen]copySig
+	next int
+}
+
+// copyOf says whether s repeats a packet of the ring within
+// flows.MirrorWindow before it (a mirror's copy); if not, it joins the
+// ring. A packet's copy is matched once: a third identical packet is not
+// a second copy but the next packet.
+func (r *copyRing) copyOf(s copySig) bool {
+	for i := range r.sigs {
+		o := &r.sigs[i]
+		if o.nanos != 0 && !o.recognised && o.toHi == s.toHi && o.ipID == s.ipID && o.sum == s.sum && o.length == s.length && o.flags == s.flags &&
+			s.nanos-o.nanos >= 0 && s.nanos-o.nanos <= int64(flows.MirrorWindow) {
+			o.recognised = true
+			return true
+		}
+	}
+	r.sigs[r.next] = s
+	r.next = (r.next + 1) % copyRingLen
+	return false
+}
+
+// mirrorCopy says whether p, a packet of conversation c (key k), is a
+// mirror's second copy of one c carried just before.
+func (t *convTable) mirrorCopy(c *Conversation, k convKey, p *packet.Packet, at *flows.FrameRef) bool {
+	if p.IPID == 0 && p.L4Checksum == 0 {
+		return false // nothing tells a copy from the next packet
+	}
+	r := t.recent[c]
+	if r == nil {
+		if t.recent == nil {
+			t.recent = map[*Conversation]*copyRing{}
+		}
+		r = new(copyRing)
+		t.recent[c] = r
+	}
+	ns := at.Time.UnixNano()
+	if ns == 0 {
+		ns = 1 // a time 0 (a frame with none) is still a time, not an empty slot
+	}
+	return r.copyOf(copySig{toHi: p.Src == k.lo, ipID: p.IPID, sum: p.L4Checksum, length: p.IPTotalLen, flags: p.TCPFlags, nanos: ns})
 }
 
 // maxSYNPorts bounds synPort (a SYN scan names a service per probe): the
@@ -164,6 +233,11 @@ func (t *convTable) add(p *packet.Packet, at *flows.FrameRef) {
 	}
 	if p.Proto == protoTCP && p.TCPFlags&(tcpSYN|tcpACK) == tcpSYN {
 		c.Src, c.Dst = p.Src, p.Dst // the SYN says who the client is
+	}
+	if t.mirrorCopy(c, k, p, at) {
+		c.Copies++
+		t.copies++
+		return
 	}
 	c.Packets++
 	c.Bytes += uint64(p.IPTotalLen)

@@ -604,3 +604,62 @@ func TestConversationsSYNPort(t *testing.T) {
 		}
 	}
 }
+
+// TestConversationsMirrorCopies: a mirror that delivers each TCP or UDP
+// packet twice (the copy a few microseconds later, its TTL lowered) counts
+// each once, as the RoCE flows do; a packet that only looks the same
+// (later than the mirror window, or a third time, or with nothing that
+// tells it: IPv4 ID and checksum 0) is counted.
+func TestConversationsMirrorCopies(t *testing.T) {
+	s := &synth{t0: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := NewCollector(flows.NewTable(flows.Config{}), Config{})
+	ssh := func(toServer bool, id, sum uint16, n int) *packet.Packet {
+		p := &packet.Packet{Kind: packet.KindOther, IPVersion: 4, Src: netip.MustParseAddr("10.0.0.1"), Dst: netip.MustParseAddr("10.0.0.2"),
+			Proto: protoTCP, SrcPort: 51022, DstPort: 22, TCPFlags: tcpACK, IPTotalLen: n, IPID: id, L4Checksum: sum, TTL: 64}
+		if !toServer {
+			p.Src, p.Dst, p.SrcPort, p.DstPort = p.Dst, p.Src, p.DstPort, p.SrcPort
+		}
+		return p
+	}
+	add := func(p *packet.Packet, us float64) { c.Add(p, s.ref(us)) }
+	us := 0.0
+	for i := range 10 {
+		p := ssh(i%2 == 0, uint16(100+i), uint16(0xbeef+i), 100+i)
+		add(p, us)
+		cp := *p
+		cp.TTL--
+		add(&cp, us+2) // the mirror's copy
+		us += 10
+	}
+	// Busy: three packets, then the copies of all three.
+	for i := range 3 {
+		add(ssh(true, uint16(200+i), uint16(0x1000+i), 60), us+float64(i))
+	}
+	for i := range 3 {
+		add(ssh(true, uint16(200+i), uint16(0x1000+i), 60), us+5+float64(i))
+	}
+	us += 100
+	// Not copies: the same packet after the mirror window, a third
+	// identical one, and packets that carry neither an ID nor a checksum.
+	add(ssh(true, 300, 0x2000, 70), us)
+	add(ssh(true, 300, 0x2000, 70), us+1000)
+	add(ssh(true, 300, 0x2000, 70), us+1001) // the copy of the one before
+	add(ssh(true, 300, 0x2000, 70), us+1002) // a third: counted
+	add(ssh(true, 0, 0, 80), us+2000)
+	add(ssh(true, 0, 0, 80), us+2001)
+	c.Finish()
+	got := c.Conversations()
+	if len(got) != 1 {
+		t.Fatalf("%d conversations, want 1", len(got))
+	}
+	g := got[0]
+	wantPackets, wantCopies := uint64(10+3+3+2), uint64(10+3+1)
+	wantBytes := uint64(0)
+	for i := range 10 {
+		wantBytes += uint64(100 + i)
+	}
+	wantBytes += 3*60 + 3*70 + 2*80
+	if g.Packets != wantPackets || g.Copies != wantCopies || g.Bytes != wantBytes {
+		t.Errorf("packets %d, copies %d, bytes %d; want %d, %d, %d", g.Packets, g.Copies, g.Bytes, wantPackets, wantCopies, wantBytes)
+	}
+}

@@ -149,6 +149,11 @@ func copiesFinding(in *Input) Finding {
 	if sev == Warning {
 		f.Detail += " So many copies double the mirror's load, which makes it drop packets (mirror loss) when traffic is heavy."
 	}
+	if in.Collect != nil && in.Collect.c.conv.copies > 0 {
+		f.Detail += fmt.Sprintf(" The mirror delivered %s of TCP or UDP twice as well (the same IPv4 ID or checksum, length and flags, "+
+			"in the same direction, less than %s later): the conversations of the storage and non-RDMA findings count them once.",
+			plural(in.Collect.c.conv.copies, "packet"), flowtable.HumanDuration(flows.MirrorWindow))
+	}
 	if cnps > 0 {
 		f.Evidence.Counts["cnps_on_copied_flows"] = float64(cnps)
 		f.Detail += fmt.Sprintf(" The %s on these flows are counted as captured: a CNP's copy cannot be told from the next CNP "+

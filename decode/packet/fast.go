@@ -360,6 +360,7 @@ func decodeFastLayers(data []byte, origLen int, p *Packet) bool {
 		p.IPVersion = 4
 		p.DSCP, p.ECN = ip[1]>>2, ip[1]&0x03
 		p.TTL, p.FlowLabel = ip[8], 0
+		p.IPID = binary.BigEndian.Uint16(ip[4:])
 		p.Src = netip.AddrFrom4([4]byte(ip[12:16]))
 		p.Dst = netip.AddrFrom4([4]byte(ip[16:20]))
 	} else {
@@ -367,6 +368,7 @@ func decodeFastLayers(data []byte, origLen int, p *Packet) bool {
 		tc := ip[0]<<4 | ip[1]>>4
 		p.DSCP, p.ECN = tc>>2, tc&0x03
 		p.TTL, p.FlowLabel = ip[7], flowLabel(ip)
+		p.IPID = 0
 		p.Src = netip.AddrFrom16([16]byte(ip[8:24]))
 		p.Dst = netip.AddrFrom16([16]byte(ip[24:40]))
 	}
@@ -376,6 +378,7 @@ func decodeFastLayers(data []byte, origLen int, p *Packet) bool {
 	p.SrcPort, p.DstPort = binary.BigEndian.Uint16(u), PortRoCEv2
 	p.UDPLen = udpLen
 	p.TCPFlags = 0
+	p.L4Checksum = binary.BigEndian.Uint16(u[6:])
 	if whole {
 		ip = ip[:hl+udpLen] // udpLen <= plen: within the datagram
 	}
@@ -431,6 +434,7 @@ func decodePlainIPv4(data []byte, origLen int, p *Packet) bool {
 	p.IPVersion = 4
 	p.DSCP, p.ECN = h[ipOff+1]>>2, h[ipOff+1]&0x03
 	p.TTL, p.FlowLabel = h[ipOff+8], 0
+	p.IPID = binary.BigEndian.Uint16(h[ipOff+4:])
 	p.Src = netip.AddrFrom4([4]byte(h[ipOff+12 : ipOff+16]))
 	p.Dst = netip.AddrFrom4([4]byte(h[ipOff+16 : ipOff+20]))
 	p.IPTotalLen = total
@@ -439,6 +443,7 @@ func decodePlainIPv4(data []byte, origLen int, p *Packet) bool {
 	p.SrcPort, p.DstPort = binary.BigEndian.Uint16(h[udpOff:]), PortRoCEv2
 	p.UDPLen = udpLen
 	p.TCPFlags = 0
+	p.L4Checksum = binary.BigEndian.Uint16(h[udpOff+6:])
 	return finishFast(p, data[ipOff:ibEnd], data[ibOff:ibEnd], whole, udpLen)
 }
 

@@ -34,6 +34,7 @@ func (w *walker) ipv4(b []byte) {
 	p.IPVersion = 4
 	p.DSCP, p.ECN = b[1]>>2, b[1]&0x03
 	p.TTL = b[8]
+	p.IPID = binary.BigEndian.Uint16(b[4:])
 	p.IPTotalLen = total
 	p.Proto = b[9]
 	p.Src = netip.AddrFrom4([4]byte(b[12:16]))
@@ -133,7 +134,11 @@ func (w *walker) fragmentPorts(b []byte) {
 	switch {
 	case p.Proto == protoUDP && len(b) >= udpHeaderLen:
 		p.UDPLen = int(binary.BigEndian.Uint16(b[4:]))
+		p.L4Checksum = binary.BigEndian.Uint16(b[6:])
 	case p.Proto == protoTCP && len(b) > tcpFlagsOffset:
 		p.TCPFlags = b[tcpFlagsOffset]
+		if len(b) >= tcpChecksumOffset+2 {
+			p.L4Checksum = binary.BigEndian.Uint16(b[tcpChecksumOffset:])
+		}
 	}
 }

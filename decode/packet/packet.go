@@ -55,6 +55,15 @@ type Packet struct {
 	UDPLen           int    // UDP length field
 	TCPFlags         uint8  // TCP flags byte (CWR ECE URG ACK PSH RST SYN FIN)
 
+	// IPID is the IPv4 Identification field (RFC 791 §3.1), 0 for IPv6
+	// and RoCEv1; L4Checksum the TCP or UDP checksum field (RFC 9293
+	// §3.1, RFC 768), 0 when not captured. A switch does not change
+	// either when it forwards a packet, so a mirror's second copy of a
+	// packet repeats them, where the next packet of a conversation
+	// almost never does.
+	IPID       uint16
+	L4Checksum uint16
+
 	// HasBTH says the 12-byte BTH was decoded into BTH. It is false when the
 	// frame was cut before the BTH ended. BTH.Ext lists the extended headers
 	// that were decoded.
@@ -98,4 +107,5 @@ func (p *Packet) clearIP() {
 	p.SrcPort, p.DstPort = 0, 0
 	p.UDPLen = 0
 	p.TCPFlags = 0
+	p.IPID, p.L4Checksum = 0, 0
 }

@@ -3,8 +3,9 @@ package packet
 import "encoding/binary"
 
 const (
-	tcpMinHeaderLen = 20
-	tcpFlagsOffset  = 13
+	tcpMinHeaderLen   = 20
+	tcpFlagsOffset    = 13
+	tcpChecksumOffset = 16
 )
 
 // tcp decodes the ports and flags of a TCP header (RFC 9293 §3.1), for the
@@ -21,10 +22,14 @@ func (w *walker) tcp(b []byte) {
 		if len(b) > tcpFlagsOffset {
 			p.TCPFlags = b[tcpFlagsOffset]
 		}
+		if len(b) >= tcpChecksumOffset+2 {
+			p.L4Checksum = binary.BigEndian.Uint16(b[tcpChecksumOffset:])
+		}
 		w.short(ReasonBadTCP)
 		return
 	}
 	p.TCPFlags = b[tcpFlagsOffset]
+	p.L4Checksum = binary.BigEndian.Uint16(b[tcpChecksumOffset:])
 	if int(b[12]>>4)*4 < tcpMinHeaderLen {
 		w.malformed(ReasonBadTCP)
 	}

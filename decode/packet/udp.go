@@ -30,6 +30,7 @@ func (w *walker) udp(b []byte, ipPayloadLen int) {
 		return
 	}
 	p.UDPLen = int(binary.BigEndian.Uint16(b[4:]))
+	p.L4Checksum = binary.BigEndian.Uint16(b[6:])
 	if p.UDPLen < udpHeaderLen || p.UDPLen > ipPayloadLen {
 		w.malformed(ReasonBadUDPLength)
 		return
