@@ -166,7 +166,10 @@ func (t *Table) finishLoss() {
 			// the requester's key starts anew, and stays the partner
 			// of the epoch it answered first), and says nothing of
 			// what f sent or the mirror missed. What the partner had
-			// acknowledged when the next epoch began does.
+			// acknowledged when the next epoch began does. (Making
+			// requester take the key's current epoch would not do:
+			// it moves the live links, but this rule reads the
+			// partner's acknowledgements of every epoch at once.)
 			if e.resp != p || !e.acked {
 				continue
 			}
