@@ -107,13 +107,14 @@ func analyze(o analyzeOptions) (*captureStats, error) {
 		fas[i] = newShardAnalyzer(&captureStats{Files: paths}, sinks, i, split)
 	}
 	var clock clockWatch
+	in := &timedInput{m: m} // untimed frames take a time (see timedInput)
 	if n == 1 {
-		w := &worker{m: m, fa: fas[0], each: o.Each, progress: newProgress(o.Progress), clock: &clock}
+		w := &worker{m: in, fa: fas[0], each: o.Each, progress: newProgress(o.Progress), clock: &clock}
 		w.run()
 	} else {
 		// Worker 0 reads the input and hands every other worker its
 		// share (see relay).
-		r := newRelay(m, split, newProgress(o.Progress))
+		r := newRelay(in, split, newProgress(o.Progress))
 		r.clock = &clock
 		var wg sync.WaitGroup
 		for i := 1; i < n; i++ {
@@ -189,7 +190,7 @@ const maxWorkers = 256
 // worker is the one goroutine of an analysis pass that is not split: it
 // reads the input and hands every frame to its frameAnalyzer.
 type worker struct {
-	m        *capture.Merger
+	m        *timedInput
 	fa       *frameAnalyzer
 	each     func(rec *capture.Record, file int, p *packet.Packet)
 	progress *progress

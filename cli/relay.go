@@ -187,7 +187,7 @@ func newRound(workers, frames, bytes int) *round {
 // relay is worker 0 of a pass on several workers: it reads the input once,
 // analyses its own share and hands the other workers theirs in rounds.
 type relay struct {
-	m        *capture.Merger
+	m        *timedInput
 	split    flows.Split
 	progress *progress
 	out      []chan *round // to worker w ≥ 1, in order; closed at the end
@@ -208,7 +208,7 @@ type relay struct {
 	flowsBefore atomic.Int64
 }
 
-func newRelay(m *capture.Merger, split flows.Split, pr *progress) *relay {
+func newRelay(m *timedInput, split flows.Split, pr *progress) *relay {
 	n := split.Shards()
 	frames := max(blockFrames/(n-1), 1)
 	bytes := max(blockBytes/(n-1), 1)

@@ -359,3 +359,45 @@ func TestCMCut(t *testing.T) {
 		})
 	}
 }
+
+// TestEpochAckNotMirrorLoss: a requester sends PSNs 0-4, acknowledged,
+// and after idle time sends 0-4 again, then 5 and 6: a new epoch of its
+// key. The responder's ACK of PSN 6 answers the new epoch; counted
+// against the old one (the responder's flow stayed the partner of epoch
+// 0), it made finishLoss report PSNs 5 and 6 as "mirror missed 2
+// packets" of epoch 0, which never sent them.
+func TestEpochAckNotMirrorLoss(t *testing.T) {
+	const aQP, bQP = 0x22, 0x11
+	// sent0 is the PSNs the capture holds of epoch 0 (0-4 sent, all
+	// acknowledged by the ACK of PSN 4), want0 the mirror loss of epoch 0.
+	for _, tc := range []struct {
+		sent0 uint32
+		want0 uint64
+	}{{5, 0}, {3, 2}} {
+		c := newClock(Config{})
+		for psn := range tc.sent0 {
+			c.add(2*time.Microsecond, roce(hostA, hostB, opSendOnly, bQP, psn, 64))
+		}
+		c.add(3*time.Microsecond, roce(hostB, hostA, opAck, aQP, 4, 0))
+		c.add(4100*time.Microsecond, nil)
+		for psn := uint32(0); psn < 7; psn++ {
+			c.add(2*time.Microsecond, roce(hostA, hostB, opSendOnly, bQP, psn, 64))
+		}
+		c.add(3*time.Microsecond, roce(hostB, hostA, opAck, aQP, 6, 0))
+		c.tab.Finish()
+		reqs := c.flows(key(hostA, hostB, bQP))
+		if len(reqs) != 2 {
+			t.Fatalf("sent %d: %d epochs of the requester's key, want 2", tc.sent0, len(reqs))
+		}
+		for i, f := range reqs {
+			want := tc.want0
+			if i > 0 {
+				want = 0
+			}
+			if f.Retx.MirrorLostPSNs != want || f.Retransmitted() != 0 {
+				t.Errorf("sent %d: epoch %d: mirror lost %d PSNs in %d gaps, %d resends; want %d lost, no resend",
+					tc.sent0, i, f.Retx.MirrorLostPSNs, f.Retx.MirrorGaps, f.Retransmitted(), want)
+			}
+		}
+	}
+}

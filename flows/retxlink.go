@@ -159,6 +159,22 @@ func (t *Table) finishLoss() {
 				a, at = x.fatalPSN, &x.fatalAt
 			}
 		}
+		if e := t.epochEnds[f]; e != nil && e.began(at) {
+			// The partner's highest acknowledgement came once f's
+			// key had begun its next epoch: it may answer the new
+			// connection's requests (a responder's flow goes on while
+			// the requester's key starts anew, and stays the partner
+			// of the epoch it answered first), and says nothing of
+			// what f sent or the mirror missed. What the partner had
+			// acknowledged when the next epoch began does. (Making
+			// requester take the key's current epoch would not do:
+			// it moves the live links, but this rule reads the
+			// partner's acknowledgements of every epoch at once.)
+			if e.resp != p || !e.acked {
+				continue
+			}
+			a, at = e.high, &e.at
+		}
 		if f.retx != nil && f.retx.loss.n > 0 {
 			f.ackedThrough(a)
 		}
@@ -171,4 +187,35 @@ func (t *Table) finishLoss() {
 		f.Retx.MirrorGaps++
 		f.event(RetxEvent{Kind: EventMirrorLoss, At: *at, PSN: s.seq.expHi, Count: n})
 	}
+}
+
+// epochEnd is what a flow's responder link had acknowledged when the
+// flow's key began its next epoch (Table.noteEpochEnd), for finishLoss.
+type epochEnd struct {
+	next  FrameRef // the next epoch's first frame
+	resp  *Flow    // the flow's respLink then
+	acked bool     // resp had acknowledged a PSN: high, first at at
+	high  uint32
+	at    FrameRef
+}
+
+// began says whether the response at was captured once the next epoch
+// had begun (at the same time counts as after, unless the pass saw the
+// response first).
+func (e *epochEnd) began(at *FrameRef) bool {
+	b := &e.next
+	return b.Time.Before(at.Time) || b.Time.Equal(at.Time) && b.Seq <= at.Seq
+}
+
+// noteEpochEnd notes, as f, the first flow of prev's key's next epoch,
+// begins, what prev's responder link had acknowledged (see epochEnd).
+func (t *Table) noteEpochEnd(prev, f *Flow) {
+	e := &epochEnd{next: f.First, resp: prev.respLink}
+	if r := e.resp; r != nil && r.resp.acked() {
+		e.acked, e.high, e.at = true, r.resp.ackedHigh(), r.resp.ackedAt
+	}
+	if t.epochEnds == nil {
+		t.epochEnds = map[*Flow]*epochEnd{}
+	}
+	t.epochEnds[prev] = e
 }

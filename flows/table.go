@@ -54,6 +54,9 @@ type Table struct {
 	cm       map[cmKey]*cmExchange // CM exchanges by requester side and comm ID
 	cmByFlow map[Key]*cmSide       // CM info waiting for (or given to) the flow with this key
 	finished bool
+	// epochEnds holds, for a flow whose key began a new epoch after
+	// it, what its responder had acknowledged then (finishLoss).
+	epochEnds map[*Flow]*epochEnd
 
 	// merged says the table is MergeShards': its flows live in the
 	// shards' slabs, and index holds positions in flows.
@@ -257,6 +260,7 @@ func (t *Table) newFlow(pk packedKey, prev *Flow, p *packet.Packet, at *FrameAt)
 	if prev != nil {
 		t.gen = nextGen() // the key's hints are stale
 		f.Epoch = prev.Epoch + 1
+		t.noteEpochEnd(prev, f)
 	}
 	if len(t.cmByFlow) != 0 {
 		if side := t.cmByFlow[k]; side != nil && side.flow == nil {
