@@ -282,6 +282,18 @@ func (m *Merger) NextBatch(recs []Record) (n, file int, err error) {
 	return n, file, nil
 }
 
+// Untimed says whether file (as NextBatch numbers it) may have given a
+// record without a time (a pcapng Simple Packet Block, whose Timestamp is
+// the zero Time): it has, since it was last opened, or it is not open.
+// A pass that gives such records a time need look at the records of a
+// batch only then.
+func (m *Merger) Untimed(file int) bool {
+	if file < 0 || file >= len(m.readers) || m.readers[file] == nil {
+		return true
+	}
+	return m.readers[file].untimed
+}
+
 // endSole retires the last file, which ended with err.
 func (m *Merger) endSole(err error) (int, error) {
 	m.retire(m.last, err)

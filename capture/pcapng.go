@@ -271,6 +271,7 @@ func (r *Reader) packet(typ uint32, body []byte, rec *Record, num int) error {
 		// the block.
 		fixedFieldLen = 4
 		hasTimestamp = false
+		r.untimed = true
 		orig = uint64(o.Uint32(body))
 		capLen = min(orig, room-fixedFieldLen)
 	}

@@ -87,6 +87,7 @@ type Reader struct {
 	linkTypes []LinkType // distinct, in order of declaration
 	sections  int        // pcapng sections seen
 	trailing  error      // pcap: zeros after the last record (see zeroTail), for Trailing
+	untimed   bool       // a record without a time (a pcapng Simple Packet Block) was read
 }
 
 // fastPath says which hot path Next tries before the generic code.

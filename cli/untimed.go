@@ -30,9 +30,11 @@ import (
 // writes the frames of an analysis pass, writes a borrowed time too,
 // which keeps its output in time order (and analysed again, the same).
 //
-// On a timed frame the rule costs one compare (TimeNanos against 0; the
-// epoch itself, whose TimeNanos is also 0, is then told apart by
-// Timestamp.IsZero), plus a store per batch.
+// A batch of a file that has given no untimed frame (capture.Merger.
+// Untimed: every pcap file, most pcapng ones) costs a call and a store;
+// in one that has, each timed frame costs a compare (TimeNanos against
+// 0; the epoch itself, whose TimeNanos is also 0, is then told apart by
+// Timestamp.IsZero).
 type timedInput struct {
 	m *capture.Merger
 
@@ -73,7 +75,12 @@ func (t *timedInput) NextBatch(recs []capture.Record) (n, file int, err error) {
 	if n, file, err = t.m.NextBatch(recs); err != nil || n == 0 {
 		return n, file, err
 	}
-	t.fill(recs[:n])
+	if t.m.Untimed(file) {
+		t.fill(recs[:n])
+	} else {
+		last := &recs[n-1]
+		t.last, t.lastNs = last.Timestamp, last.TimeNanos
+	}
 	return n, file, nil
 }
 
