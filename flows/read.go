@@ -204,16 +204,9 @@ func (f *Flow) skipOthers(psn uint32) {
 	s := &f.ReadResponses
 	exp := s.seq.expHi
 	from := exp
-	req := f.reqLink // see Table.requester
-	if req == nil {
-		req = f.pairOne
-	}
-	mtu := f.pmtu
+	req, mtu := f.readRequester()
 	var before *readState
-	if req != nil && req.cold != nil {
-		if mtu == 0 {
-			mtu = req.pmtu
-		}
+	if req != nil {
 		l := &req.cold.lastRead
 		if d := psnDiff(psn, l.psn); l.valid && d > 0 && d <= l.span {
 			if psnDiff(l.psn, from) > 0 {
@@ -232,7 +225,7 @@ func (f *Flow) skipOthers(psn uint32) {
 	if psnDiff(from, psn) >= 0 {
 		from = psnAdd(psn, -1)
 	}
-	if req != nil && req.cold != nil {
+	if req != nil {
 		req.cold.noteMissedRead(from, psn)
 	}
 	if before != nil && from != exp {
@@ -250,6 +243,25 @@ func (f *Flow) skipOthers(psn uint32) {
 		}
 	}
 	s.seq.expLo, s.seq.expHi = from, from
+}
+
+// readRequester returns the flow whose READ requests f's READ responses
+// answer (Table.requester's link, else the sole partner), nil if there is
+// none or it kept no READ (no cold state), and the path MTU f, or else it,
+// has shown (0 if neither has).
+func (f *Flow) readRequester() (req *Flow, mtu uint16) {
+	req = f.reqLink // see Table.requester
+	if req == nil {
+		req = f.pairOne
+	}
+	if req == nil || req.cold == nil {
+		return nil, 0
+	}
+	mtu = f.pmtu
+	if mtu == 0 {
+		mtu = req.pmtu
+	}
+	return req, mtu
 }
 
 // noteMissedRead keeps, of the last two READ requests of c's flow, the
@@ -297,15 +309,7 @@ func (f *Flow) skipOpenRead(psn uint32) {
 	s := &f.ReadResponses
 	lo := s.seq.expHi
 	hi := lo
-	req := f.reqLink // see Table.requester
-	if req == nil {
-		req = f.pairOne
-	}
-	if req != nil && req.cold != nil {
-		mtu := f.pmtu
-		if mtu == 0 {
-			mtu = req.pmtu
-		}
+	if req, mtu := f.readRequester(); req != nil {
 		for _, l := range [...]*readState{&req.cold.lastRead, &req.cold.prevRead} {
 			if d := psnDiff(s.HighPSN, l.psn); l.valid && d >= 0 && d <= l.span {
 				if end, ok := l.lastPSN(mtu); ok && psnDiff(end, hi) > 0 {

@@ -381,16 +381,7 @@ func TestConversations(t *testing.T) {
 		{Src: netip.MustParseAddr("10.0.0.1"), Dst: netip.MustParseAddr("10.0.0.2"), Proto: protoTCP, ServicePort: 22, Packets: 2, Bytes: 160},
 		{Src: netip.MustParseAddr("10.0.2.2"), Dst: netip.MustParseAddr("10.0.2.1"), Proto: protoUDP, ServicePort: 2049, Packets: 1, Bytes: 160},
 	}
-	if len(got) != len(want) {
-		t.Fatalf("got %d conversations, want %d", len(got), len(want))
-	}
-	for i := range want {
-		g := *got[i]
-		g.First, g.Last = flows.FrameRef{}, flows.FrameRef{}
-		if g != want[i] {
-			t.Errorf("conversation %d: got %+v, want %+v", i, g, want[i])
-		}
-	}
+	sameConversations(t, got, want)
 }
 
 // TestDSCPClasses: data and CNPs are judged against their own DSCP, QP1
@@ -590,19 +581,7 @@ func TestConversationsSYNPort(t *testing.T) {
 		{Src: netip.MustParseAddr("10.0.0.1"), Dst: netip.MustParseAddr("10.0.0.2"), Proto: protoTCP, ServicePort: 45000, Packets: 12, Bytes: 3 * 272},
 		{Src: netip.MustParseAddr("10.0.0.2"), Dst: netip.MustParseAddr("10.0.0.1"), Proto: protoTCP, ServicePort: 34000, Packets: 1, Bytes: 500},
 	}
-	if len(got) != len(want) {
-		for _, g := range got {
-			t.Logf("%+v", *g)
-		}
-		t.Fatalf("got %d conversations, want %d", len(got), len(want))
-	}
-	for i := range want {
-		g := *got[i]
-		g.First, g.Last = flows.FrameRef{}, flows.FrameRef{}
-		if g != want[i] {
-			t.Errorf("conversation %d: got %+v, want %+v", i, g, want[i])
-		}
-	}
+	sameConversations(t, got, want)
 }
 
 // TestConversationsMirrorCopies: a mirror that delivers each TCP or UDP
@@ -661,5 +640,23 @@ func TestConversationsMirrorCopies(t *testing.T) {
 	wantBytes += 3*60 + 3*70 + 2*80
 	if g.Packets != wantPackets || g.Copies != wantCopies || g.Bytes != wantBytes {
 		t.Errorf("packets %d, copies %d, bytes %d; want %d, %d, %d", g.Packets, g.Copies, g.Bytes, wantPackets, wantCopies, wantBytes)
+	}
+}
+
+// sameConversations fails unless got, frames aside, is want, in order.
+func sameConversations(t *testing.T, got []*Conversation, want []Conversation) {
+	t.Helper()
+	if len(got) != len(want) {
+		for _, g := range got {
+			t.Logf("%+v", *g)
+		}
+		t.Fatalf("got %d conversations, want %d", len(got), len(want))
+	}
+	for i := range want {
+		g := *got[i]
+		g.First, g.Last = flows.FrameRef{}, flows.FrameRef{}
+		if g != want[i] {
+			t.Errorf("conversation %d: got %+v, want %+v", i, g, want[i])
+		}
 	}
 }

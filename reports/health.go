@@ -288,6 +288,11 @@ func malformedFinding(in *Input) Finding {
 	return f
 }
 
+// snapLengthNext is the next step of a truncation finding whose frames
+// were cut before the headers the analysis reads.
+const snapLengthNext = "Capture with a snap length that keeps the transport headers: the mirror's own headers (ERSPAN, VLAN tags) come first, " +
+	"so count them in: 128 bytes keeps the BTH and the AETH and RETH behind an ERSPAN II header and a VLAN tag, 256 bytes behind any."
+
 // bthCutNote makes f, the truncation finding, say that n frames were cut
 // inside their BTH: with no QP, opcode or PSN they are in no flow, and no
 // finding but this one sees them, so it is a warning.
@@ -296,8 +301,7 @@ func bthCutNote(f *Finding, n uint64) {
 	f.Title += fmt.Sprintf(", %d inside their transport header", n)
 	f.Detail += fmt.Sprintf(" %d of them were cut inside their InfiniBand base transport header (BTH, the 12 bytes after the UDP header): "+
 		"their QP, opcode and PSN are unknown, so they are in no flow and the QP, loss and congestion findings cannot see them.", n)
-	f.Next = "Capture with a snap length that keeps the transport headers: the mirror's own headers (ERSPAN, VLAN tags) come first, " +
-		"so count them in: 128 bytes keeps the BTH and the AETH and RETH behind an ERSPAN II header and a VLAN tag, 256 bytes behind any."
+	f.Next = snapLengthNext
 }
 
 // headersCutNote makes f, the truncation finding, say that n frames were
@@ -309,8 +313,7 @@ func headersCutNote(f *Finding, n uint64) {
 	f.Title += fmt.Sprintf(", %d before their UDP or TCP header", n)
 	f.Detail += fmt.Sprintf(" %d of them were cut before their UDP or TCP header (inside an IP header, a RoCEv1 GRH, a mirror's GRE, ERSPAN "+
 		"or VXLAN headers or the IP header they carry): whether they are RoCE is unknown, so they are in no flow and no other finding sees them.", n)
-	f.Next = "Capture with a snap length that keeps the transport headers: the mirror's own headers (ERSPAN, VLAN tags) come first, " +
-		"so count them in: 128 bytes keeps the BTH and the AETH and RETH behind an ERSPAN II header and a VLAN tag, 256 bytes behind any."
+	f.Next = snapLengthNext
 }
 
 func truncatedFinding(in *Input) Finding {
