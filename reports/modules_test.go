@@ -925,3 +925,38 @@ tcp:
 		t.Errorf("SMB is storage, not other TCP on compute links: %s", summary(nr))
 	}
 }
+
+// TestRoCEv1MappedGIDs: a RoCEv1 GRH carries IPv4-mapped GIDs
+// (::ffff:a.b.c.d); the decoder unmaps them, so a host that talks RoCEv1
+// and RoCEv2 is one endpoint (fan_out's HCAs, cross_rail's roce_endpoints)
+// and the topology's IPv4 addresses place its RoCEv1 flows.
+func TestRoCEv1MappedGIDs(t *testing.T) {
+	s, err := gen.ParseScenario([]byte(`name: v1-mix
+start: 2026-11-02T10:00:00Z
+flows:
+  - {src: 10.0.0.1, dst: 10.0.3.2, src_qpn: 0x110, dest_qpn: 0x210, start_psn: 1, mtu: 1024, roce: v1, ops: [{op: write, bytes: 4096}]}
+  - {src: 10.0.0.1, dst: 10.0.3.2, src_qpn: 0x111, dest_qpn: 0x211, start_psn: 1, mtu: 1024, start_us: 50, ops: [{op: write, bytes: 4096}]}
+  - {src: 10.0.0.1, dst: 10.9.9.9, src_qpn: 0x112, dest_qpn: 0x212, start_psn: 1, mtu: 1024, roce: v1, start_us: 80, ops: [{op: write, bytes: 4096}]}
+`), "v1-mix.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := loadInput(t, writeScenario(t, s), filepath.Join(topoDir, pod))
+	for _, f := range in.Flows {
+		if !f.Key.Src.Is4() || !f.Key.Dst.Is4() {
+			t.Fatalf("flow %d keyed %s > %s: want IPv4 addresses", f.ID, f.Key.Src, f.Key.Dst)
+		}
+	}
+	fs := runAll(in)
+	cr := ofKind(fs, KindCrossRail)
+	if len(cr) != 2 {
+		t.Fatalf("want cross_rail and the unplaced note, got %s", summary(cr))
+	}
+	wantCounts(t, cr[0], map[string]float64{"flows": 4, "connections": 2, "node_pairs": 1})
+	wantCounts(t, cr[1], map[string]float64{"unknown_endpoints": 1, "roce_endpoints": 3})
+	fo := ofKind(fs, KindFanOut)
+	if len(fo) != 1 {
+		t.Fatalf("fan_out: got %s", summary(fo))
+	}
+	wantCounts(t, fo[0], map[string]float64{"hcas": 2, "nodes": 2})
+}
