@@ -51,7 +51,7 @@ func CrossRail(in *Input) []Finding {
 			Next: "Run again with --topology FILE (nodes, interfaces, roles, rails) or --rail-subnet CIDR=RAIL for each rail.",
 		}}
 	}
-	type pairKey struct{ a, b string } // node names, a <= b
+	type pairKey struct{ a, b string } // node names, a before b in topology.CompareNames
 	type pair struct {
 		key   pairKey
 		bytes uint64
@@ -86,7 +86,7 @@ func CrossRail(in *Input) []Finding {
 		crossBytes += f.WireBytes
 		na, nb := nodeOf(in, f.Key.Src), nodeOf(in, f.Key.Dst)
 		ra, rb := s.Rail, d.Rail
-		if nb < na || na == nb && rb < ra {
+		if c := topology.CompareNames(na, nb); c > 0 || c == 0 && rb < ra {
 			na, nb, ra, rb = nb, na, rb, ra
 		}
 		k := pairKey{na, nb}
@@ -120,10 +120,10 @@ func CrossRail(in *Input) []Finding {
 			if c := cmp.Compare(y.bytes, x.bytes); c != 0 {
 				return c
 			}
-			if c := strings.Compare(x.key.a, y.key.a); c != 0 {
+			if c := topology.CompareNames(x.key.a, y.key.a); c != 0 {
 				return c
 			}
-			return strings.Compare(x.key.b, y.key.b)
+			return topology.CompareNames(x.key.b, y.key.b)
 		})
 		f := Finding{Kind: KindCrossRail, Severity: Warning}
 		var nflows, nqps, nconns int

@@ -960,3 +960,54 @@ flows:
 	}
 	wantCounts(t, fo[0], map[string]float64{"hcas": 2, "nodes": 2})
 }
+
+// TestNodesNaturalOrder: node names sort with their numbers compared as
+// numbers (node2 before node10), in a finding's nodes, in cross_rail's
+// node pairs and in fan_out's tie between equally busy nodes.
+func TestNodesNaturalOrder(t *testing.T) {
+	topo, err := topology.Parse([]byte(`nodes:
+  - name: node10
+    interfaces:
+      - {name: mlx5_0, ip: 10.0.0.10, role: compute, rail: 0}
+  - name: node2
+    interfaces:
+      - {name: mlx5_1, ip: 10.0.1.2, role: compute, rail: 1}
+  - name: node9
+    interfaces:
+      - {name: mlx5_0, ip: 10.0.0.9, role: compute, rail: 0}
+`), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := topo.Nodes(), []string{"node2", "node9", "node10"}; !slices.Equal(got, want) {
+		t.Errorf("topology nodes %q, want %q", got, want)
+	}
+	s, err := gen.ParseScenario([]byte(`name: natural
+start: 2026-11-02T10:00:00Z
+flows:
+  - {src: 10.0.0.10, dst: 10.0.1.2, src_qpn: 0x110, dest_qpn: 0x210, start_psn: 1, mtu: 1024, ops: [{op: write, bytes: 1024}]}
+  - {src: 10.0.0.9, dst: 10.0.1.2, src_qpn: 0x111, dest_qpn: 0x211, start_psn: 1, mtu: 1024, ops: [{op: write, bytes: 1024}]}
+`), "natural.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := loadInput(t, writeScenario(t, s), "")
+	in.Topology = topo
+	r := Run(in, "test")
+	cr := ofKind(r.Findings, KindCrossRail)
+	if len(cr) != 1 {
+		t.Fatalf("cross_rail: got %s", summary(cr))
+	}
+	if want := []string{"node2", "node9", "node10"}; !slices.Equal(cr[0].Nodes, want) {
+		t.Errorf("cross_rail nodes %q, want %q", cr[0].Nodes, want)
+	}
+	// Equal bytes: the pairs in node order, each pair's lower node first.
+	if len(cr[0].Evidence.Details) != 2 || !strings.HasPrefix(cr[0].Evidence.Details[0], "node2 <> node9:") ||
+		!strings.HasPrefix(cr[0].Evidence.Details[1], "node2 <> node10:") {
+		t.Errorf("cross_rail details %q, want node2 <> node9 then node2 <> node10", cr[0].Evidence.Details)
+	}
+	fo := ofKind(r.Findings, KindFanOut)
+	if len(fo) != 1 || !slices.Equal(fo[0].Nodes, []string{"node2", "node9", "node10"}) {
+		t.Errorf("fan_out: got %s, nodes %q", summary(fo), fo[0].Nodes)
+	}
+}
