@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rocedump/rocedump/reports/flowtable"
+	"github.com/rocedump/rocedump/topology"
 )
 
 // Fan-out thresholds.
@@ -99,7 +100,7 @@ func FanOut(in *Input) []Finding {
 		if c := cmp.Compare(byNode[b], byNode[a]); c != 0 {
 			return c
 		}
-		return strings.Compare(a, b)
+		return topology.CompareNames(a, b)
 	})
 	f.Evidence = Evidence{Counts: map[string]float64{
 		"hcas": float64(len(list)), "qps": float64(totalQPs), "max_qps_per_hca": float64(top.qps),

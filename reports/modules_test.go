@@ -146,8 +146,57 @@ func TestFanOutComputeOnly(t *testing.T) {
 }
 
 // TestCrossRailCritical: cross-rail is critical when it is most of the
-// compute traffic, and a compute address without a rail is unknown.
+// compute traffic and at least crossRailCriticalBytes of it is RDMA data
+// (QPs other than QP1); below the floor, or when only RDMA CM datagrams
+// cross rails, it is still reported, as a warning that says why. A compute
+// address without a rail is unknown.
 func TestCrossRailCritical(t *testing.T) {
+	const cm = `
+cm:
+  - {client: 10.0.0.1, server: 10.0.3.2, port: 5000, client_qpn: 0x181, server_qpn: 0x281, client_psn: 1, server_psn: 2, disconnect: false}
+`
+	for _, tt := range []struct {
+		name string
+		body string // the scenario's cm and flows
+		want Severity
+	}{
+		// 10 MiB written: 10.5 MB of data, over the floor.
+		{"above", cm + `flows:
+  - {src: 10.0.0.1, dst: 10.0.3.2, src_qpn: 0x181, dest_qpn: 0x281, start_psn: 1, mtu: 4096, start_us: 100, ops: [{op: write, bytes: 1048576, count: 10}]}
+`, Critical},
+		// 9 MiB: 9.4 MB of data and its headers, under it.
+		{"below", cm + `flows:
+  - {src: 10.0.0.1, dst: 10.0.3.2, src_qpn: 0x181, dest_qpn: 0x281, start_psn: 1, mtu: 4096, start_us: 100, ops: [{op: write, bytes: 1048576, count: 9}]}
+`, Warning},
+		// Only the CM handshake: all of the compute bytes, no data.
+		{"cm-only", cm, Warning},
+		// Over the floor but less than half of the compute bytes.
+		{"minority", cm + `flows:
+  - {src: 10.0.0.1, dst: 10.0.3.2, src_qpn: 0x181, dest_qpn: 0x281, start_psn: 1, mtu: 4096, start_us: 100, ops: [{op: write, bytes: 1048576, count: 10}]}
+  - {src: 10.0.0.1, dst: 10.0.0.2, src_qpn: 0x110, dest_qpn: 0x210, start_psn: 1, mtu: 4096, ops: [{op: write, bytes: 1048576, count: 11}]}
+`, Warning},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := gen.ParseScenario([]byte("name: floor\nstart: 2026-11-02T10:00:00Z\n"+tt.body), "floor.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs := ofKind(CrossRail(loadInput(t, writeScenario(t, s), filepath.Join(topoDir, pod))), KindCrossRail)
+			if len(fs) != 1 || fs[0].Severity != tt.want {
+				t.Fatalf("want one %v cross_rail finding, got %s", tt.want, summary(fs))
+			}
+			c := fs[0].Evidence.Counts
+			data, cross, compute := c["cross_rail_data_bytes"], c["cross_rail_bytes"], c["compute_bytes"]
+			if (data >= crossRailCriticalBytes) != (tt.name == "above" || tt.name == "minority") || (data == 0) != (tt.name == "cm-only") || data >= cross {
+				t.Errorf("cross_rail_data_bytes %v, cross_rail_bytes %v: not on the side of the floor the case is for", data, cross)
+			}
+			why := strings.Contains(fs[0].Detail, "A warning, not critical")
+			if want := tt.want == Warning && cross >= compute/2; why != want {
+				t.Errorf("detail says why not critical: %v, want %v:\n%s", why, want, fs[0].Detail)
+			}
+		})
+	}
+
 	topo, err := topology.Parse([]byte(`nodes:
   - name: a
     interfaces:
@@ -162,7 +211,7 @@ func TestCrossRailCritical(t *testing.T) {
 	in := loadGen(t, "report_cross_rail", "")
 	in.Topology = topo
 	fs := ofKind(CrossRail(in), KindCrossRail)
-	if len(fs) != 2 || fs[0].Severity != Critical || fs[0].Evidence.Counts["connections"] != 2 {
+	if len(fs) != 2 || fs[0].Severity != Warning || fs[0].Evidence.Counts["connections"] != 2 || fs[1].Evidence.Counts["unknown_endpoints"] == 0 {
 		t.Fatalf("got %s", summary(fs))
 	}
 }
@@ -874,5 +923,91 @@ tcp:
 	}
 	if nr := ofKind(fs, KindNonRDMAOnCompute); len(nr) != 0 {
 		t.Errorf("SMB is storage, not other TCP on compute links: %s", summary(nr))
+	}
+}
+
+// TestRoCEv1MappedGIDs: a RoCEv1 GRH carries IPv4-mapped GIDs
+// (::ffff:a.b.c.d); the decoder unmaps them, so a host that talks RoCEv1
+// and RoCEv2 is one endpoint (fan_out's HCAs, cross_rail's roce_endpoints)
+// and the topology's IPv4 addresses place its RoCEv1 flows.
+func TestRoCEv1MappedGIDs(t *testing.T) {
+	s, err := gen.ParseScenario([]byte(`name: v1-mix
+start: 2026-11-02T10:00:00Z
+flows:
+  - {src: 10.0.0.1, dst: 10.0.3.2, src_qpn: 0x110, dest_qpn: 0x210, start_psn: 1, mtu: 1024, roce: v1, ops: [{op: write, bytes: 4096}]}
+  - {src: 10.0.0.1, dst: 10.0.3.2, src_qpn: 0x111, dest_qpn: 0x211, start_psn: 1, mtu: 1024, start_us: 50, ops: [{op: write, bytes: 4096}]}
+  - {src: 10.0.0.1, dst: 10.9.9.9, src_qpn: 0x112, dest_qpn: 0x212, start_psn: 1, mtu: 1024, roce: v1, start_us: 80, ops: [{op: write, bytes: 4096}]}
+`), "v1-mix.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := loadInput(t, writeScenario(t, s), filepath.Join(topoDir, pod))
+	for _, f := range in.Flows {
+		if !f.Key.Src.Is4() || !f.Key.Dst.Is4() {
+			t.Fatalf("flow %d keyed %s > %s: want IPv4 addresses", f.ID, f.Key.Src, f.Key.Dst)
+		}
+	}
+	fs := runAll(in)
+	cr := ofKind(fs, KindCrossRail)
+	if len(cr) != 2 {
+		t.Fatalf("want cross_rail and the unplaced note, got %s", summary(cr))
+	}
+	wantCounts(t, cr[0], map[string]float64{"flows": 4, "connections": 2, "node_pairs": 1})
+	wantCounts(t, cr[1], map[string]float64{"unknown_endpoints": 1, "roce_endpoints": 3})
+	fo := ofKind(fs, KindFanOut)
+	if len(fo) != 1 {
+		t.Fatalf("fan_out: got %s", summary(fo))
+	}
+	wantCounts(t, fo[0], map[string]float64{"hcas": 2, "nodes": 2})
+}
+
+// TestNodesNaturalOrder: node names sort with their numbers compared as
+// numbers (node2 before node10), in a finding's nodes, in cross_rail's
+// node pairs and in fan_out's tie between equally busy nodes.
+func TestNodesNaturalOrder(t *testing.T) {
+	topo, err := topology.Parse([]byte(`nodes:
+  - name: node10
+    interfaces:
+      - {name: mlx5_0, ip: 10.0.0.10, role: compute, rail: 0}
+  - name: node2
+    interfaces:
+      - {name: mlx5_1, ip: 10.0.1.2, role: compute, rail: 1}
+  - name: node9
+    interfaces:
+      - {name: mlx5_0, ip: 10.0.0.9, role: compute, rail: 0}
+`), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := topo.Nodes(), []string{"node2", "node9", "node10"}; !slices.Equal(got, want) {
+		t.Errorf("topology nodes %q, want %q", got, want)
+	}
+	s, err := gen.ParseScenario([]byte(`name: natural
+start: 2026-11-02T10:00:00Z
+flows:
+  - {src: 10.0.0.10, dst: 10.0.1.2, src_qpn: 0x110, dest_qpn: 0x210, start_psn: 1, mtu: 1024, ops: [{op: write, bytes: 1024}]}
+  - {src: 10.0.0.9, dst: 10.0.1.2, src_qpn: 0x111, dest_qpn: 0x211, start_psn: 1, mtu: 1024, ops: [{op: write, bytes: 1024}]}
+`), "natural.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := loadInput(t, writeScenario(t, s), "")
+	in.Topology = topo
+	r := Run(in, "test")
+	cr := ofKind(r.Findings, KindCrossRail)
+	if len(cr) != 1 {
+		t.Fatalf("cross_rail: got %s", summary(cr))
+	}
+	if want := []string{"node2", "node9", "node10"}; !slices.Equal(cr[0].Nodes, want) {
+		t.Errorf("cross_rail nodes %q, want %q", cr[0].Nodes, want)
+	}
+	// Equal bytes: the pairs in node order, each pair's lower node first.
+	if len(cr[0].Evidence.Details) != 2 || !strings.HasPrefix(cr[0].Evidence.Details[0], "node2 <> node9:") ||
+		!strings.HasPrefix(cr[0].Evidence.Details[1], "node2 <> node10:") {
+		t.Errorf("cross_rail details %q, want node2 <> node9 then node2 <> node10", cr[0].Evidence.Details)
+	}
+	fo := ofKind(r.Findings, KindFanOut)
+	if len(fo) != 1 || !slices.Equal(fo[0].Nodes, []string{"node2", "node9", "node10"}) {
+		t.Errorf("fan_out: got %s, nodes %q", summary(fo), fo[0].Nodes)
 	}
 }

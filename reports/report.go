@@ -7,6 +7,7 @@ import (
 
 	"github.com/rocedump/rocedump/flows"
 	"github.com/rocedump/rocedump/reports/flowtable"
+	"github.com/rocedump/rocedump/topology"
 )
 
 // SchemaVersion is the version of the report JSON schema (README, "Report
@@ -115,7 +116,7 @@ func (f *Finding) normalize() {
 	}
 	slices.Sort(f.Flows)
 	f.Flows = slices.Compact(f.Flows)
-	slices.Sort(f.Nodes)
+	slices.SortFunc(f.Nodes, topology.CompareNames) // node names, or addresses: dgx-2 before dgx-10
 	f.Nodes = slices.Compact(f.Nodes)
 	if f.Evidence.Counts == nil {
 		f.Evidence.Counts = map[string]float64{}

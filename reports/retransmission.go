@@ -11,6 +11,7 @@ import (
 
 	"github.com/rocedump/rocedump/decode/bth"
 	"github.com/rocedump/rocedump/flows"
+	"github.com/rocedump/rocedump/topology"
 )
 
 // Severity thresholds of Retransmissions.
@@ -154,7 +155,7 @@ func (g *retxGroup) row(weight uint64, f *flows.Flow, text func() string) {
 // and each once.
 func (g *retxGroup) fill(fd *Finding) {
 	slices.Sort(g.flows)
-	slices.Sort(g.nodes)
+	slices.SortFunc(g.nodes, topology.CompareNames)
 	fd.Flows = slices.Compact(g.flows)
 	fd.Nodes = slices.Compact(g.nodes)
 	if g.framed {

@@ -53,7 +53,7 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		nodes := topo.Nodes()
-		if !slices.IsSorted(nodes) || len(slices.Compact(slices.Clone(nodes))) != len(nodes) {
+		if !slices.IsSortedFunc(nodes, CompareNames) || len(slices.Compact(slices.Clone(nodes))) != len(nodes) {
 			t.Fatalf("Nodes %q not sorted and unique", nodes)
 		}
 		rails := topo.Rails()

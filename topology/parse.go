@@ -53,7 +53,7 @@ func Parse(data []byte, name string) (*Topology, error) {
 		return nil, err
 	}
 	p.t.sortSubnets()
-	slices.Sort(p.t.nodes)
+	slices.SortFunc(p.t.nodes, CompareNames)
 	return p.t, nil
 }
 

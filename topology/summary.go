@@ -6,7 +6,8 @@ import (
 	"strings"
 )
 
-// Nodes returns the node names, sorted. Nil for a nil topology.
+// Nodes returns the node names, sorted by CompareNames (dgx-2 before
+// dgx-10). Nil for a nil topology.
 func (t *Topology) Nodes() []string {
 	if t == nil {
 		return nil
