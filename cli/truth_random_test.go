@@ -1434,7 +1434,11 @@ func (r *randCase) checkTable(sc *gen.Scenario, tr *gen.Truth, tab *flows.Table)
 			eq("Retx.ReissuedReads", x.ReissuedReads, ex.reissued)
 			eq("Retx.Timeouts", x.Timeouts, ex.timeouts)
 			eq("Reordered", f.Reordered(), 0) // the generator sends every QP's packets in order
-			if sum := x.GBNResent + x.RNRResent + x.TimeoutResent + x.ReissuedReads; sum != f.Requests.Retransmitted+f.Requests.OutOfOrder-f.Reordered() {
+			// The generator plays a READ, its re-issue and the answer
+			// before the next message: no request followed the READ
+			// to be resent after the re-issue.
+			eq("ReissueResent", f.ReissueResent(), 0)
+			if sum := x.GBNResent + x.RNRResent + x.TimeoutResent + f.ReissueResent() + x.ReissuedReads; sum != f.Requests.Retransmitted+f.Requests.OutOfOrder-f.Reordered() {
 				r.errorf("%s: resends by episode %d != retransmitted %d + out of order %d - reordered %d", id, sum, f.Requests.Retransmitted, f.Requests.OutOfOrder, f.Reordered())
 			}
 		}

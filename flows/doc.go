@@ -192,16 +192,24 @@
 //   - an RNR retry (RNRRetries) when it answers a pending RNR NAK. RNRWait
 //     is the time from the RNR NAK (which asked for at least its timer's
 //     value, IBTA vol 1 Table 45);
+//   - the recovery of a re-issued READ (Flow.ReissueResent) when it is
+//     the flow's first request after a re-issued READ, past the
+//     re-issue's PSN, came less than oneWayAfter (a millisecond) after
+//     it, and answers no NAK at its very PSN: a requester that re-issues
+//     a READ sends again, go-back-N, every request that followed the READ
+//     (IBTA vol 1 ch. 9), right after the re-issue. No ACK timer expired.
+//     Its event's Wait is the time since the re-issue;
 //   - a timeout (Timeouts) otherwise. TimeoutWait is the time since the
 //     previous request packet of the flow: the requester's ACK timeout. A
 //     resend whose NAK the capture missed counts here too, with a wait far
-//     below any ACK timeout.
+//     below any ACK timeout; so do resends a millisecond or more after a
+//     re-issued READ (the requester waited: its ACK timer expired).
 //
-// GBNResent, RNRResent and TimeoutResent count the resends in each kind of
-// episode; with ReissuedReads they add up to Requests.Retransmitted plus
-// Requests.OutOfOrder minus Reordered. A message tail lost before the
-// mirror and resent after a timeout is in order in the capture: no
-// resend, no episode.
+// GBNResent, RNRResent, TimeoutResent and ReissueResent count the resends
+// in each kind of episode; with ReissuedReads they add up to
+// Requests.Retransmitted plus Requests.OutOfOrder minus Reordered. A
+// message tail lost before the mirror and resent after a timeout is in
+// order in the capture: no resend, no episode.
 //
 // Reordering. A fabric that sprays a QP's packets over several paths
 // (adaptive routing, as NVIDIA Spectrum-X does: the NIC puts them back in
@@ -302,6 +310,18 @@
 //   - its PSN is at or behind the highest of its space (or is its last: a
 //     re-issued READ's copy), and not in an open gap (a PSN a gap skipped
 //     arrives for the first time);
+//   - it is not the first request after a re-issued READ, past the
+//     re-issue's PSN and less than oneWayAfter after it (the resend of
+//     the requests that followed the READ, which comes right after the
+//     re-issue, a round trip after their first copies: inside the window;
+//     see Flow.ReissueResent). Unless the mirror is known to copy the
+//     connection and the copy of the request at its PSN may be the one
+//     due: a mirror delivers a flow's copies in the order of their
+//     originals, and the flow's copies so far are at least as many as
+//     its packets up to the READ and at most as many as its packets up to
+//     the one at its PSN (one packet a PSN after the READ's responses), or
+//     the READ's response PSNs are not known (its RETH cut, no path MTU
+//     shown);
 //   - no PSN sequence error NAK is pending at its PSN, nor an RNR NAK whose
 //     timer has run (the requester waits at least that long, IBTA vol 1
 //     Table 45); nor at an earlier PSN, unless the mirror is known to copy
@@ -411,7 +431,11 @@
 // soon after the copy to answer it, and count as the first retry's copy.
 // The copy of a packet resent in an earlier run of resends than the last
 // four, when the packet's first copy is older than the window, counts as
-// a packet of its own.
+// a packet of its own. On a connection the mirror is known to copy,
+// lagging more than a READ's round trip, the resends that follow a
+// re-issued READ come while the copies of their originals are due: they
+// are taken for those copies (no resend, no episode), and the copies,
+// within the window, for copies too.
 //
 // A READ whose first response the fabric lost after the mirror saw it,
 // asked for again whole (its own PSN, address and length) after the

@@ -330,7 +330,11 @@ func (f *Flow) repeatsSequenced(space int, psn uint32, opens bool, now int64, tw
 }
 
 // resendAsked says whether a request or READ response at psn, captured at
-// now, is the resend something asked for: a PSN sequence error NAK at psn,
+// now, is the resend something asked for: a re-issued READ (the request
+// right after it, past its PSN and within oneWayAfter: go-back-N, the
+// resend of the requests that followed the READ; on a connection the
+// mirror is known to copy, only while the copy of the request at psn is
+// not due, see reissueMark.asks), a PSN sequence error NAK at psn,
 // an RNR NAK at psn whose timer has run (the requester waits at least that
 // long, IBTA vol 1 Table 45: a packet at psn sooner is a copy of the one
 // the RNR NAK refused), or, for a READ response FIRST or ONLY (opens, as
@@ -353,14 +357,21 @@ func (f *Flow) repeatsSequenced(space int, psn uint32, opens bool, now int64, tw
 func (f *Flow) resendAsked(space int, psn uint32, opens bool, now int64) bool {
 	if space == spaceRequests {
 		r := f.retx
-		if r == nil || !r.pending.valid {
+		if r == nil {
+			return false
+		}
+		copies := f.MirrorDuplicates() != 0 || f.respLink != nil && f.respLink.MirrorDuplicates() != 0
+		if r.reissue.asks(psn, now, copies, f.MirrorDuplicates()) {
+			return true
+		}
+		if !r.pending.valid {
 			return false
 		}
 		p := &r.pending
 		switch d := psnDiff(psn, p.psn); {
 		case d < 0:
 			return false
-		case d > 0 && (p.shared || f.MirrorDuplicates() != 0 || f.respLink != nil && f.respLink.MirrorDuplicates() != 0):
+		case d > 0 && (p.shared || copies):
 			return false
 		}
 		return !p.rnr || sinceNanos(now, TimeNanos(p.at.Time, p.at.Time.UnixNano())) >= bth.RNRTimerDuration(p.timer)

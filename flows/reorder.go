@@ -53,6 +53,9 @@ type heldFill struct {
 	at     FrameRef
 	gapAt  FrameRef
 	wait   time.Duration
+	// reissue: the re-issued READ it came right after, whose recovery
+	// it may start (retxState.reissue, which it takes).
+	reissue reissueMark
 }
 
 // holdFill says whether a request at psn that filled a gap, captured at at
@@ -69,7 +72,8 @@ func (f *Flow) holdFill(psn uint32, at *FrameRef, wait time.Duration) bool {
 		}
 		return false
 	}
-	h := heldFill{psn: psn, at: *at, wait: wait}
+	h := heldFill{psn: psn, at: *at, wait: wait, reissue: s.reissue}
+	s.reissue = reissueMark{}
 	l := &s.loss
 	if i := l.find(psn); i >= 0 {
 		r := &l.r[i]
@@ -149,6 +153,7 @@ func (f *Flow) decideHeld(reordered bool) {
 		}
 		// No quietResend: a fill held came less than oneWayAfter
 		// after the request before it.
+		s.reissue = h.reissue
 		f.resend(h.psn, &h.at, h.wait)
 	}
 	clear(s.held[:n])

@@ -39,6 +39,8 @@ type RetxStats struct {
 	// the previous READ (see the package doc): the requester missed a
 	// response packet. They are counted in Requests.Retransmitted too.
 	ReissuedReads uint64
+	// (The request packets resent after re-issued READs, right after
+	// them, are Flow.ReissueResent: a method, as Reordered.)
 
 	// MirrorLostPSNs counts request PSNs that a gap skipped and that the
 	// responder acknowledged past before any copy of them was captured,
@@ -90,20 +92,21 @@ type RetxEventKind uint8
 // Retransmission and loss events. NAKs are events of the flow that carries
 // them (the responder's flow); the others of the request flow.
 const (
-	EventNAK          RetxEventKind = iota // a NAK (Code: its NAK code)
-	EventRNRNAK                            // an RNR NAK (Code: its RNR timer)
-	EventGoBackN                           // the first resend of a go-back-N episode (Wait: from the NAK)
-	EventTimeout                           // the first resend of a timeout (Wait: since the previous request)
-	EventRNRRetry                          // the first resend after an RNR NAK (Wait: from the RNR NAK; Code: its timer)
-	EventReissuedRead                      // a re-issued RDMA READ request
-	EventMirrorLoss                        // PSNs of a gap the responder acknowledged past (At: the packet after the gap)
-	EventFabricLoss                        // PSNs of a gap that were resent or NAKed (At: the packet after the gap)
+	EventNAK           RetxEventKind = iota // a NAK (Code: its NAK code)
+	EventRNRNAK                             // an RNR NAK (Code: its RNR timer)
+	EventGoBackN                            // the first resend of a go-back-N episode (Wait: from the NAK)
+	EventTimeout                            // the first resend of a timeout (Wait: since the previous request)
+	EventRNRRetry                           // the first resend after an RNR NAK (Wait: from the RNR NAK; Code: its timer)
+	EventReissuedRead                       // a re-issued RDMA READ request
+	EventMirrorLoss                         // PSNs of a gap the responder acknowledged past (At: the packet after the gap)
+	EventFabricLoss                         // PSNs of a gap that were resent or NAKed (At: the packet after the gap)
+	EventReissueResend                      // the first resend after a re-issued READ, of the requests that followed the READ (Wait: since the re-issue)
 
 	numRetxEventKinds
 )
 
 var retxEventNames = [numRetxEventKinds]string{
-	"nak", "rnr_nak", "go_back_n", "timeout", "rnr_retry", "reissued_read", "mirror_loss", "fabric_loss",
+	"nak", "rnr_nak", "go_back_n", "timeout", "rnr_retry", "reissued_read", "mirror_loss", "fabric_loss", "reissue_resend",
 }
 
 // String returns the kind's snake_case name ("go_back_n", "mirror_loss", ...).
@@ -139,9 +142,9 @@ func (f *Flow) RetxEvents() []RetxEvent {
 
 // RetxSpan returns the first and last frame of the flow's events of kind
 // k, all of them (not only those RetxEvents keeps), and whether there was
-// one. An episode (go-back-N, timeout, RNR retry) spans its resends: its
-// event is at its first resend, and the last frame of its kind is the
-// last resend of the latest episode.
+// one. An episode (go-back-N, timeout, RNR retry, a re-issued READ's
+// recovery) spans its resends: its event is at its first resend, and the
+// last frame of its kind is the last resend of the latest episode.
 func (f *Flow) RetxSpan(k RetxEventKind) (first, last FrameRef, ok bool) {
 	if f.retx == nil || k >= numRetxEventKinds {
 		return FrameRef{}, FrameRef{}, false
@@ -172,6 +175,13 @@ type retxState struct {
 	fatal    bool
 	fatalPSN uint32
 	fatalAt  FrameRef
+
+	// reissue is the last re-issued READ, while its recovery may start:
+	// until the next request of the flow (Flow.resend, noteRequest);
+	// reissueResent counts the packets resent in such recoveries
+	// (Flow.ReissueResent).
+	reissue       reissueMark
+	reissueResent uint64
 
 	// quietResend is the capture time (FrameAt.Nanos) of the last
 	// timeout resend that came oneWayAfter or more after the request
@@ -212,10 +222,47 @@ type pendingNAK struct {
 	from   *Flow // the flow that carried it, when its requester was not known
 }
 
+// reissueMark is a re-issued RDMA READ whose go-back-N resends may follow
+// (IBTA vol 1 ch. 9: the requester re-issues the READ for the rest of the
+// data, then sends again every request after it): its PSN and capture
+// time (FrameAt.Nanos); and, when the READ it re-issues told its response
+// PSNs (nextOK), next, the PSN after them, where the requests that
+// followed the READ began, and due, the packets other than CNPs the flow
+// carried before the one at next (the READ's and those before it).
+type reissueMark struct {
+	valid, nextOK bool
+	psn, next     uint32
+	at            int64
+	due           uint64
+}
+
+// asks says whether a request at psn, captured at now, behind the flow's
+// highest PSN and the first request since the re-issue, is the first
+// resend of its recovery rather than a mirror's copy: past the re-issue's
+// PSN and less than oneWayAfter after it (a requester that waits that
+// long is waiting for its ACK timeout). When the mirror is known to copy
+// the connection (copies), made being the flow's copies so far, the copy
+// of the request at psn that followed the READ must not be due: a mirror
+// delivers a flow's copies in the order of their originals, so that copy
+// comes after the copies of the due packets up to the READ, and before
+// the copies of the requests after psn; at most psn - next requests came
+// between the READ and it (fewer when the mirror missed some). Unknown
+// without next: then it is taken for the copy.
+func (m *reissueMark) asks(psn uint32, now int64, copies bool, made uint64) bool {
+	if !m.valid || psnDiff(psn, m.psn) <= 0 || sinceNanos(now, m.at) >= oneWayAfter {
+		return false
+	}
+	if !copies {
+		return true
+	}
+	d := psnDiff(psn, m.next)
+	return m.nextOK && d >= 0 && (made < m.due || made > m.due+uint64(d))
+}
+
 // episode is the resend run in progress.
 type episode struct {
 	active bool
-	kind   RetxEventKind // EventGoBackN, EventTimeout or EventRNRRetry
+	kind   RetxEventKind // EventGoBackN, EventTimeout, EventRNRRetry or EventReissueResend
 	last   uint32        // last PSN resent
 	nakAt  time.Time     // go-back-N: the NAK's time
 	event  int           // index of its event in events, -1 if not kept
@@ -274,6 +321,7 @@ func (f *Flow) noteRequest(res seqResult, psn, last uint32, fa *FrameAt, prev in
 		if s == nil {
 			return
 		}
+		s.reissue = reissueMark{} // a new request: no recovery of it
 		if s.ep.active {
 			// The first request past the highest PSN before the episode.
 			if s.ep.kind == EventGoBackN {
@@ -334,8 +382,16 @@ func (f *Flow) resend(psn uint32, at *FrameRef, sincePrev time.Duration) RetxEve
 	s := f.ensureRetx()
 	p := &s.pending
 	ep := &s.ep
+	ri := s.reissue
+	s.reissue = reissueMark{} // only the first request after it can start its recovery
 	switch {
 	case p.valid && psn == p.psn:
+	case ri.valid && psnDiff(psn, ri.psn) > 0 && sincePrev < oneWayAfter:
+		// Right after a re-issued READ, past its PSN: the go-back-N
+		// resend of the requests that followed the READ. No ACK timer
+		// expired.
+		f.startEpisode(EventReissueResend, psn, at, RetxEvent{Kind: EventReissueResend, At: *at, PSN: psn, Count: 1, Wait: sincePrev})
+		return EventReissueResend
 	case ep.active && psnDiff(psn, ep.last) > 0:
 		ep.last = psn
 		f.countResent(ep.kind)
@@ -381,9 +437,30 @@ func (f *Flow) countResent(kind RetxEventKind) {
 		f.Retx.GBNResent++
 	case EventRNRRetry:
 		f.Retx.RNRResent++
+	case EventReissueResend:
+		f.retx.reissueResent++
 	default:
 		f.Retx.TimeoutResent++
 	}
+}
+
+// ReissueResent is the number of request packets of this flow resent in
+// the recovery of a re-issued RDMA READ: go-back-N from the READ, the
+// requester sends again, right after the re-issue, the requests that
+// followed the READ (IBTA vol 1 ch. 9). The first came less than
+// oneWayAfter after the re-issue, with no request between, at a PSN past
+// the re-issue's, and answered no NAK; the others continue its episode
+// (see the package doc, "Retransmissions and loss"). No ACK timer expired
+// for them: they are no timeout. They are counted in
+// Requests.Retransmitted (or OutOfOrder), and with ReissuedReads,
+// GBNResent, TimeoutResent and RNRResent make up the resends. A method,
+// as Reordered: the count lives in the retransmission state (a Flow's
+// size is fixed: see Flow).
+func (f *Flow) ReissueResent() uint64 {
+	if f.retx == nil {
+		return 0
+	}
+	return f.retx.reissueResent
 }
 
 // noteReissuedRead accounts a re-issued RDMA READ request.
@@ -393,6 +470,24 @@ func (f *Flow) noteReissuedRead(psn uint32, at *FrameRef) {
 	}
 	f.Retx.ReissuedReads++
 	f.event(RetxEvent{Kind: EventReissuedRead, At: *at, PSN: psn, Count: 1})
+	// Its recovery: the requests after the READ it re-issues, sent
+	// again right after it (Flow.resend). Table.add stamped its time.
+	m := reissueMark{valid: true, psn: psn, at: f.reqW.last}
+	if c := f.cold; c != nil {
+		for _, l := range [...]*readState{&c.lastRead, &c.prevRead} {
+			if d := psnDiff(psn, l.psn); l.valid && d >= 0 && d <= l.span {
+				if end, ok := l.lastPSN(f.pmtu); ok {
+					m.next, m.nextOK, m.due = psnAdd(end, 1), true, l.before+1
+				}
+				break
+			}
+		}
+	}
+	// A run of resends of its own, for its copy, which may come after
+	// the resends that follow it (noteResent: never one with the run
+	// before).
+	f.noteResent(spaceRequests, psn, psn, m.at)
+	f.retx.reissue = m
 }
 
 // noteNAK records a NAK or RNR NAK this flow carries.

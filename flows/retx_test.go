@@ -42,10 +42,11 @@ const aQP, bQP = 0x22, 0x11
 // each, with exact times, and what they leave on the request flow from A
 // to B's QP bQP.
 var retxCases = []struct {
-	name   string
-	play   func(c *clock)
-	want   RetxStats
-	events string // kinds and PSNs of the request flow's events
+	name          string
+	play          func(c *clock)
+	want          RetxStats
+	reissueResent uint64 // Flow.ReissueResent
+	events        string // kinds and PSNs of the request flow's events
 }{
 	{
 		name: "go-back-N, loss after the mirror",
@@ -276,6 +277,42 @@ var retxCases = []struct {
 		events: "reissued_read@1001x1",
 	},
 	{
+		// IBTA vol 1 ch. 9: a requester that misses a READ response
+		// re-issues the READ for the rest, then resends, go-back-N, the
+		// requests that followed the READ: right after the re-issue, a
+		// few µs after their first copies (no mirror copy: nothing but
+		// the re-issue came between), with no NAK, and no ACK timer
+		// expired. The wait is the re-issue's.
+		name: "re-issued READ, then the requests after the READ again",
+		play: func(c *clock) { reissuePlay(c, 0, us, false) },
+		want: RetxStats{ReissuedReads: 1}, reissueResent: 3,
+		events: "reissued_read@1001x1 reissue_resend@1004x3",
+	},
+	{
+		// The same, the READ responses 800 µs late: the resends are past
+		// any mirror window of their first copies.
+		name: "re-issued READ after slow responses, then the requests after the READ again",
+		play: func(c *clock) { reissuePlay(c, 800*us, us, false) },
+		want: RetxStats{ReissuedReads: 1}, reissueResent: 3,
+		events: "reissued_read@1001x1 reissue_resend@1004x3",
+	},
+	{
+		// The first WRITE after the READ lost before the mirror: its
+		// resend fills the gap, held until the next resend decides it.
+		name: "re-issued READ, then the requests after the READ again, the first lost before the mirror",
+		play: func(c *clock) { reissuePlay(c, 0, us, true) },
+		want: RetxStats{ReissuedReads: 1, FabricLostPSNs: 1, FabricGaps: 1}, reissueResent: 3,
+		events: "reissued_read@1001x1 fabric_loss@1004x1 reissue_resend@1004x3",
+	},
+	{
+		// 5 ms with no request after the re-issue, then the resends:
+		// the requester waited for its ACK timeout.
+		name:   "re-issued READ, then a timeout",
+		play:   func(c *clock) { reissuePlay(c, 0, 5000*us, false) },
+		want:   RetxStats{ReissuedReads: 1, Timeouts: 1, TimeoutResent: 3, TimeoutWait: durs(5000 * us)},
+		events: "reissued_read@1001x1 timeout@1004x3",
+	},
+	{
 		name: "mirror gap: the responder ACKs past it",
 		play: func(c *clock) {
 			writes(c, bQP, 100, 101, us)
@@ -358,6 +395,32 @@ var retxCases = []struct {
 	},
 }
 
+// reissuePlay: a WRITE packet at 999, a READ at 1000 of 4096 bytes (responses 1000-1003 at MTU
+// 1024), WRITE packets at 1004-1006 (the first lost before the mirror with
+// lost), the READ's FIRST resp after the READ and a MIDDLE at 1002 (1001
+// lost): the requester re-issues the READ from 1001 and, wait later, sends
+// 1004-1006 again; the answers, an ACK, and a new WRITE at 1007.
+func reissuePlay(c *clock, resp, wait time.Duration, lost bool) {
+	writes(c, bQP, 999, 999, us) // shows the path MTU
+	c.add(us, readReq(hostA, hostB, bQP, 1000, 0x1000, 4096))
+	if lost {
+		writes(c, bQP, 1005, 1006, us)
+	} else {
+		writes(c, bQP, 1004, 1006, us)
+	}
+	c.add(resp, roce(hostB, hostA, opReadFirst, aQP, 1000, 1024))
+	c.add(us, roce(hostB, hostA, opReadMid, aQP, 1002, 1024)) // 1001 lost
+	c.add(us, readReq(hostA, hostB, bQP, 1001, 0x1400, 3072))
+	c.add(wait-us, nil)
+	writes(c, bQP, 1004, 1006, us)
+	c.add(us, roce(hostB, hostA, opReadFirst, aQP, 1001, 1024))
+	c.add(us, roce(hostB, hostA, opReadMid, aQP, 1002, 1024))
+	c.add(us, roce(hostB, hostA, opReadLast, aQP, 1003, 1024))
+	ack(c, aQP, 1006)
+	writes(c, bQP, 1007, 1007, us)
+	ack(c, aQP, 1007)
+}
+
 // TestRetxEpisodes checks the episode and loss counters of retxCases.
 func TestRetxEpisodes(t *testing.T) {
 	for _, tc := range retxCases {
@@ -366,8 +429,10 @@ func TestRetxEpisodes(t *testing.T) {
 			tc.play(c)
 			var got RetxStats
 			var events []string
+			var reissueResent uint64
 			for _, f := range c.flows(key(hostA, hostB, bQP)) {
 				addRetx(&got, &f.Retx)
+				reissueResent += f.ReissueResent()
 				for _, e := range f.RetxEvents() {
 					events = append(events, fmt.Sprintf("%v@%dx%d", e.Kind, e.PSN, e.Count))
 				}
@@ -378,6 +443,9 @@ func TestRetxEpisodes(t *testing.T) {
 			}
 			if s := strings.Join(events, " "); s != tc.events {
 				t.Errorf("events = %q, want %q", s, tc.events)
+			}
+			if reissueResent != tc.reissueResent {
+				t.Errorf("resent after re-issued READs: %d, want %d", reissueResent, tc.reissueResent)
 			}
 		})
 	}
@@ -406,7 +474,7 @@ func addRetx(a, b *RetxStats) {
 func checkResendSum(t *testing.T, f *Flow) {
 	t.Helper()
 	r := &f.Retx
-	if got, want := r.GBNResent+r.TimeoutResent+r.RNRResent+r.ReissuedReads, f.Requests.Retransmitted+f.Requests.OutOfOrder-f.Reordered(); got != want {
+	if got, want := r.GBNResent+r.TimeoutResent+r.RNRResent+f.ReissueResent()+r.ReissuedReads, f.Requests.Retransmitted+f.Requests.OutOfOrder-f.Reordered(); got != want {
 		t.Errorf("flow %s: resends in episodes + re-issued READs = %d, want Retransmitted + OutOfOrder - Reordered = %d", flowName(f), got, want)
 	}
 }

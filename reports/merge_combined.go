@@ -201,7 +201,7 @@ func titleFromCounts(f *Finding) (string, bool) {
 		case "rnr":
 			return rnrTitle(n("rnr_naks"), n("qps")), true
 		case "reissued_reads":
-			return reissuedReadTitle(n("reissued_reads"), n("qps")), true
+			return reissuedReadTitle(n("reissued_reads"), n("resent_requests"), n("qps")), true
 		case "fatal naks_reserved":
 			return reservedNAKTitle(n("fatal_naks")), true
 		}

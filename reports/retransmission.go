@@ -499,12 +499,14 @@ func nakAnswered(in *Input, f *flows.Flow) bool {
 // of, which the go-back-N finding counts (no ACK-timeout finding has the
 // flow, and so no finding would). Fabric loss is decided by a resend
 // captured out of order, which starts an episode, or by such a NAK (see
-// the flows package doc): with no go-back-N episode and no timeout, it is
-// the NAK's, unless an RNR retry resent it (the only other episode a
-// resend can start) and no PSN sequence error NAK answers the flow.
+// the flows package doc): with no go-back-N episode, no timeout and no
+// resend after a re-issued READ (the re-issued READ finding counts that
+// loss), it is the NAK's, unless an RNR retry resent it (the only other
+// episode a resend can start) and no PSN sequence error NAK answers the
+// flow.
 func nakedLoss(f *flows.Flow) bool {
 	r := &f.Retx
-	return r.FabricLostPSNs > 0 && r.GBNEpisodes == 0 && r.Timeouts == 0 &&
+	return r.FabricLostPSNs > 0 && r.GBNEpisodes == 0 && r.Timeouts == 0 && f.ReissueResent() == 0 &&
 		(r.RNRRetries == 0 || f.Partner != nil && f.Partner.NAKs[bth.NAKPSNSequenceError] > 0)
 }
 
@@ -667,10 +669,12 @@ func rnrFinding(in *Input, roce uint64) (Finding, bool) {
 	return fd, true
 }
 
-// reissuedReadFinding reports RDMA READs re-issued after a lost response.
+// reissuedReadFinding reports RDMA READs re-issued after a lost response,
+// and the requests resent in their recovery (go-back-N from the READ:
+// the requests that followed it, sent again right after the re-issue).
 func reissuedReadFinding(in *Input, roce uint64) (Finding, bool) {
 	g := retxGroup{in: in}
-	var reads, responses, qps uint64
+	var reads, responses, requests, qps, fabric uint64
 	for _, f := range in.flowScan().retx { // the others have none of it
 		r := &f.Retx
 		if r.ReissuedReads == 0 {
@@ -678,33 +682,57 @@ func reissuedReadFinding(in *Input, roce uint64) (Finding, bool) {
 		}
 		qps++
 		reads += r.ReissuedReads
+		requests += f.ReissueResent()
 		var resp uint64
 		if p := f.Partner; p != nil {
 			resp = p.ReadResponses.Retransmitted
 		}
 		responses += resp
 		g.conn(f)
-		g.frames(f, flows.EventReissuedRead)
-		g.row(r.ReissuedReads, f, func() string {
-			return fmt.Sprintf("%s, %s sent again", retxPlural(r.ReissuedReads, "READ re-issued", "READs re-issued"),
+		g.frames(f, flows.EventReissuedRead, flows.EventReissueResend)
+		// With go-back-N or a timeout, their finding counts the fabric
+		// loss; else the re-issues' resends decided it.
+		lost := r.GBNEpisodes == 0 && r.Timeouts == 0 && f.ReissueResent() > 0 && r.FabricLostPSNs > 0
+		if lost {
+			fabric += r.FabricLostPSNs
+			g.frames(f, flows.EventFabricLoss)
+		}
+		g.row(r.ReissuedReads+f.ReissueResent(), f, func() string {
+			text := fmt.Sprintf("%s, %s sent again", retxPlural(r.ReissuedReads, "READ re-issued", "READs re-issued"),
 				retxPlural(resp, "READ response", "READ responses"))
+			if f.ReissueResent() > 0 {
+				text += fmt.Sprintf(", %s after them resent", retxPlural(f.ReissueResent(), "request", "requests"))
+			}
+			if lost {
+				text += fmt.Sprintf(", %s lost before the mirror", retxPlural(r.FabricLostPSNs, "PSN", "PSNs"))
+			}
+			return text
 		})
 	}
 	if reads == 0 {
 		return Finding{}, false
 	}
-	resent := reads + responses
+	resent := reads + responses + requests
+	resends := retxPlural(reads, "re-issued READ", "re-issued READs") + " and " + retxPlural(responses, "resent response", "resent responses")
+	if requests > 0 {
+		resends = fmt.Sprintf("%s, %s and %s resent after them (go-back-N from the READ: the requests that followed it, sent again "+
+			"right after the re-issue; no ACK timeout)", retxPlural(reads, "re-issued READ", "re-issued READs"),
+			retxPlural(responses, "resent response", "resent responses"), retxPlural(requests, "request packet", "request packets"))
+	}
+	detail := fmt.Sprintf("A READ response packet went missing on its way back (responder to requester), so the requester re-issued the READ "+
+		"for the rest of the data (a duplicate READ request from the PSN of the missing response) and the responder sent those responses again: "+
+		"%s, %s of the RoCE packets.", resends, retxShare(resent, roce))
+	counts := map[string]float64{
+		"reissued_reads": float64(reads), "resent_read_responses": float64(responses), "retransmitted_packets": float64(resent), "qps": float64(qps),
+		"resent_requests": float64(requests), "fabric_lost_psns": float64(fabric),
+	}
 	fd := Finding{
 		Kind:     KindRetransmission,
 		Severity: retxSeverity(resent, roce),
-		Title:    reissuedReadTitle(reads, qps),
-		Detail: fmt.Sprintf("A READ response packet went missing on its way back (responder to requester), so the requester re-issued the READ "+
-			"for the rest of the data (a duplicate READ request from the PSN of the missing response) and the responder sent those responses again: "+
-			"%s and %s, %s of the RoCE packets.", retxPlural(reads, "re-issued READ", "re-issued READs"), retxPlural(responses, "resent response", "resent responses"), retxShare(resent, roce)),
-		Evidence: Evidence{Counts: map[string]float64{
-			"reissued_reads": float64(reads), "resent_read_responses": float64(responses), "retransmitted_packets": float64(resent), "qps": float64(qps),
-		}},
-		Next: "Find the drops on the path from the responder back to the requester as for go-back-N (switch buffers, PFC, link errors). " + counterHint,
+		Title:    reissuedReadTitle(reads, requests, qps),
+		Detail:   detail,
+		Evidence: Evidence{Counts: counts},
+		Next:     "Find the drops on the path from the responder back to the requester as for go-back-N (switch buffers, PFC, link errors). " + counterHint,
 	}
 	g.fill(&fd)
 	return fd, true
@@ -794,8 +822,12 @@ func rnrTitle(naks, qps uint64) string {
 	return fmt.Sprintf("%s on %s: the receiver was not ready", retxPlural(naks, "RNR NAK", "RNR NAKs"), retxPlural(qps, "QP", "QPs"))
 }
 
-func reissuedReadTitle(reads, qps uint64) string {
-	return fmt.Sprintf("%s re-issued after lost READ responses on %s", retxPlural(reads, "RDMA READ", "RDMA READs"), retxPlural(qps, "QP", "QPs"))
+func reissuedReadTitle(reads, requests, qps uint64) string {
+	t := fmt.Sprintf("%s re-issued after lost READ responses on %s", retxPlural(reads, "RDMA READ", "RDMA READs"), retxPlural(qps, "QP", "QPs"))
+	if requests > 0 {
+		t += fmt.Sprintf(", %s after them resent", retxPlural(requests, "request", "requests"))
+	}
+	return t
 }
 
 func mirrorLossTitle(psns, gaps, qps uint64, widespread bool) string {

@@ -146,7 +146,7 @@ var retransmissionsWant = []retxWant{
 			"rnr_timer_ms_min": 1.28, "rnr_timer_ms_max": 1.28, "rnr_wait_ms_max": 1.28}, 1},
 	// read-loss: READ re-issued from PSN 1001, responses 1001-1003 again.
 	{KindRetransmission, Warning, "1 RDMA READ re-issued", []int{19, 20}, 79, 79,
-		map[string]float64{"reissued_reads": 1, "resent_read_responses": 3, "retransmitted_packets": 4, "qps": 1}, 1},
+		map[string]float64{"reissued_reads": 1, "resent_read_responses": 3, "resent_requests": 0, "retransmitted_packets": 4, "qps": 1, "fabric_lost_psns": 0}, 1},
 	// mirror-gap: 901-902 missing, ACK 903.
 	{KindMirrorLoss, Warning, "The mirror missed 2 packets that were delivered", []int{17, 18}, 67, 67,
 		map[string]float64{"mirror_lost_psns": 2, "mirror_gaps": 1, "qps": 1, "fabric_lost_psns": 2}, 1},
