@@ -289,6 +289,7 @@ type flowCold struct {
 	reissue      pendingPSN               // a re-issued READ the partner sent: the READ response it asks for again
 	lostRead     pendingPSN               // a READ request re-issued from a READ response the capture lacks (Table.reissuesLost)
 	lastLost     lostReissue              // the last such re-issue, for its copy
+	reread       rereadPSN                // the last READ re-issued: its PSN and re-issues, for the CE of their copies (Flow.carried)
 	copies       uint64                   // MirrorDuplicates
 	lag          int64                    // the last copy of the flow's last request: its time after the request, ns (Flow.readCopyDue)
 }

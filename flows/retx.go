@@ -393,6 +393,16 @@ func (f *Flow) noteReissuedRead(psn uint32, at *FrameRef) {
 	}
 	f.Retx.ReissuedReads++
 	f.event(RetxEvent{Kind: EventReissuedRead, At: *at, PSN: psn, Count: 1})
+	if c := f.coldState(); c.reread.psn != psn|marksSet {
+		c.reread = rereadPSN{psn: psn | marksSet}
+	}
+	f.cold.reread.n++
+}
+
+// rereadPSN is the last READ re-issued, its PSN with marksSet, and how
+// many times.
+type rereadPSN struct {
+	psn, n uint32
 }
 
 // noteNAK records a NAK or RNR NAK this flow carries.
