@@ -298,11 +298,42 @@
 // differ in TTL, MAC addresses, DSCP or ECN (it was routed, re-marked,
 // marked CE), never in its transport headers. A packet taken for such a
 // copy counts in MirrorDuplicates and nowhere else: not in Packets, bytes,
-// rates, opcode, DSCP or ECN counts; it is not sequenced (no
-// retransmission, gap, episode or loss) and is no response, NAK or
-// pairing evidence; and Table.AddFlowDelta says so, for the reports.
-// MirrorDuplicates is a method: the count lives with the flow's rare
-// state (flowCold), which a flow's first copy makes.
+// rates, opcode, DSCP or ECN counts (but for its CE, below); it is not
+// sequenced (no retransmission, gap, episode or loss) and is no response,
+// NAK or pairing evidence; and Table.AddFlowDelta says so, for the
+// reports. MirrorDuplicates is a method: the count lives with the flow's
+// rare state (flowCold), which a flow's first copy makes.
+//
+// A packet is CE-marked, once, if any captured copy of it carries CE: a
+// mirror of a switch's ingress and egress captures the packet before the
+// queue that marks it, and after. A copy with CE whose packet no CE
+// marked yet moves it, in ECN, from its first copy's codepoint to CE (the
+// codepoint is not kept: ECT(0) while the flow has such packets, else
+// ECT(1); a flow with neither left gains nothing: a switch marks only
+// ECN-capable packets, RFC 3168 §5) and counts it in ECNCE, and
+// Table.CopyMarkedCE says so, for the reports, which count the mark at
+// the copy's frame, the one that shows it. A copy does not say which
+// frame it repeats, so each flow keeps, for its requests by PSN and for
+// its responses by position, how many packets a CE marked at each of the
+// 64 PSNs (positions) up to the highest it marked, two bits each
+// (ceRing), and takes the packets it carried at a PSN to be one and one
+// more for each of the last runs of resends (a re-issued READ is a run of
+// its own) that hold it: a copy with CE marks a packet while fewer are marked. The
+// rule cannot tell:
+//
+//   - a copy with CE more than 64 PSNs (32 PSNs of responses) behind the
+//     highest a CE marked in its flow: the ring no longer knows its PSN,
+//     and the copy marks its packet, whose first copy may have carried CE
+//     already (a packet marked before the mirror and after, both copies
+//     CE, then counts twice);
+//   - more resends of a PSN than the runs the flow keeps (four), or a
+//     second ACK at one position: a copy with CE of the one beyond adds
+//     nothing;
+//   - which codepoint a flow of both ECT(0) and ECT(1) packets sent the
+//     packet with.
+//
+// Packets without CE never touch the rings, which the table keeps by flow
+// index (48 bytes a flow, up to the last flow that carried CE).
 //
 // A request or READ response is a copy when nothing explains it as a
 // resend and its PSN space carried its PSN within the window (below):

@@ -190,6 +190,11 @@ func (r *resendRun) note(psn, last uint32, now int64) {
 	r.w.begin(psn, now)
 }
 
+// holds says whether the run resent psn.
+func (r *resendRun) holds(psn uint32) bool {
+	return r.ok && psnDiff(psn, r.lo) >= 0 && psnDiff(psn, r.hi) <= 0
+}
+
 // passed says whether the run resent psn within the window of now.
 func (r *resendRun) passed(psn uint32, now int64) bool {
 	return r.ok && psnDiff(psn, r.lo) >= 0 && psnDiff(psn, r.hi) <= 0 && r.w.passed(psn, now)
@@ -228,6 +233,7 @@ func (t *Table) copied(f *Flow, p *packet.Packet, c opBits, now int64) bool {
 	if c&opRequest != 0 && p.BTH.PSN == f.Requests.LastPSN {
 		cs.lag = now - f.reqW.last // the mirror's lag (readCopyDue)
 	}
+	t.copyMarked = p.ECN&3 == 3 && t.copyCE(f, p, c) // the CE a copy carries (ce.go)
 	return true
 }
 

@@ -61,6 +61,12 @@ type Table struct {
 	// merged says the table is MergeShards': its flows live in the
 	// shards' slabs, and index holds positions in flows.
 	merged bool
+
+	// ce holds the CE rings of the flows, by index, up to the last flow
+	// that carried CE (see ce.go); copyMarked says the last copy
+	// Table.copied took made its packet CE-marked (CopyMarkedCE).
+	ce         []ceRings
+	copyMarked bool
 }
 
 // chunkFlows is the number of flows in one slab chunk: flows are allocated
@@ -205,7 +211,7 @@ func (t *Table) addFlow(p *packet.Packet, at *FrameAt, delta bool) (f *Flow, ret
 	if delta {
 		retx, gaps = f.RetxAndGaps()
 	}
-	if f.add(p, c, at) {
+	if t.noteCE(f, p, c, f.add(p, c, at)) {
 		t.noteReissue(f, p.BTH.PSN)
 	}
 	if delta {

@@ -175,7 +175,8 @@
 // See Truth, FlowTruth, CMTruth, TCPTruth and PFCTruth for every field.
 // A mirror_dup copy is counted in the frame totals and in its direction's
 // mirror_duplicates only, but a CNP's copy, which nothing tells from a
-// CNP, counts as a CNP. Flow counts are per direction, keyed by (src, dst, dest_qpn) as an analyser sees
+// CNP, counts as a CNP, and a copy's CE on an ECN-capable packet whose
+// first copy lacks it makes the packet count in ce_marked (once). Flow counts are per direction, keyed by (src, dst, dest_qpn) as an analyser sees
 // them: the requester direction (data, READ requests, CNPs about READ
 // responses) and the responder direction (ACKs, NAKs, READ responses, atomic
 // ACKs, CNPs about the requester's data).

@@ -229,6 +229,7 @@ func (fg *flowGen) push(s *source, p pkt) {
 		p.dscp = uint8(*m.DSCP)
 	}
 	if e, ok := ecnValue(m.ECN); ok {
+		p.dupCE = e == 3 && p.ecn&3 != 3 && p.ecn != 0 // a switch marks only ECN-capable packets (RFC 3168 §5)
 		p.ecn = e
 	}
 	s.push(p)

@@ -71,6 +71,7 @@ type pkt struct {
 	cnp   bool
 	retx  bool
 	dup   bool  // the mirror's second copy of a flow's packet (mirror_dup)
+	dupCE bool  // dup: the copy carries the CE its ECN-capable packet's first copy lacks (a mark counts once)
 	ttl   uint8 // IP TTL, GRH hop limit; 0 for the default, 64
 	dscp  uint8
 	ecn   uint8

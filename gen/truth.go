@@ -67,14 +67,16 @@ type FlowTruth struct {
 	NAKs          map[string]int `json:"naks"`                  // NAK frames in this direction by code name
 	RNRNAKs       int            `json:"rnr_naks"`              // RNR NAK frames in this direction
 	CNPs          int            `json:"cnps"`                  // CNP frames in this direction (addressed to dest_qpn)
-	CEMarked      int            `json:"ce_marked"`             // frames with ECN CE
+	CEMarked      int            `json:"ce_marked"`             // packets with ECN CE, once, on any of the mirror's copies of them
 	FECN          int            `json:"fecn"`                  // frames with the BTH FECN bit
 	BECN          int            `json:"becn"`                  // frames with the BTH BECN bit (CNPs included)
 	DSCP          map[string]int `json:"dscp"`                  // frames by DSCP
 
 	// MirrorDuplicates counts the mirror's second copies (mirror_dup) of
 	// this direction's packets, which no other count of it includes: a
-	// copy repeats a packet an analyser counts once. A CNP's copy is not
+	// copy repeats a packet an analyser counts once, but for a CE its
+	// first copy lacks (the copy taken after the switch marked it),
+	// which makes the packet count in CEMarked. A CNP's copy is not
 	// among them: nothing in a CNP (no PSN, no payload) tells its copy
 	// from the next CNP, so it counts as a CNP of its own, with the
 	// copy's DSCP and ECN.
@@ -182,6 +184,9 @@ func (g *generator) account(p *pkt, fr *Frame) {
 		}
 		if p.dup && !p.cnp {
 			ft.MirrorDuplicates++
+			if p.dupCE {
+				ft.CEMarked++ // the packet is CE-marked, once, whichever copy shows it
+			}
 			return
 		}
 		ft.Packets++

@@ -173,6 +173,9 @@ func (c *Collector) addRoCE(p *packet.Packet, fa *flows.FrameAt) {
 	}
 	if copied {
 		s.health.copies.add(*at)
+		if p.ECN&3 == 3 && c.Table.CopyMarkedCE() {
+			s.copyCE(p, at, bin)
+		}
 		return
 	}
 	s.tl.roce[bin] += float64(p.IPTotalLen) * 8
@@ -203,6 +206,18 @@ func (c *Collector) addRoCE(p *packet.Packet, fa *flows.FrameAt) {
 	if s.keepsSeries(f.ID) {
 		s.series.add(f.ID-1, bin, uint64(p.IPTotalLen)*8)
 	}
+}
+
+// copyCE notes the CE mark a mirror's copy p, at frame at in timeline bin
+// bin, brought to a packet whose first copy carried none (the egress
+// copy of a switch that marked it: flows.Table.CopyMarkedCE): as the
+// mark of a first copy (the ECN reaction, the timeline's CE series, the
+// span of CE marks), at the copy's frame, the one that shows the mark;
+// nothing else of the copy counts.
+func (s *collectorState) copyCE(p *packet.Packet, at *flows.FrameRef, bin int) {
+	s.ecn.mark(p.Src, p.Dst, at)
+	s.tl.ce[bin]++
+	s.ceSpan.add(*at)
 }
 
 // Finish closes the pass: the flow table pairs flows, pending windows

@@ -138,7 +138,8 @@ func copiesFinding(in *Input) Finding {
 			"less than %s later (%s at most), with no NAK, RNR NAK or re-issued READ asking for it again. "+
 			"That is a mirror delivering one packet twice, as a SPAN or ERSPAN session does when its sources overlap (two ports on the packets' path, "+
 			"or the ingress and egress of one switch); the second copy may differ in TTL, MAC addresses, DSCP or ECN. Each packet is counted once: "+
-			"the flows' packets, bytes and rates and the retransmission, ECN and DSCP findings leave the copies out.",
+			"the flows' packets, bytes and rates and the retransmission, ECN and DSCP findings leave the copies out, "+
+			"but for a CE mark the packet's first copy lacks (the egress copy of the switch that marked it), which marks the packet once.",
 			n, roce, percent(float64(n), float64(roce)), flowtable.HumanDuration(flows.MirrorWindow), flowtable.HumanDuration(2*flows.MirrorWindow)),
 		Evidence: Evidence{Counts: map[string]float64{
 			"mirror_duplicates": float64(n), "flows": float64(len(copied)), "roce_packets": float64(roce),
