@@ -319,6 +319,17 @@ func (m *merger) flowRecords() error {
 	for i := range all {
 		r := all[i].rec
 		r.ID = i + 1
+		if files := m.srcs[all[i].src].Report.Capture.Files; len(files) == 1 {
+			// A report of an earlier rocedump names no files in its
+			// records: its one file is theirs.
+			r.FirstFile = cmp.Or(r.FirstFile, files[0])
+			r.LastFile = cmp.Or(r.LastFile, files[0])
+			if r.CM != nil && r.CM.File == "" {
+				c := *r.CM
+				c.File = files[0]
+				r.CM = &c
+			}
+		}
 		if r.PartnerID != nil {
 			if id, ok := m.newID[all[i].src][*r.PartnerID]; ok {
 				r.PartnerID = &id
@@ -444,22 +455,26 @@ func (m *merger) rebuild(src int, r flowtable.Record) (*flows.Flow, error) {
 	case "psn":
 		f.PairedBy = flows.PairPSN
 	}
-	// A record does not say which file its first frame is in; a report of
-	// one file does.
-	file := -1
-	if files := m.srcs[src].Report.Capture.Files; len(files) == 1 {
-		file = m.fileBase[src]
+	// A record names the file of its first and last frames (a report of
+	// an earlier rocedump does not: flowRecords names the one file of a
+	// report that has one).
+	fileIndex := func(name string) int {
+		if i := slices.Index(m.srcs[src].Report.Capture.Files, name); i >= 0 && name != "" {
+			return m.fileBase[src] + i
+		}
+		return -1
 	}
 	for _, e := range []struct {
-		s   string
-		n   int
-		ref *flows.FrameRef
-	}{{r.First, r.FirstFrame, &f.First}, {r.Last, r.LastFrame, &f.Last}} {
+		s    string
+		n    int
+		file string
+		ref  *flows.FrameRef
+	}{{r.First, r.FirstFrame, r.FirstFile, &f.First}, {r.Last, r.LastFrame, r.LastFile, &f.Last}} {
 		t, err := time.Parse(time.RFC3339Nano, e.s)
 		if err != nil {
 			return nil, err
 		}
-		*e.ref = flows.FrameRef{File: file, Frame: e.n, Time: t}
+		*e.ref = flows.FrameRef{File: fileIndex(e.file), Frame: e.n, Time: t}
 	}
 	return f, nil
 }

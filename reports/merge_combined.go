@@ -336,7 +336,8 @@ func (m *merger) approximations(given []sourced) {
 		m.notef("non_rdma_on_compute: the title of other TCP/UDP names the services of %s only; its counts are those of all %d reports",
 			c.lead, len(c.srcs))
 	}
-	// A flow record does not say which file its frames are in (merger.rebuild).
+	// A flow record of an earlier rocedump does not say which file its
+	// frames are in (merger.rebuild).
 	var unnamed []string
 	for _, f := range m.out {
 		e := &f.Evidence
@@ -347,7 +348,7 @@ func (m *merger) approximations(given []sourced) {
 	}
 	if len(unnamed) > 0 {
 		m.notef("the first and last frames of %s name no file: they come from flow records of a report over several files, "+
-			"which do not say which file a frame is in", strings.Join(unnamed, ", "))
+			"made by a rocedump that did not say which file a frame is in (first_file, last_file)", strings.Join(unnamed, ", "))
 	}
 	for _, c := range m.combined {
 		if moduleOf(c.kind) < 0 && len(c.srcs) > 1 {

@@ -370,8 +370,16 @@ func TestMergeUnnamedFrames(t *testing.T) {
 		First: "2026-01-01T00:00:01Z", Last: "2026-01-01T00:00:01Z"}
 	for _, tt := range []struct {
 		files []string
+		named string // the record's first_file and last_file
 		note  bool
-	}{{[]string{"a1.pcap", "a2.pcap"}, true}, {[]string{"a.pcap"}, false}} {
+		file  string // the cross_rail evidence's
+	}{
+		{[]string{"a1.pcap", "a2.pcap"}, "", true, ""},
+		{[]string{"a1.pcap", "a2.pcap"}, "a2.pcap", false, "a2.pcap"},
+		{[]string{"a.pcap"}, "", false, "a.pcap"},
+	} {
+		rec := rec
+		rec.FirstFile, rec.LastFile = tt.named, tt.named
 		a := &Report{SchemaVersion: SchemaVersion, Capture: CaptureInfo{Files: tt.files, Packets: 10, RoCE: 10}, Flows: []flowtable.Record{rec}}
 		b := mergeFixture("b.pcap", "10.0.0.5", 2, 10, 0)
 		r, err := Merge([]MergeSource{{"a.json", a}, {"b.json", b}}, MergeOptions{Tool: "t", Topology: topo})
@@ -381,6 +389,18 @@ func TestMergeUnnamedFrames(t *testing.T) {
 		probs := strings.Join(r.Capture.Problems, "\n")
 		if got := strings.Contains(probs, "merge: the first and last frames of cross_rail name no file"); got != tt.note {
 			t.Errorf("files %v: note %v, want %v:\n%s", tt.files, got, tt.note, probs)
+		}
+		for _, f := range r.Findings {
+			if f.Kind == KindCrossRail && strings.Contains(f.Title, "crosses rails") && (f.Evidence.First == nil || f.Evidence.First.File != tt.file) {
+				t.Errorf("files %v, record naming %q: cross_rail first frame %+v, want in %q", tt.files, tt.named, f.Evidence.First, tt.file)
+			}
+		}
+		// The merged record names its files too, those of an earlier
+		// rocedump's report of one file included.
+		for _, fr := range r.Flows {
+			if fr.Src == rec.Src && (fr.FirstFile != tt.file || fr.LastFile != tt.file) {
+				t.Errorf("files %v, record naming %q: merged record names %q, %q, want %q", tt.files, tt.named, fr.FirstFile, fr.LastFile, tt.file)
+			}
 		}
 	}
 }
