@@ -40,8 +40,13 @@ flows:
 	case 0:
 		s += fmt.Sprintf("malformed:\n  - {kind: bad_icrc, count: 2, at_us: 4, interval_us: 5, src: %s, dst: %s, bytes: 64}\n", a, b)
 		s += fmt.Sprintf("tcp:\n  - {client: %s, server: %s, port: 22, bytes: 3000, resp_bytes: 3000, at_us: 20}\n", a, b)
+		// Other TCP on both rails: the merged title names the services
+		// of both, as one run does.
+		s += fmt.Sprintf("  - {client: %s, server: %s, port: 873, bytes: 5000, resp_bytes: 100, at_us: 25}\n", a, b)
 	case 1:
 		s += "pfc:\n  - {src_mac: \"02:00:00:00:0f:01\", priorities: [3], quanta: 65535, count: 3, at_us: 10, interval_us: 5}\n"
+		s += fmt.Sprintf("tcp:\n  - {client: %s, server: %s, port: 443, bytes: 9000, resp_bytes: 100, at_us: 25}\n", a, b)
+		s += fmt.Sprintf("  - {client: %s, server: %s, port: 873, bytes: 1000, resp_bytes: 100, at_us: 30}\n", b, a)
 	}
 	return s
 }

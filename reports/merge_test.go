@@ -263,6 +263,11 @@ func TestMergeNotesOnlyWhenApproximate(t *testing.T) {
 	other := func(port string) Finding {
 		return counted(KindNonRDMAOnCompute, Info, nonRDMAOther+": tcp/"+port+" (1)", map[string]float64{"conversations": 1, "packets": 2, "bytes": 3})
 	}
+	otherWhole := func(port string) Finding {
+		f := other(port)
+		f.Evidence.Details = []string{"tcp/" + port + ": 10.0.0.1 > 10.0.0.2, 2 packets, 3 B"}
+		return f
+	}
 	tests := []struct {
 		name string
 		a, b []Finding
@@ -275,6 +280,7 @@ func TestMergeNotesOnlyWhenApproximate(t *testing.T) {
 		{"ecn in both", []Finding{ecn}, []Finding{ecn}, nil},
 		{"storage addresses of two", []Finding{role(1)}, []Finding{role(2)}, []string{"merge: storage_on_compute: storage_endpoints adds up"}},
 		{"other TCP of two", []Finding{other("873")}, []Finding{other("8080")}, []string{"merge: non_rdma_on_compute: the title of other TCP/UDP names the services of"}},
+		{"other TCP of two, each listed whole", []Finding{otherWhole("873")}, []Finding{otherWhole("8080")}, nil},
 		{"a kind from a newer rocedump", []Finding{counted("quantum_flux", Info, "x", map[string]float64{"n": 1})},
 			[]Finding{counted("quantum_flux", Info, "y", map[string]float64{"n": 2})}, []string{"merge: quantum_flux (a kind this rocedump does not make)"}},
 	}
