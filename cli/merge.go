@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocedump/rocedump/reports"
+	"github.com/rocedump/rocedump/reports/render"
 )
 
 // MergeOptions are the inputs of `rocedump merge`.
@@ -156,7 +157,7 @@ func mergeRun(opts *MergeOptions) error {
 	}
 	for _, p := range rep.Capture.Problems {
 		if strings.HasPrefix(p, "merge: ") {
-			fmt.Fprintf(opts.IO.ErrOut, "rocedump: warning: %s\n", p)
+			fmt.Fprintf(opts.IO.ErrOut, "rocedump: warning: %s\n", render.Visible(p)) // names from the JSON
 		}
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "rocedump: merged %s: %s\n", reports.Plural(len(srcs), "report"), findingsLine(rep))
