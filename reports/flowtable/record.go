@@ -1,6 +1,7 @@
 package flowtable
 
 import (
+	"math"
 	"net/netip"
 	"slices"
 	"time"
@@ -344,7 +345,10 @@ func fillCounters(r *Record, f *flows.Flow) {
 // ecnNames name the ECN codepoints (RFC 3168) by their value.
 var ecnNames = [4]string{"not-ect", "ect1", "ect0", "ce"}
 
-func round(v float64) float64 { return float64(int64(v + 0.5)) }
+// round is v to a whole number, half up, as float64(int64(v + 0.5)) for
+// the v an int64 holds, and v itself past it (a rate of 1e19 b/s from
+// broken timestamps: the int64 conversion made it -9223372036854775808).
+func round(v float64) float64 { return math.Floor(v + 0.5) }
 
 // Records converts flows, in the order given. It holds every record at
 // once: FlowsOf streams them instead.
