@@ -102,7 +102,7 @@ func flowsRun(opts *FlowsOptions) error {
 	flowtable.Sort(sorted, opts.Sort)
 	// The records are made one at a time as they are written, never all
 	// at once: memory follows the flow table.
-	all := flowtable.FlowsOf(sorted)
+	all := flowtable.FlowsOf(sorted).WithFiles(st.Files)
 	shown := all
 	if opts.Top > 0 {
 		shown = all.Head(opts.Top)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -198,6 +199,7 @@ func TestGzipTrailingData(t *testing.T) {
 			t.Fatalf("%s: exit %d: %s", cmd[0], code, wantErr)
 		}
 		got, gotErr, code := runCLI(t, append(cmd, padded)...)
+		got = strings.ReplaceAll(got, strconv.Quote(padded), strconv.Quote(src)) // flows' first_file, last_file
 		if code != ExitOK || got != want || !strings.Contains(gotErr, warning) || strings.Contains(gotErr, "cut off") {
 			t.Errorf("%s: exit %d, output differs: %v, stderr %q, want the warning %q", cmd[0], code, got != want, gotErr, warning)
 		}
@@ -276,7 +278,8 @@ func TestDirectoryOfRotatedFiles(t *testing.T) {
 }
 
 // stripFiles returns a JSON report or flow list without what names a
-// file or a frame in it (file, files, frame, first_frame, last_frame):
+// file or a frame in it (file, files, frame, first_frame, last_frame,
+// first_file, last_file):
 // what a capture split into files changes.
 func stripFiles(out string) string {
 	var v any
@@ -287,7 +290,7 @@ func stripFiles(out string) string {
 	strip = func(v any) {
 		switch v := v.(type) {
 		case map[string]any:
-			for _, k := range []string{"file", "files", "frame", "first_frame", "last_frame"} {
+			for _, k := range []string{"file", "files", "frame", "first_frame", "last_frame", "first_file", "last_file"} {
 				delete(v, k)
 			}
 			for _, e := range v {
@@ -302,4 +305,127 @@ func stripFiles(out string) string {
 	strip(v)
 	b, _ := json.MarshalIndent(v, "", " ")
 	return string(b)
+}
+
+// splitPcap writes the records of the little-endian pcap src into files
+// of perFile records each, dir/cap0000.pcap on, and returns their paths.
+func splitPcap(t *testing.T, src []byte, dir string, perFile int) []string {
+	t.Helper()
+	const header = 24
+	le := binary.LittleEndian
+	if m := le.Uint32(src); m != 0xa1b2c3d4 && m != 0xa1b23c4d {
+		t.Fatal("not a little-endian pcap")
+	}
+	var paths []string
+	for off := header; off < len(src); {
+		part := append([]byte(nil), src[:header]...)
+		for k := 0; k < perFile && off < len(src); k++ {
+			end := off + 16 + int(le.Uint32(src[off+8:]))
+			part = append(part, src[off:end]...)
+			off = end
+		}
+		p := filepath.Join(dir, fmt.Sprintf("cap%04d.pcap", len(paths)))
+		if err := os.WriteFile(p, part, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+// TestFlowFramesNameTheirFile: a flow's first_frame, last_frame and
+// cm.frame are numbers within a file, so with several files its record
+// names the file each is in (first_file, last_file, cm.file), in flows
+// json and jsonl and in the report's flows, with one file or several and
+// on any number of workers. A capture split into files of 4 frames has
+// frame g of the whole in file (g-1)/4, as frame (g-1)%4+1.
+func TestFlowFramesNameTheirFile(t *testing.T) {
+	whole := genCapture("storage.pcap") // has RDMA CM exchanges
+	src, err := os.ReadFile(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const perFile = 4
+	paths := splitPcap(t, src, t.TempDir(), perFile)
+	type ref struct {
+		file  string
+		frame int
+	}
+	split := func(g int) ref { return ref{paths[(g-1)/perFile], (g-1)%perFile + 1} }
+	type record struct {
+		ID         int    `json:"id"`
+		FirstFrame int    `json:"first_frame"`
+		LastFrame  int    `json:"last_frame"`
+		FirstFile  string `json:"first_file"`
+		LastFile   string `json:"last_file"`
+		CM         *struct {
+			Frame int    `json:"frame"`
+			File  string `json:"file"`
+		} `json:"cm"`
+	}
+	records := func(format string, args ...string) []record {
+		t.Helper()
+		cmd := append([]string{"flows", "--format", format, "--sort", "id"}, args...)
+		if format == "report" {
+			cmd = append([]string{"report", "--format", "json", "--fail-on", "never"}, args...)
+		}
+		out, stderr, code := runCLI(t, cmd...)
+		if code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", cmd, code, stderr)
+		}
+		var rs []record
+		switch format {
+		case "jsonl":
+			for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+				var r record
+				if err := json.Unmarshal([]byte(l), &r); err != nil {
+					t.Fatal(err)
+				}
+				rs = append(rs, r)
+			}
+		case "report":
+			var rep struct{ Flows []record }
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatal(err)
+			}
+			rs = rep.Flows
+		default:
+			if err := json.Unmarshal([]byte(out), &rs); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return rs
+	}
+	cms := 0
+	for _, format := range []string{"json", "jsonl", "report"} {
+		for _, workers := range []string{"1", "4"} {
+			want := records(format, "--workers", workers, whole)
+			got := records(format, append([]string{"--workers", workers}, paths...)...)
+			if len(want) == 0 || len(got) != len(want) {
+				t.Fatalf("%s: %d flows in the split capture, %d in the whole", format, len(got), len(want))
+			}
+			for i, w := range want {
+				if w.FirstFile != whole || w.LastFile != whole || w.CM != nil && w.CM.File != whole {
+					t.Errorf("%s, one file: flow %d names %q, %q, cm %+v, want %q", format, w.ID, w.FirstFile, w.LastFile, w.CM, whole)
+				}
+				g := got[i]
+				if g.ID != w.ID {
+					t.Fatalf("%s: flow %d is %d in the split capture", format, w.ID, g.ID)
+				}
+				if f, l := split(w.FirstFrame), split(w.LastFrame); (ref{g.FirstFile, g.FirstFrame}) != f || (ref{g.LastFile, g.LastFrame}) != l {
+					t.Errorf("%s --workers %s: flow %d: first %s #%d, last %s #%d; want %s #%d, %s #%d", format, workers, w.ID,
+						g.FirstFile, g.FirstFrame, g.LastFile, g.LastFrame, f.file, f.frame, l.file, l.frame)
+				}
+				if w.CM != nil {
+					cms++
+					if g.CM == nil || (ref{g.CM.File, g.CM.Frame}) != split(w.CM.Frame) {
+						t.Errorf("%s: flow %d: cm %+v, want %+v", format, w.ID, g.CM, split(w.CM.Frame))
+					}
+				}
+			}
+		}
+	}
+	if cms == 0 {
+		t.Error("no flow with an RDMA CM exchange")
+	}
 }

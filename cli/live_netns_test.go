@@ -5,6 +5,7 @@ package cli
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -368,7 +369,16 @@ func timeless(rep map[string]any) map[string]any {
 		for k, v := range f.(map[string]any) {
 			switch k {
 			case "first", "last", "duration_s", "mean_bps", "peak_bps", // times
-				"first_frame", "last_frame": // numbers within a rotated file
+				"first_frame", "last_frame", // numbers within a rotated file
+				"first_file", "last_file": // and its name
+			case "cm":
+				if cm, ok := v.(map[string]any); ok {
+					c := maps.Clone(cm)
+					delete(c, "file")
+					m[k] = c
+				} else {
+					m[k] = v
+				}
 			default:
 				m[k] = v
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocedump/rocedump/reports"
+	"github.com/rocedump/rocedump/reports/render"
 )
 
 // MergeOptions are the inputs of `rocedump merge`.
@@ -77,12 +78,16 @@ What JSON cannot recombine exactly:
     their flow records); PFC paused time (it runs to the end of each capture), storms
     (found within one report only) and severity (a share of a report's own
     capture); storage_endpoints (an address seen by several mirrors counts
-    once per report); the services in the title of other TCP/UDP (the
-    largest report's); and kinds a newer rocedump made.
+    once per report); the services in the title of other TCP/UDP (those of
+    all reports, added up, when a report's title or evidence left some
+    out: five services a title, ten conversations its evidence); and kinds
+    a newer rocedump made.
   - a flow in more than one report (two mirrors saw the same QP) is listed
     once per report, not added up, and its PSN state is not recomputed: the
     merge cannot tell the same packets seen twice from different ones.
-  - frame evidence of a flow names its file only when its report had one.
+  - frame evidence of a flow names its file only when its report had one
+    or was made by a rocedump whose flow records name their files
+    (first_file, last_file).
   - a connection whose two directions are in different reports is two
     unpaired flows (said when no report holds both directions of a host
     pair), and a capture split in time cuts flows in two.
@@ -152,7 +157,7 @@ func mergeRun(opts *MergeOptions) error {
 	}
 	for _, p := range rep.Capture.Problems {
 		if strings.HasPrefix(p, "merge: ") {
-			fmt.Fprintf(opts.IO.ErrOut, "rocedump: warning: %s\n", p)
+			fmt.Fprintf(opts.IO.ErrOut, "rocedump: warning: %s\n", render.Visible(p)) // names from the JSON
 		}
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "rocedump: merged %s: %s\n", reports.Plural(len(srcs), "report"), findingsLine(rep))

@@ -40,8 +40,13 @@ flows:
 	case 0:
 		s += fmt.Sprintf("malformed:\n  - {kind: bad_icrc, count: 2, at_us: 4, interval_us: 5, src: %s, dst: %s, bytes: 64}\n", a, b)
 		s += fmt.Sprintf("tcp:\n  - {client: %s, server: %s, port: 22, bytes: 3000, resp_bytes: 3000, at_us: 20}\n", a, b)
+		// Other TCP on both rails: the merged title names the services
+		// of both, as one run does.
+		s += fmt.Sprintf("  - {client: %s, server: %s, port: 873, bytes: 5000, resp_bytes: 100, at_us: 25}\n", a, b)
 	case 1:
 		s += "pfc:\n  - {src_mac: \"02:00:00:00:0f:01\", priorities: [3], quanta: 65535, count: 3, at_us: 10, interval_us: 5}\n"
+		s += fmt.Sprintf("tcp:\n  - {client: %s, server: %s, port: 443, bytes: 9000, resp_bytes: 100, at_us: 25}\n", a, b)
+		s += fmt.Sprintf("  - {client: %s, server: %s, port: 873, bytes: 1000, resp_bytes: 100, at_us: 30}\n", b, a)
 	}
 	return s
 }
@@ -347,6 +352,71 @@ func TestMergeNotReportSaysWhat(t *testing.T) {
 		if code != ExitUsage || !strings.Contains(stderr, tt.path+": ") || !strings.Contains(stderr, tt.want) ||
 			strings.Count(stderr, tt.path) != 1 || !strings.Contains(stderr, "rocedump report --format json") {
 			t.Errorf("merge %s: exit %d, stderr %q: want exit %d naming the file once, saying %q and what merge reads", tt.path, code, stderr, ExitUsage, tt.want)
+		}
+	}
+}
+
+// TestMergeEscapesNamesFromJSON: a report read from JSON may hold node
+// names, file names and text with control and bidirectional-text
+// characters that the topology loader refuses (an escape sequence that
+// recolours the terminal, a right-to-left override that turns the rest of
+// the line around). The text, Markdown and HTML of the merge and its
+// warnings on standard error print them escaped; its JSON keeps them.
+func TestMergeEscapesNamesFromJSON(t *testing.T) {
+	const bad = "\x1b[31mEVIL\u202eRTL\u2066"
+	out, stderr, code := runCLI(t, "report", "--format", "json", "--fail-on", "never", genCapture("report_ssh_bootstrap.pcap"))
+	if code != ExitOK {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	capture := rep["capture"].(map[string]any)
+	capture["files"] = []any{bad + ".pcap"}
+	findings := rep["findings"].([]any)
+	if len(findings) == 0 {
+		t.Fatal("no findings")
+	}
+	for _, f := range findings {
+		f := f.(map[string]any)
+		f["nodes"] = append(f["nodes"].([]any), "node"+bad)
+		f["title"] = f["title"].(string) + bad
+		ev := f["evidence"].(map[string]any)
+		details, _ := ev["details"].([]any)
+		ev["details"] = append(details, "x: "+bad)
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"text", "markdown", "html", "json"} {
+		// The same report twice: its file is then named in a warning.
+		out, stderr, code := runCLI(t, "merge", "--fail-on", "never", "--format", format, path, path)
+		if code != ExitOK {
+			t.Fatalf("merge --format %s: exit %d: %s", format, code, stderr)
+		}
+		if strings.ContainsAny(stderr, "\x1b\u202e\u2066") || !strings.Contains(stderr, `\x1b[31mEVIL\u202eRTL\u2066.pcap`) {
+			t.Errorf("merge --format %s: stderr %q, want the file name escaped", format, stderr)
+		}
+		if format == "json" {
+			if !strings.Contains(out, `\u001b[31mEVIL`+"\u202e") {
+				t.Errorf("merge --format json lost the names as they were")
+			}
+			continue
+		}
+		if i := strings.IndexAny(out, "\x1b\u202e\u2066"); i >= 0 {
+			t.Errorf("merge --format %s: raw control character at %q", format, out[max(0, i-40):min(len(out), i+20)])
+		}
+		if format == "markdown" { // which escapes the backslashes and brackets
+			out = strings.NewReplacer(`\\`, `\`, `\[`, `[`).Replace(out)
+		}
+		if !strings.Contains(out, `node\x1b[31mEVIL\u202eRTL\u2066`) {
+			t.Errorf("merge --format %s: no escaped node name", format)
 		}
 	}
 }

@@ -1525,6 +1525,7 @@ func (r *randCase) checkCLI(path string, tab *flows.Table) {
 		want.PartnerID, rec.PartnerID = nil, nil
 		want.First, want.Last, rec.First, rec.Last = "", "", "", ""
 		want.FirstFrame, want.LastFrame, rec.FirstFrame, rec.LastFrame = 0, 0, 0, 0
+		want.FirstFile, want.LastFile, rec.FirstFile, rec.LastFile = "", "", "", ""
 		want.DurationS, want.MeanBps, want.PeakBps, rec.DurationS, rec.MeanBps, rec.PeakBps = 0, 0, 0, 0, 0, 0
 		wj, _ := json.Marshal(want)
 		gj, _ := json.Marshal(rec)

@@ -79,8 +79,9 @@ var recordKinds = []Kind{KindCrossRail, KindRDMAOnManagement, KindFanOut}
 //     the module's own functions: derived counts (local_ack_timeout), the
 //     severity where the module's rule reads only counts and the capture's
 //     RoCE packets (retransmission, mirror_loss, non_rdma_on_compute; the
-//     highest of the reports' otherwise), and the title (all but other
-//     TCP/UDP, which names its services). This holds for a finding of a
+//     highest of the reports' otherwise), and the title (other TCP/UDP's
+//     names the services of every report's title, their conversations
+//     added up, ordered by the bytes of their evidence: mergedServices). This holds for a finding of a
 //     single report too, whose detail says so when its severity changed.
 //     The totals the flow records carry are put back: the data and CNP
 //     packets of dscp_mismatch (and its severity) and pcp_mismatch, the data packets and
@@ -97,7 +98,7 @@ var recordKinds = []Kind{KindCrossRail, KindRDMAOnManagement, KindFanOut}
 // finding's checked frames for reports of an earlier rocedump
 // (merger.icrcChecked), PFC's paused time, storms and severity, storage
 // addresses seen by several reports, the services in the title of
-// other TCP/UDP, and any kind this version does not make. So is what
+// other TCP/UDP when a report's title or evidence left some out, and any kind this version does not make. So is what
 // cannot be recombined at all: flows that appear in several reports (two
 // mirrors saw the same QP: their counts are not added and their PSN state
 // is not recomputed, since the merge cannot tell the same packets seen
@@ -155,6 +156,9 @@ type merger struct {
 	ceGuessed    []string
 	ceGuessedMax uint64
 	notes        []string // what the merge could not recombine
+	// servicesPartial: a report's other TCP/UDP finding named only some
+	// of its services (mergedServices).
+	servicesPartial bool
 }
 
 // capture sums the capture sections.
@@ -319,6 +323,17 @@ func (m *merger) flowRecords() error {
 	for i := range all {
 		r := all[i].rec
 		r.ID = i + 1
+		if files := m.srcs[all[i].src].Report.Capture.Files; len(files) == 1 {
+			// A report of an earlier rocedump names no files in its
+			// records: its one file is theirs.
+			r.FirstFile = cmp.Or(r.FirstFile, files[0])
+			r.LastFile = cmp.Or(r.LastFile, files[0])
+			if r.CM != nil && r.CM.File == "" {
+				c := *r.CM
+				c.File = files[0]
+				r.CM = &c
+			}
+		}
 		if r.PartnerID != nil {
 			if id, ok := m.newID[all[i].src][*r.PartnerID]; ok {
 				r.PartnerID = &id
@@ -444,22 +459,26 @@ func (m *merger) rebuild(src int, r flowtable.Record) (*flows.Flow, error) {
 	case "psn":
 		f.PairedBy = flows.PairPSN
 	}
-	// A record does not say which file its first frame is in; a report of
-	// one file does.
-	file := -1
-	if files := m.srcs[src].Report.Capture.Files; len(files) == 1 {
-		file = m.fileBase[src]
+	// A record names the file of its first and last frames (a report of
+	// an earlier rocedump does not: flowRecords names the one file of a
+	// report that has one).
+	fileIndex := func(name string) int {
+		if i := slices.Index(m.srcs[src].Report.Capture.Files, name); i >= 0 && name != "" {
+			return m.fileBase[src] + i
+		}
+		return -1
 	}
 	for _, e := range []struct {
-		s   string
-		n   int
-		ref *flows.FrameRef
-	}{{r.First, r.FirstFrame, &f.First}, {r.Last, r.LastFrame, &f.Last}} {
+		s    string
+		n    int
+		file string
+		ref  *flows.FrameRef
+	}{{r.First, r.FirstFrame, r.FirstFile, &f.First}, {r.Last, r.LastFrame, r.LastFile, &f.Last}} {
 		t, err := time.Parse(time.RFC3339Nano, e.s)
 		if err != nil {
 			return nil, err
 		}
-		*e.ref = flows.FrameRef{File: file, Frame: e.n, Time: t}
+		*e.ref = flows.FrameRef{File: fileIndex(e.file), Frame: e.n, Time: t}
 	}
 	return f, nil
 }
@@ -701,6 +720,11 @@ func (m *merger) combineGroup(fs []sourced) (Finding, int) {
 		out.Severity = max(out.Severity, s.f.Severity)
 	}
 	m.refresh(&out)
+	if out.Kind == KindNonRDMAOnCompute && variantOf(&out) == nonRDMAOther {
+		services, whole := mergedServices(fs)
+		out.Title = nonRDMAOther + ": " + services
+		m.servicesPartial = m.servicesPartial || !whole
+	}
 	out.Detail = fmt.Sprintf("Merged from %s (%s): the counts and the title are those of all of them, the flows and details those of each; "+
 		"this text is that of %s. ", plural(len(names), "report"), strings.Join(names, ", "), m.srcs[lead.src].Name) + out.Detail
 	return out, lead.src

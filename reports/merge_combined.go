@@ -1,7 +1,9 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -333,10 +335,14 @@ func (m *merger) approximations(given []sourced) {
 			"counts once per report", len(c.srcs))
 	}
 	if c := present(KindNonRDMAOnCompute, nonRDMAOther); c != nil && len(c.srcs) > 1 {
-		m.notef("non_rdma_on_compute: the title of other TCP/UDP names the services of %s only; its counts are those of all %d reports",
-			c.lead, len(c.srcs))
+		if m.servicesPartial {
+			m.notef("non_rdma_on_compute: the title of other TCP/UDP names the services of all %d reports as far as their titles "+
+				"and evidence list them: a report's title names its five busiest, and its evidence ten conversations, so a service "+
+				"may be left out or ranked by part of its bytes", len(c.srcs))
+		}
 	}
-	// A flow record does not say which file its frames are in (merger.rebuild).
+	// A flow record of an earlier rocedump does not say which file its
+	// frames are in (merger.rebuild).
 	var unnamed []string
 	for _, f := range m.out {
 		e := &f.Evidence
@@ -347,7 +353,7 @@ func (m *merger) approximations(given []sourced) {
 	}
 	if len(unnamed) > 0 {
 		m.notef("the first and last frames of %s name no file: they come from flow records of a report over several files, "+
-			"which do not say which file a frame is in", strings.Join(unnamed, ", "))
+			"made by a rocedump that did not say which file a frame is in (first_file, last_file)", strings.Join(unnamed, ", "))
 	}
 	for _, c := range m.combined {
 		if moduleOf(c.kind) < 0 && len(c.srcs) > 1 {
@@ -355,4 +361,77 @@ func (m *merger) approximations(given []sourced) {
 				"counts), the worst severity, the title of %s", c.kind, c.lead)
 		}
 	}
+}
+
+// mergedServices is the services part of the title of other TCP/UDP on
+// compute links merged from fs, as servicesSummary makes it over all their
+// conversations: each service of their titles with its conversations
+// added up, busiest first by the bytes of their evidence lines (one a
+// conversation, three significant digits), then by name. A report's title
+// names its five busiest services only ("and N more"), and its evidence
+// ten conversations: whole is false when one of them left some out.
+func mergedServices(fs []sourced) (title string, whole bool) {
+	convs := map[string]int{}
+	bytes := map[string]float64{}
+	whole = true
+	for _, s := range fs {
+		lines := 0
+		for _, l := range s.f.Evidence.Details {
+			if _, more := andMore(l); more {
+				whole = false
+			}
+			lines++
+		}
+		if float64(lines) != s.f.Evidence.Counts["conversations"] || strings.Contains(s.f.Title, ", and ") {
+			whole = false
+		}
+		for _, part := range strings.Split(strings.TrimPrefix(s.f.Title, nonRDMAOther+": "), ", ") {
+			name, n, ok := strings.Cut(part, " (")
+			k, err := strconv.Atoi(strings.TrimSuffix(n, ")"))
+			if !ok || err != nil || strings.HasPrefix(part, "and ") {
+				continue
+			}
+			convs[name] += k
+		}
+		for _, l := range s.f.Evidence.Details {
+			name, rest, ok := strings.Cut(l, ": ")
+			if _, has := convs[name]; !ok || !has {
+				continue
+			}
+			if i := strings.LastIndex(rest, ", "); i >= 0 {
+				bytes[name] += parseHumanBytes(rest[i+2:])
+			}
+		}
+	}
+	keys := slices.SortedFunc(maps.Keys(convs), func(x, y string) int {
+		if c := cmp.Compare(bytes[y], bytes[x]); c != 0 {
+			return c
+		}
+		return strings.Compare(x, y)
+	})
+	var parts []string
+	for i, k := range keys {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(keys)-5))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (%d)", k, convs[k]))
+	}
+	return strings.Join(parts, ", "), whole
+}
+
+// parseHumanBytes is the number of bytes flowtable.HumanBytes wrote as s
+// ("512 B", "1.23 KB"), to its three significant digits; 0 if s is none.
+func parseHumanBytes(s string) float64 {
+	num, unit, ok := strings.Cut(s, " ")
+	v, err := strconv.ParseFloat(num, 64)
+	if !ok || err != nil {
+		return 0
+	}
+	for i, u := range []string{"B", "KB", "MB", "GB", "TB", "PB"} {
+		if u == unit {
+			return v * math.Pow(1000, float64(i))
+		}
+	}
+	return 0
 }

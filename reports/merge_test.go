@@ -263,6 +263,11 @@ func TestMergeNotesOnlyWhenApproximate(t *testing.T) {
 	other := func(port string) Finding {
 		return counted(KindNonRDMAOnCompute, Info, nonRDMAOther+": tcp/"+port+" (1)", map[string]float64{"conversations": 1, "packets": 2, "bytes": 3})
 	}
+	otherWhole := func(port string) Finding {
+		f := other(port)
+		f.Evidence.Details = []string{"tcp/" + port + ": 10.0.0.1 > 10.0.0.2, 2 packets, 3 B"}
+		return f
+	}
 	tests := []struct {
 		name string
 		a, b []Finding
@@ -275,6 +280,7 @@ func TestMergeNotesOnlyWhenApproximate(t *testing.T) {
 		{"ecn in both", []Finding{ecn}, []Finding{ecn}, nil},
 		{"storage addresses of two", []Finding{role(1)}, []Finding{role(2)}, []string{"merge: storage_on_compute: storage_endpoints adds up"}},
 		{"other TCP of two", []Finding{other("873")}, []Finding{other("8080")}, []string{"merge: non_rdma_on_compute: the title of other TCP/UDP names the services of"}},
+		{"other TCP of two, each listed whole", []Finding{otherWhole("873")}, []Finding{otherWhole("8080")}, nil},
 		{"a kind from a newer rocedump", []Finding{counted("quantum_flux", Info, "x", map[string]float64{"n": 1})},
 			[]Finding{counted("quantum_flux", Info, "y", map[string]float64{"n": 2})}, []string{"merge: quantum_flux (a kind this rocedump does not make)"}},
 	}
@@ -370,8 +376,16 @@ func TestMergeUnnamedFrames(t *testing.T) {
 		First: "2026-01-01T00:00:01Z", Last: "2026-01-01T00:00:01Z"}
 	for _, tt := range []struct {
 		files []string
+		named string // the record's first_file and last_file
 		note  bool
-	}{{[]string{"a1.pcap", "a2.pcap"}, true}, {[]string{"a.pcap"}, false}} {
+		file  string // the cross_rail evidence's
+	}{
+		{[]string{"a1.pcap", "a2.pcap"}, "", true, ""},
+		{[]string{"a1.pcap", "a2.pcap"}, "a2.pcap", false, "a2.pcap"},
+		{[]string{"a.pcap"}, "", false, "a.pcap"},
+	} {
+		rec := rec
+		rec.FirstFile, rec.LastFile = tt.named, tt.named
 		a := &Report{SchemaVersion: SchemaVersion, Capture: CaptureInfo{Files: tt.files, Packets: 10, RoCE: 10}, Flows: []flowtable.Record{rec}}
 		b := mergeFixture("b.pcap", "10.0.0.5", 2, 10, 0)
 		r, err := Merge([]MergeSource{{"a.json", a}, {"b.json", b}}, MergeOptions{Tool: "t", Topology: topo})
@@ -381,6 +395,18 @@ func TestMergeUnnamedFrames(t *testing.T) {
 		probs := strings.Join(r.Capture.Problems, "\n")
 		if got := strings.Contains(probs, "merge: the first and last frames of cross_rail name no file"); got != tt.note {
 			t.Errorf("files %v: note %v, want %v:\n%s", tt.files, got, tt.note, probs)
+		}
+		for _, f := range r.Findings {
+			if f.Kind == KindCrossRail && strings.Contains(f.Title, "crosses rails") && (f.Evidence.First == nil || f.Evidence.First.File != tt.file) {
+				t.Errorf("files %v, record naming %q: cross_rail first frame %+v, want in %q", tt.files, tt.named, f.Evidence.First, tt.file)
+			}
+		}
+		// The merged record names its files too, those of an earlier
+		// rocedump's report of one file included.
+		for _, fr := range r.Flows {
+			if fr.Src == rec.Src && (fr.FirstFile != tt.file || fr.LastFile != tt.file) {
+				t.Errorf("files %v, record naming %q: merged record names %q, %q, want %q", tt.files, tt.named, fr.FirstFile, fr.LastFile, tt.file)
+			}
 		}
 	}
 }

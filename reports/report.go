@@ -71,7 +71,7 @@ type Report struct {
 // not change until the report is written.
 func (r *Report) FlowRecords() flowtable.Source {
 	if r.Flows == nil && r.flows != nil {
-		return flowtable.FlowsOf(r.flows)
+		return flowtable.FlowsOf(r.flows).WithFiles(r.Capture.Files)
 	}
 	return flowtable.RecordsOf(r.Flows)
 }

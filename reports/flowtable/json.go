@@ -122,6 +122,10 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 	o.int(int64(r.FirstFrame))
 	o.member("last_frame")
 	o.int(int64(r.LastFrame))
+	o.member("first_file")
+	o.str(r.FirstFile)
+	o.member("last_file")
+	o.str(r.LastFile)
 	o.member("duration_s")
 	o.float(r.DurationS)
 	o.member("mean_bps")
@@ -248,6 +252,8 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 		}
 		m.key("frame")
 		m.int(int64(c.Frame))
+		m.key("file")
+		m.str(c.File)
 		o.b = m.close()
 	} else {
 		o.null()

@@ -1,6 +1,7 @@
 package flowtable
 
 import (
+	"math"
 	"net/netip"
 	"slices"
 	"time"
@@ -27,17 +28,23 @@ type Record struct {
 	PKey       uint16  `json:"pkey"`
 	VLAN       *uint16 `json:"vlan"`
 
-	Packets      uint64  `json:"packets"`
-	Bytes        uint64  `json:"bytes"`
-	PayloadBytes uint64  `json:"payload_bytes"`
-	First        string  `json:"first"`
-	Last         string  `json:"last"`
-	FirstFrame   int     `json:"first_frame"`
-	LastFrame    int     `json:"last_frame"`
-	DurationS    float64 `json:"duration_s"`
-	MeanBps      float64 `json:"mean_bps"`
-	PeakBps      float64 `json:"peak_bps"`
-	Messages     uint64  `json:"messages"`
+	Packets      uint64 `json:"packets"`
+	Bytes        uint64 `json:"bytes"`
+	PayloadBytes uint64 `json:"payload_bytes"`
+	First        string `json:"first"`
+	Last         string `json:"last"`
+	FirstFrame   int    `json:"first_frame"`
+	LastFrame    int    `json:"last_frame"`
+	// FirstFile and LastFile are the capture files FirstFrame and
+	// LastFrame are in (frame numbers start at 1 in each file), as named
+	// in the report's capture.files: the path given, or a file of a
+	// directory given. Always written, one file or several.
+	FirstFile string  `json:"first_file"`
+	LastFile  string  `json:"last_file"`
+	DurationS float64 `json:"duration_s"`
+	MeanBps   float64 `json:"mean_bps"`
+	PeakBps   float64 `json:"peak_bps"`
+	Messages  uint64  `json:"messages"`
 
 	FirstPSN             uint32 `json:"first_psn"`
 	LastPSN              uint32 `json:"last_psn"`
@@ -91,6 +98,7 @@ type CMRecord struct {
 	Port      uint16  `json:"port,omitempty"`
 	StartPSN  *uint32 `json:"start_psn,omitempty"`
 	Frame     int     `json:"frame"`
+	File      string  `json:"file"` // the capture file Frame is in (Record.FirstFile)
 }
 
 // NewRecord converts one flow.
@@ -149,7 +157,7 @@ func (b *Builder) fillRecord(f *flows.Flow) {
 		r.UDPSrcPorts = []uint16{}
 	}
 	if f.CM != nil {
-		c := &CMRecord{Frame: f.CM.Frame.Frame}
+		c := &CMRecord{Frame: f.CM.Frame.Frame, File: b.fileName(f.CM.Frame.File)}
 		if f.CM.HasServiceID {
 			c.ServiceID = hex64(f.CM.ServiceID)
 		}
@@ -223,6 +231,7 @@ func (b *Builder) fillRow(f *flows.Flow) {
 		r.VLAN = &o.vlan
 	}
 	r.PairedBy, r.Transport = f.PairedBy.String(), f.Transport.String()
+	r.FirstFile, r.LastFile = b.fileName(f.First.File), b.fileName(f.Last.File)
 	if b.exact {
 		r.Src, r.Dst = f.Key.Src.String(), f.Key.Dst.String()
 		var buf [40]byte
@@ -232,6 +241,15 @@ func (b *Builder) fillRow(f *flows.Flow) {
 	}
 	r.Src, r.Dst = b.names.name(f.Key.Src), b.names.name(f.Key.Dst)
 	r.First, r.Last = b.timeText(f.First.Time), b.timeText(f.Last.Time)
+}
+
+// fileName is the name of input file i (flows.FrameRef.File) among the
+// Builder's files; "" when it has none by that index.
+func (b *Builder) fileName(i int) string {
+	if i >= 0 && i < len(b.files) {
+		return b.files[i]
+	}
+	return ""
 }
 
 // timeTextBlock is the size of the blocks a Builder cuts the text of
@@ -327,7 +345,10 @@ func fillCounters(r *Record, f *flows.Flow) {
 // ecnNames name the ECN codepoints (RFC 3168) by their value.
 var ecnNames = [4]string{"not-ect", "ect1", "ect0", "ce"}
 
-func round(v float64) float64 { return float64(int64(v + 0.5)) }
+// round is v to a whole number, half up, as float64(int64(v + 0.5)) for
+// the v an int64 holds, and v itself past it (a rate of 1e19 b/s from
+// broken timestamps: the int64 conversion made it -9223372036854775808).
+func round(v float64) float64 { return math.Floor(v + 0.5) }
 
 // Records converts flows, in the order given. It holds every record at
 // once: FlowsOf streams them instead.

@@ -17,6 +17,7 @@ type Source struct {
 	recs      []Record
 	flows     []*flows.Flow
 	fromFlows bool
+	files     []string // the input files the flows' frames are in (WithFiles)
 }
 
 // RecordsOf is a Source over records already made.
@@ -25,6 +26,20 @@ func RecordsOf(rs []Record) Source { return Source{recs: rs} }
 // FlowsOf is a Source over flows, in the order given: each record is made
 // when it is read.
 func FlowsOf(fs []*flows.Flow) Source { return Source{flows: fs, fromFlows: true} }
+
+// WithFiles is s naming the input files its flows' frames are in, by
+// their index (flows.FrameRef.File): the records' first_file, last_file
+// and cm.file. A Source over records has them already and ignores it.
+func (s Source) WithFiles(files []string) Source {
+	s.files = files
+	return s
+}
+
+// record is NewRecord(f) with the Source's file names.
+func (s Source) record(f *flows.Flow) Record {
+	b := Builder{exact: true, files: s.files}
+	return *b.Record(f)
+}
 
 // Len is the number of records.
 func (s Source) Len() int {
@@ -67,7 +82,7 @@ func (s Source) Rows() iter.Seq[*Record] {
 }
 
 func (s Source) each(rowOnly bool) iter.Seq[*Record] {
-	return func(yield func(*Record) bool) { s.build(new(Builder), rowOnly, yield) }
+	return func(yield func(*Record) bool) { s.build(&Builder{files: s.files}, rowOnly, yield) }
 }
 
 // build yields every record in order, until yield returns false: for a
@@ -81,6 +96,7 @@ func (s Source) build(b *Builder, rowOnly bool, yield func(*Record) bool) {
 		}
 		return
 	}
+	b.files = s.files
 	for _, f := range s.flows {
 		var r *Record
 		if rowOnly {
@@ -98,7 +114,11 @@ func (s Source) build(b *Builder, rowOnly bool, yield func(*Record) bool) {
 // or new records of its flows.
 func (s Source) Records() []Record {
 	if s.fromFlows {
-		return Records(s.flows)
+		out := make([]Record, len(s.flows))
+		for i, f := range s.flows {
+			out[i] = s.record(f)
+		}
+		return out
 	}
 	return s.recs
 }
@@ -161,7 +181,7 @@ func (s Source) TopByBytes(k int) []Record {
 	out := make([]Record, len(top))
 	for i, it := range top {
 		if s.fromFlows {
-			out[i] = NewRecord(s.flows[it.idx])
+			out[i] = s.record(s.flows[it.idx])
 		} else {
 			out[i] = s.recs[it.idx]
 		}
@@ -177,7 +197,7 @@ func (s Source) Pick(want func(id int) bool) map[int]Record {
 	if s.fromFlows {
 		for _, f := range s.flows {
 			if want(f.ID) {
-				out[f.ID] = NewRecord(f)
+				out[f.ID] = s.record(f)
 			}
 		}
 		return out
@@ -197,7 +217,8 @@ type Builder struct {
 	r     Record
 	opt   optionals
 	names addrNames
-	exact bool // make the Record's strings and lists for it alone (NewRecord)
+	files []string // the input files, by flows.FrameRef.File (Source.WithFiles)
+	exact bool     // make the Record's strings and lists for it alone (NewRecord)
 
 	rnr, ops, dscp, ecn map[string]uint64
 

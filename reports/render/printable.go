@@ -57,8 +57,20 @@ func hasControl(r *reports.Report) bool {
 	return slices.ContainsFunc(ss, func(s string) bool { return strings.IndexFunc(s, isControl) >= 0 })
 }
 
-// isControl is a control character other than a line break.
-func isControl(r rune) bool { return r != '\n' && unicode.IsControl(r) }
+// isControl is a control character other than a line break, a line or
+// paragraph separator, or a bidirectional-text control (a right-to-left
+// override turns the rest of a line around): what the topology loader
+// refuses in a name, which a report read from JSON (rocedump merge) may
+// still hold.
+func isControl(r rune) bool {
+	return r != '\n' && unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || r == '\u061c' || r == '\u200e' || r == '\u200f' ||
+		r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069'
+}
+
+// Visible is s with each character printable escapes written as its Go
+// escape ("\x1b", "\u202e"): for a line of a report's text printed on
+// its own, as rocedump merge prints its notes.
+func Visible(s string) string { return visible(s) }
 
 // visible is s with each control character but '\n' as its Go escape.
 func visible(s string) string {
