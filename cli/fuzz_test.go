@@ -71,6 +71,9 @@ func FuzzAnalysis(f *testing.F) {
 			if wantCode != ExitOK && wantCode != ExitFindings {
 				t.Fatalf("%s %s: exit %d: %s", cmd[0], cmd[2], wantCode, wantErr)
 			}
+			if cmd[0] == "report" && cmd[2] == "json" {
+				checkFuzzMerge(t, wantOut)
+			}
 			for _, n := range c.workers {
 				out, errOut, code := run(n)
 				if code != wantCode || errOut != wantErr || out != wantOut {
@@ -80,6 +83,25 @@ func FuzzAnalysis(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkFuzzMerge merges the JSON report of a fuzzed capture, alone and
+// with itself, in every format: merge must take any report that report
+// writes.
+func checkFuzzMerge(t *testing.T, report string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "report.json")
+	if err := os.WriteFile(path, []byte(report), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"--format", "json", path}, {"--format", "text", path}, {"--format", "markdown", path},
+		{"--format", "html", path}, {"--format", "json", path, path},
+	} {
+		if _, errOut, code := runCLI(t, append([]string{"merge", "--fail-on", "never"}, args...)...); code != ExitOK {
+			t.Fatalf("merge %q: exit %d: %s", args, code, errOut)
+		}
+	}
 }
 
 // Fuzzed frames: the fixed part of each (see FuzzAnalysis) and the most
