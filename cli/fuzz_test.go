@@ -30,7 +30,8 @@ import (
 // fuzzer writes them): the source and destination (2 bits each, of 4
 // hosts, so that flows meet their partners) and, in the same byte, bit 4:
 // in a VLAN tag, bit 5: followed by a copy mirrored by ERSPAN II, bit 6:
-// preceded by a PFC frame; the time step, the IP TOS
+// preceded by a PFC frame, bit 7: over IPv6 (fd00::1 to fd00::4); the
+// time step, the IP TOS
 // byte (DSCP and ECN), how the frame is spoilt (bit 0: a wrong ICRC; bit
 // 1: cut by a snap length, bits 2-7 bytes past UDP) and how many bytes
 // follow (modulo fuzzMaxBTHPart+1).
@@ -140,8 +141,12 @@ func writeFuzzCapture(t *testing.T, path string, in []byte) bool {
 				t.Fatal(err)
 			}
 		}
-		frame := fuzzFrame(hosts&3, hosts>>2&3, tos, how&1 != 0, transport)
+		v6 := hosts&0x80 != 0
+		frame := fuzzFrame(hosts&3, hosts>>2&3, tos, v6, how&1 != 0, transport)
 		head := 14 + 20 + 8
+		if v6 {
+			head += 20
+		}
 		if hosts&0x10 != 0 { // in an 802.1Q tag, PCP from the DSCP
 			frame = slices.Insert(frame, 12, 0x81, 0, tos>>5<<5, 100)
 			head += 4
@@ -171,17 +176,27 @@ func writeFuzzCapture(t *testing.T, path string, in []byte) bool {
 }
 
 // fuzzFrame is an Ethernet frame of a RoCEv2 datagram from host src to
-// host dst (10.0.0.1 to 10.0.0.4) with the given IP TOS byte, carrying
+// host dst (10.0.0.1 to 10.0.0.4, or fd00::1 to fd00::4 over IPv6) with
+// the given IP TOS byte (traffic class), carrying
 // transport (from the BTH on) and an ICRC trailer, right or not.
-func fuzzFrame(src, dst, tos byte, badICRC bool, transport []byte) []byte {
+func fuzzFrame(src, dst, tos byte, v6, badICRC bool, transport []byte) []byte {
 	udpLen := 8 + len(transport) + bth.ICRCLen
-	frame := make([]byte, 14, 14+20+udpLen)
+	frame := make([]byte, 14, 14+40+udpLen)
 	copy(frame, []byte{0x02, 0, 0, 0, 0, dst + 1, 0x02, 0, 0, 0, 0, src + 1, 0x08, 0x00})
-	ip := binary.BigEndian.AppendUint16([]byte{0x45, tos}, uint16(20+udpLen))
-	// The header checksum stays 0: rocedump does not check it, and the
-	// ICRC leaves it out.
-	ip = append(ip, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, src+1, 10, 0, 0, dst+1)
-	frame = append(frame, ip...)
+	if v6 { // fd00::1 to fd00::4, flow label 0x12345
+		frame[12], frame[13] = 0x86, 0xdd
+		ip := binary.BigEndian.AppendUint32(nil, 6<<28|uint32(tos)<<20|0x12345)
+		ip = binary.BigEndian.AppendUint16(ip, uint16(udpLen))
+		ip = append(ip, 17, 64, 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, src+1)
+		ip = append(ip, 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, dst+1)
+		frame = append(frame, ip...)
+	} else {
+		ip := binary.BigEndian.AppendUint16([]byte{0x45, tos}, uint16(20+udpLen))
+		// The header checksum stays 0: rocedump does not check it, and
+		// the ICRC leaves it out.
+		ip = append(ip, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, src+1, 10, 0, 0, dst+1)
+		frame = append(frame, ip...)
+	}
 	frame = binary.BigEndian.AppendUint16(frame, 49152+uint16(src)<<4|uint16(dst))
 	frame = binary.BigEndian.AppendUint16(frame, 4791)
 	frame = binary.BigEndian.AppendUint16(frame, uint16(udpLen))
@@ -286,6 +301,14 @@ func fuzzAnalysisSeeds() [][]byte {
 	s = append(s, frame(0|0x20, 1, 1, 0x6a, append(bthOf(0x07, 0x101, 101), payload...))...)
 	s = append(s, frame(0|0x10, 1, 1, 0x6a, append(bthOf(0x08, 0x101, 102), payload...))...)
 	s = append(s, frame(1|0x40, 0, 2, 0x68, bthOf(0x11, 0x201, 102, aeth(0x1f, 1)...))...)
+	seeds = append(seeds, s)
+	// The NAK exchange over IPv6.
+	s = nil
+	for in := seeds[1]; len(in) >= fuzzFrameHead; {
+		n := fuzzFrameHead + int(in[4])
+		s = append(append(s, in[0]|0x80), in[1:n]...)
+		in = in[n:]
+	}
 	seeds = append(seeds, s)
 	return seeds
 }
