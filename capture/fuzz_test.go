@@ -36,6 +36,25 @@ func FuzzReader(f *testing.F) {
 	}
 	head, body := endlessPcapng()
 	f.Add(append(head, body...))
+	// Two sections in different byte orders, each with interfaces of
+	// different link types and timestamp resolutions; the same gzipped,
+	// and cut inside a block, plain and gzipped.
+	le, _ := sampleNG(binary.LittleEndian)
+	be, _ := sampleNG(binary.BigEndian)
+	two := append(bytes.Clone(le.b), be.b...)
+	f.Add(two)
+	f.Add(gz(two))
+	f.Add(two[:len(le.b)+len(be.b)/2])
+	f.Add(gz(two)[:len(gz(two))*2/3])
+	// The generated pcapng captures (two interfaces, gzip, mirrors).
+	gen, _ := filepath.Glob(filepath.Join(realDir, "..", "gen", "*.pcapng*"))
+	for _, p := range gen {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b[:min(len(b), 4096)])
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		normal, errN := fuzzRead(t, data, 32<<10) // most records fit: the aliasing path
 		small, errS := fuzzRead(t, data, minBufSize)

@@ -58,6 +58,21 @@ func fuzzSeeds(f *testing.F) {
 	for _, m := range mirrorFrames() {
 		f.Add(linkTypeIndex(capture.LinkTypeEthernet), m.data, uint16(m.origLen-len(m.data)))
 	}
+	// IPv6 layouts the table does not have: an AH, a chain of routing,
+	// fragment (atomic) and destination options headers, and a jumbogram
+	// (payload length 0, hop-by-hop Jumbo Payload option, RFC 2675).
+	roce := udp(49152, 4791, ibPayload(rcWrite, payload64))
+	ah := cat([]byte{17, 2, 0, 0}, be32(0x100), be32(1), be32(0xdeadbeef), roce)
+	chain := cat([]byte{44, 0, 0, 0, 0, 0, 0, 0}, ip6frag(60, 0, false, ip6ext(17, roce)))
+	jumbo := ip6("fd00::1", "fd00::2", 0, cat([]byte{17, 0, 0xc2, 4}, be32(uint32(8+len(roce))), roce))
+	jumbo[4], jumbo[5] = 0, 0
+	for _, b := range [][]byte{
+		eth(0x86dd, ip6("fd00::1", "fd00::2", 51, ah)),
+		eth(0x86dd, ip6("fd00::1", "fd00::2", 43, chain), vtag{0x88a8, 0, 7}, vtag{0x8100, 3, 100}),
+		eth(0x86dd, jumbo),
+	} {
+		f.Add(linkTypeIndex(capture.LinkTypeEthernet), b, uint16(0))
+	}
 	files, _ := filepath.Glob(filepath.Join(realDir, "*.pcap"))
 	var d Decoder
 	var p Packet
