@@ -90,10 +90,20 @@ type Reader struct {
 	untimed   bool       // a record without a time (a pcapng Simple Packet Block) was read
 
 	// allIfaces are the interfaces of every section so far, in order, and
-	// sectionStarts where each section starts (see InterfaceOf).
+	// sectionStarts where each section with interfaces starts (see
+	// InterfaceOf), sectionNum the Number of the current section's first
+	// record. At most maxKeptInterfaces are kept, so that a file of
+	// nothing but sections and interfaces cannot grow them with its size:
+	// from keptUntil on (a record Number, when not 0) none is known.
 	allIfaces     []Interface
 	sectionStarts []sectionStart
+	sectionNum    int
+	keptUntil     int
 }
+
+// maxKeptInterfaces bounds the interfaces a Reader keeps for InterfaceOf
+// over every section of a file: far more than any capture declares.
+const maxKeptInterfaces = 4096
 
 // sectionStart is where a pcapng section starts: the Number its first
 // record would take, and the index in allIfaces of its first interface.
@@ -426,7 +436,7 @@ func (r *Reader) InterfaceOf(rec *Record) (int, Interface, bool) {
 		}
 	}
 	idx := base + rec.Interface
-	if rec.Interface < 0 || idx >= end {
+	if rec.Interface < 0 || idx >= end || r.keptUntil != 0 && rec.Number >= r.keptUntil {
 		return 0, Interface{}, false
 	}
 	return idx, r.allIfaces[idx], true
@@ -437,8 +447,17 @@ func (r *Reader) addInterface(ifc Interface) {
 	if r.sections <= 1 && len(r.ifaces) == 0 {
 		r.snapLen = ifc.SnapLen
 	}
+	switch {
+	case r.keptUntil != 0:
+	case len(r.allIfaces) == maxKeptInterfaces:
+		r.keptUntil = max(r.sectionNum, 1) // this section's records on: see InterfaceOf
+	default:
+		if len(r.ifaces) == 0 {
+			r.sectionStarts = append(r.sectionStarts, sectionStart{num: r.sectionNum, base: len(r.allIfaces)})
+		}
+		r.allIfaces = append(r.allIfaces, ifc)
+	}
 	r.ifaces = append(r.ifaces, ifc)
-	r.allIfaces = append(r.allIfaces, ifc)
 	if !slices.Contains(r.linkTypes, ifc.LinkType) {
 		r.linkTypes = append(r.linkTypes, ifc.LinkType)
 	}

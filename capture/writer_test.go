@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -195,4 +196,40 @@ func TestPcapngWriterInterfaces(t *testing.T) {
 		}
 	}
 	tsharkAgrees(t, "w.pcapng", buf.Bytes())
+}
+
+// TestInterfaceOfBounded: a file of many sections, each declaring an
+// interface, keeps at most maxKeptInterfaces of them for InterfaceOf
+// (memory that follows the file's size otherwise); the frames of the
+// sections past the bound have no known interface, those before keep
+// theirs.
+func TestInterfaceOfBounded(t *testing.T) {
+	var buf bytes.Buffer
+	const sections = maxKeptInterfaces + 3
+	for i := range sections {
+		w, err := NewPcapngWriter(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.AddInterface(Interface{LinkType: LinkTypeEthernet, FCSLen: -1, Name: fmt.Sprintf("eth%d", i), TicksPerSecond: 1e9}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteInterfacePacket(0, utc(1762000000, int64(i)), frame(i, 60), 60); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, recs, err := readBytes(t, buf.Bytes(), "many.pcapng", false)
+	if err != io.EOF || len(recs) != sections {
+		t.Fatalf("got %d records and %v", len(recs), err)
+	}
+	if len(r.allIfaces) > maxKeptInterfaces || len(r.sectionStarts) > maxKeptInterfaces {
+		t.Errorf("kept %d interfaces and %d section starts, more than %d", len(r.allIfaces), len(r.sectionStarts), maxKeptInterfaces)
+	}
+	for _, i := range []int{0, 1, maxKeptInterfaces - 1, maxKeptInterfaces, sections - 1} {
+		idx, ifc, ok := r.InterfaceOf(&recs[i])
+		want := i < maxKeptInterfaces
+		if ok != want || ok && (idx != i || ifc.Name != fmt.Sprintf("eth%d", i)) {
+			t.Errorf("frame of section %d: interface %d %q %v, want known %v", i, idx, ifc.Name, ok, want)
+		}
+	}
 }
