@@ -332,6 +332,18 @@ func (m *Merger) merge(rec *Record) (file int, err error) {
 	return m.last, nil
 }
 
+// InterfaceOf returns the interface of a record that Next or NextBatch
+// gave from file, and its index among the interfaces of that file (every
+// section's: see Reader.InterfaceOf), as long as the file is still open
+// (so for the records of the last call at least). It says false if it
+// cannot tell.
+func (m *Merger) InterfaceOf(file int, rec *Record) (int, Interface, bool) {
+	if file < 0 || file >= len(m.readers) || m.readers[file] == nil {
+		return 0, Interface{}, false
+	}
+	return m.readers[file].InterfaceOf(rec)
+}
+
 // Problems are the errors that ended files early, in the order they
 // happened: wrap ErrCutOff, ErrBadRecord, or ErrChanged for a parked file
 // that could not be read again (see reopen); or ErrTrailingData, for a

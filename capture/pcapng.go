@@ -231,6 +231,7 @@ func (r *Reader) readSHB(num int) error {
 	r.order = o
 	r.bigEndian = o == binary.BigEndian
 	r.ifaces = r.ifaces[:0]
+	r.sectionNum = num // its start is noted at its first interface (addInterface)
 	r.sections++
 	if r.sections == 1 {
 		r.format = Format{Kind: KindPcapNG, ByteOrder: o, Gzip: r.format.Gzip, Major: int(major), Minor: int(minor)}

@@ -6,8 +6,9 @@ import "bytes"
 const (
 	optEndOfOpt  = 0
 	optIfName    = 2
-	optIfTSResol = 9
+	optIfDescr   = 3
 	optIfFCSLen  = 13
+	optIfTSResol = 9
 	optIfTSOff   = 14
 )
 
@@ -36,6 +37,8 @@ func (r *Reader) decodeIDB(body []byte, num int) error {
 		switch {
 		case code == optIfName:
 			ifc.Name = string(bytes.TrimRight(val, "\x00"))
+		case code == optIfDescr:
+			ifc.Description = string(bytes.TrimRight(val, "\x00"))
 		case code == optIfTSResol && olen == 1:
 			tps, err := ticksPerSecond(val[0])
 			if err != nil {

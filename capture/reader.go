@@ -88,7 +88,26 @@ type Reader struct {
 	sections  int        // pcapng sections seen
 	trailing  error      // pcap: zeros after the last record (see zeroTail), for Trailing
 	untimed   bool       // a record without a time (a pcapng Simple Packet Block) was read
+
+	// allIfaces are the interfaces of every section so far, in order, and
+	// sectionStarts where each section with interfaces starts (see
+	// InterfaceOf), sectionNum the Number of the current section's first
+	// record. At most maxKeptInterfaces are kept, so that a file of
+	// nothing but sections and interfaces cannot grow them with its size:
+	// from keptUntil on (a record Number, when not 0) none is known.
+	allIfaces     []Interface
+	sectionStarts []sectionStart
+	sectionNum    int
+	keptUntil     int
 }
+
+// maxKeptInterfaces bounds the interfaces a Reader keeps for InterfaceOf
+// over every section of a file: far more than any capture declares.
+const maxKeptInterfaces = 4096
+
+// sectionStart is where a pcapng section starts: the Number its first
+// record would take, and the index in allIfaces of its first interface.
+type sectionStart struct{ num, base int }
 
 // fastPath says which hot path Next tries before the generic code.
 type fastPath uint8
@@ -400,10 +419,43 @@ func (r *Reader) Interfaces() []Interface { return slices.Clone(r.ifaces) }
 // Name returns the name given to Open or NewReader ("stdin" for "-").
 func (r *Reader) Name() string { return r.name }
 
+// InterfaceOf returns the interface that rec, read from r, came from, and
+// its index among the interfaces of every section of the file (which tells
+// the interfaces of different sections apart, unlike rec.Interface). It
+// says false if rec's interface is not known to r. rec may have been read
+// any time before: interfaces, once declared, stay known.
+func (r *Reader) InterfaceOf(rec *Record) (int, Interface, bool) {
+	base, end := 0, len(r.allIfaces)
+	for i := len(r.sectionStarts) - 1; i >= 0; i-- {
+		if s := r.sectionStarts[i]; rec.Number >= s.num {
+			base = s.base
+			if i+1 < len(r.sectionStarts) {
+				end = r.sectionStarts[i+1].base
+			}
+			break
+		}
+	}
+	idx := base + rec.Interface
+	if rec.Interface < 0 || idx >= end || r.keptUntil != 0 && rec.Number >= r.keptUntil {
+		return 0, Interface{}, false
+	}
+	return idx, r.allIfaces[idx], true
+}
+
 // addInterface records an interface of the current section.
 func (r *Reader) addInterface(ifc Interface) {
 	if r.sections <= 1 && len(r.ifaces) == 0 {
 		r.snapLen = ifc.SnapLen
+	}
+	switch {
+	case r.keptUntil != 0:
+	case len(r.allIfaces) == maxKeptInterfaces:
+		r.keptUntil = max(r.sectionNum, 1) // this section's records on: see InterfaceOf
+	default:
+		if len(r.ifaces) == 0 {
+			r.sectionStarts = append(r.sectionStarts, sectionStart{num: r.sectionNum, base: len(r.allIfaces)})
+		}
+		r.allIfaces = append(r.allIfaces, ifc)
 	}
 	r.ifaces = append(r.ifaces, ifc)
 	if !slices.Contains(r.linkTypes, ifc.LinkType) {

@@ -58,6 +58,8 @@ type Interface struct {
 	SnapLen  int    // 0: no limit
 	FCSLen   int    // bytes of FCS at the end of every frame; -1 if the file does not say
 	Name     string // pcapng if_name, "" if absent
+	// Description is pcapng if_description, "" if absent.
+	Description string
 
 	// TicksPerSecond is the timestamp resolution: 1e6 for microsecond
 	// pcap, 1e9 for nanosecond pcap, 10^n or 2^n from pcapng if_tsresol.

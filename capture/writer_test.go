@@ -3,10 +3,12 @@ package capture
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -129,4 +131,105 @@ func tsharkAgrees(t *testing.T, name string, b []byte) {
 		t.Fatal(err)
 	}
 	compareFrames(t, name, ourFrames(t, name, b), tsharkFrames(t, path))
+}
+
+// TestPcapngWriterInterfaces: AddInterface writes an interface's name,
+// description, snap length, FCS length and timestamp resolution, and
+// WriteInterfacePacket a time read at that resolution back exactly; a
+// resolution finer than a nanosecond becomes nanoseconds. Reader.InterfaceOf
+// tells the interfaces of two sections apart.
+func TestPcapngWriterInterfaces(t *testing.T) {
+	ifaces := []Interface{
+		{LinkType: LinkTypeEthernet, SnapLen: 262144, FCSLen: -1, Name: "eth0", Description: "uplink to leaf 3", TicksPerSecond: 1e6},
+		{LinkType: LinkTypeRaw, SnapLen: 65535, FCSLen: 4, Name: "tun0", TicksPerSecond: 1 << 20},
+		{LinkType: LinkTypeEthernet, FCSLen: -1, TicksPerSecond: 1e3},
+		{LinkType: LinkTypeEthernet, FCSLen: -1, Name: "ens1f0", TicksPerSecond: 1e12},
+	}
+	// Times as a reader gives them at each resolution: whole ticks,
+	// rounded down to a nanosecond.
+	times := []time.Time{utc(1762000000, 123457000), utc(1762000000, 941899299), utc(1762000001, 7000000), utc(1762000000, 500123456)}
+	var buf bytes.Buffer
+	w, err := NewPcapngWriter(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ifc := range ifaces {
+		id, err := w.AddInterface(ifc)
+		if err != nil || id != i {
+			t.Fatalf("AddInterface(%+v) = %d, %v", ifc, id, err)
+		}
+	}
+	for i := range ifaces {
+		if err := w.WriteInterfacePacket(i, times[i], frame(i, 60), 64); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A second section: its interface 0 is another one.
+	first := buf.Len()
+	w2, _ := NewPcapngWriter(&buf)
+	w2.AddInterface(Interface{LinkType: LinkTypeEthernet, FCSLen: -1, Name: "eth9", TicksPerSecond: 1e9})
+	w2.WriteInterfacePacket(0, times[0], frame(9, 60), 60)
+	if err := w.WriteInterfacePacket(4, times[0], nil, 0); err == nil {
+		t.Error("WriteInterfacePacket on an interface not added: no error")
+	}
+	if err := w.WriteInterfacePacket(0, utc(1<<62, 0), nil, 0); err == nil {
+		t.Error("a time beyond 64 bits of microseconds: no error")
+	}
+	if buf.Len() != first+28+40+92 { // SHB, IDB with eth9, EPB of 60 bytes
+		t.Fatalf("the failed writes wrote %d bytes", buf.Len()-first-28-40-92)
+	}
+
+	r, recs, err := readBytes(t, buf.Bytes(), "w.pcapng", false)
+	if err != io.EOF || len(recs) != 5 {
+		t.Fatalf("got %d records and %v", len(recs), err)
+	}
+	want := slices.Clone(ifaces)
+	want[3].TicksPerSecond = 1e9
+	want = append(want, Interface{LinkType: LinkTypeEthernet, FCSLen: -1, Name: "eth9", TicksPerSecond: 1e9})
+	for i, rec := range recs {
+		idx, ifc, ok := r.InterfaceOf(&rec)
+		if !ok || idx != i || ifc != want[i] {
+			t.Errorf("frame %d: interface %d %+v %v, want %d %+v", i+1, idx, ifc, ok, i, want[i])
+		}
+		if wt := times[i%4]; !rec.Timestamp.Equal(wt) {
+			t.Errorf("frame %d: time %v, want %v", i+1, rec.Timestamp, wt)
+		}
+	}
+	tsharkAgrees(t, "w.pcapng", buf.Bytes())
+}
+
+// TestInterfaceOfBounded: a file of many sections, each declaring an
+// interface, keeps at most maxKeptInterfaces of them for InterfaceOf
+// (memory that follows the file's size otherwise); the frames of the
+// sections past the bound have no known interface, those before keep
+// theirs.
+func TestInterfaceOfBounded(t *testing.T) {
+	var buf bytes.Buffer
+	const sections = maxKeptInterfaces + 3
+	for i := range sections {
+		w, err := NewPcapngWriter(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.AddInterface(Interface{LinkType: LinkTypeEthernet, FCSLen: -1, Name: fmt.Sprintf("eth%d", i), TicksPerSecond: 1e9}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteInterfacePacket(0, utc(1762000000, int64(i)), frame(i, 60), 60); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, recs, err := readBytes(t, buf.Bytes(), "many.pcapng", false)
+	if err != io.EOF || len(recs) != sections {
+		t.Fatalf("got %d records and %v", len(recs), err)
+	}
+	if len(r.allIfaces) > maxKeptInterfaces || len(r.sectionStarts) > maxKeptInterfaces {
+		t.Errorf("kept %d interfaces and %d section starts, more than %d", len(r.allIfaces), len(r.sectionStarts), maxKeptInterfaces)
+	}
+	for _, i := range []int{0, 1, maxKeptInterfaces - 1, maxKeptInterfaces, sections - 1} {
+		idx, ifc, ok := r.InterfaceOf(&recs[i])
+		want := i < maxKeptInterfaces
+		if ok != want || ok && (idx != i || ifc.Name != fmt.Sprintf("eth%d", i)) {
+			t.Errorf("frame of section %d: interface %d %q %v, want known %v", i, idx, ifc.Name, ok, want)
+		}
+	}
 }

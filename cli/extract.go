@@ -50,7 +50,9 @@ given. Several selectors add up.
 
 The output is pcap (nanosecond timestamps) unless OUT ends in .pcapng, which
 is needed when the chosen frames come from interfaces of different link
-types; an OUT ending in .gz (x.pcap.gz, x.pcapng.gz) is gzip-compressed.
+types, and keeps each input interface (name, description, timestamp
+resolution, snap length) as one output interface; an OUT ending in .gz
+(x.pcap.gz, x.pcapng.gz) is gzip-compressed.
 "-o -" writes to standard output. OUT is written to a temporary file next
 to it and renamed to OUT only when every packet is written, so a failed
 run leaves no broken OUT; OUT may not be one of the captures.
@@ -214,7 +216,8 @@ func extractRun(opts *ExtractOptions) error {
 	var written int
 	var werr error
 	_, err = analyze(analyzeOptions{Files: files, Sinks: []packetSink{replay},
-		Each: func(rec *capture.Record, _ int, p *packet.Packet) {
+		Opened: func(m *capture.Merger) { out.in = m },
+		Each: func(rec *capture.Record, file int, p *packet.Packet) {
 			if werr != nil || p.Kind != packet.KindRoCE || !p.HasBTH {
 				return
 			}
@@ -222,7 +225,7 @@ func extractRun(opts *ExtractOptions) error {
 			if f == nil || !chosen[f.ID] {
 				return
 			}
-			if werr = out.write(rec); werr == nil {
+			if werr = out.write(rec, file); werr == nil {
 				written++
 			}
 		}})
@@ -253,17 +256,50 @@ func extractRun(opts *ExtractOptions) error {
 }
 
 // frameWriter writes records to pcap (one link type) or pcapng (any).
+// Into pcapng, each input interface a frame comes from (of its file) is
+// one output interface, with its name, description, timestamp resolution,
+// snap length and FCS length.
 type frameWriter struct {
 	w      io.Writer
 	ng     bool
 	pcap   *capture.PcapWriter
 	pcapLT capture.LinkType
 	png    *capture.PcapngWriter
+	in     *capture.Merger // the input, to look up a frame's interface; nil: by link type
+	ifaces map[inIface]int // input interface to output interface
 }
 
-func newFrameWriter(w io.Writer, pcapng bool) *frameWriter { return &frameWriter{w: w, ng: pcapng} }
+// inIface is an interface of an input file: the file's index and the
+// interface's among all of the file's (see capture.Reader.InterfaceOf).
+type inIface struct{ file, idx int }
 
-func (fw *frameWriter) write(rec *capture.Record) error {
+func newFrameWriter(w io.Writer, pcapng bool) *frameWriter {
+	return &frameWriter{w: w, ng: pcapng, ifaces: map[inIface]int{}}
+}
+
+// outIface returns the output interface of rec, from file, adding it the
+// first time; false if rec's input interface is not known.
+func (fw *frameWriter) outIface(rec *capture.Record, file int) (int, bool, error) {
+	if fw.in == nil {
+		return 0, false, nil
+	}
+	idx, ifc, ok := fw.in.InterfaceOf(file, rec)
+	if !ok || ifc.LinkType != rec.LinkType {
+		return 0, false, nil
+	}
+	key := inIface{file, idx}
+	if id, seen := fw.ifaces[key]; seen {
+		return id, true, nil
+	}
+	id, err := fw.png.AddInterface(ifc)
+	if err != nil {
+		return 0, false, err
+	}
+	fw.ifaces[key] = id
+	return id, true, nil
+}
+
+func (fw *frameWriter) write(rec *capture.Record, file int) error {
 	ts := rec.Timestamp
 	if ts.IsZero() {
 		// A pcapng Simple Packet Block has no time, and neither file
@@ -278,7 +314,14 @@ func (fw *frameWriter) write(rec *capture.Record) error {
 				return err
 			}
 		}
-		return fw.png.WritePacket(ts, rec.LinkType, rec.Data, rec.OrigLen)
+		id, ok, err := fw.outIface(rec, file)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fw.png.WritePacket(ts, rec.LinkType, rec.Data, rec.OrigLen)
+		}
+		return fw.png.WriteInterfacePacket(id, ts, rec.Data, rec.OrigLen)
 	}
 	if fw.pcap == nil {
 		var err error

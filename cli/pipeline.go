@@ -60,6 +60,9 @@ type analyzeOptions struct {
 	Sinks    []packetSink
 	// Each, if set, is called for every frame after the sinks.
 	Each func(rec *capture.Record, file int, p *packet.Packet)
+	// Opened, if set, is given the input once it is open, for Each to
+	// look up a record's interface (capture.Merger.InterfaceOf).
+	Opened func(m *capture.Merger)
 
 	// Shard, if set, makes the sink of shard i of n for an analysis that
 	// can be split by host pairs (a flows.Split; see reports.MergeShards):
@@ -86,6 +89,9 @@ func analyze(o analyzeOptions) (*captureStats, error) {
 		return nil, &exitError{code: ExitUsage, err: err}
 	}
 	defer m.Close()
+	if o.Opened != nil {
+		o.Opened(m)
+	}
 	defer collectLessDuringPass()()
 	n := passWorkers(o)
 	cost := o.RelayCost
