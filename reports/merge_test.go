@@ -545,6 +545,8 @@ func TestMergeECNCEMarked(t *testing.T) {
 		// 3 CE marks on a flow of 15 ACKs and 5 CNPs: counted, noted.
 		{"CNPs with ACKs", []flowtable.Record{rec(1, "10.0.1.2", 20, 5, 3), rec(2, "10.0.1.1", 100, 0, 4)}, 7 + 3 + 4,
 			"merge: ecn_not_acted: ce_marked counts, for b.json (which made no such finding), the CE marks of flows that carry CNPs and other packets as on the other packets"},
+		// The record says 1 of the 3 was on a CNP (cnps_ce): exact, no note.
+		{"CNPs with ACKs, cnps_ce", []flowtable.Record{ceCNPs(rec(1, "10.0.1.2", 20, 5, 3), 1), rec(2, "10.0.1.1", 100, 0, 4)}, 7 + 2 + 4, ""},
 		// More marks than CNPs: at least 1 is on an ACK.
 		{"more marks than CNPs", []flowtable.Record{rec(1, "10.0.1.2", 20, 2, 3)}, 7 + 3, "up to 2 of them may be CNPs"},
 	} {
@@ -572,6 +574,12 @@ func TestMergeECNCEMarked(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ceCNPs is r with n of its CE marks on CNPs.
+func ceCNPs(r flowtable.Record, n uint64) flowtable.Record {
+	r.CNPsCE = n
+	return r
 }
 
 // TestMergeCopiesEvidence: the mirror-copies finding recomputed from the

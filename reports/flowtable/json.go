@@ -258,6 +258,12 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 	} else {
 		o.null()
 	}
+	if r.CNPsCE != 0 {
+		// Last, and only when not 0: the members before are always
+		// the same (member).
+		o.key("cnps_ce")
+		o.uint(r.CNPsCE)
+	}
 	st.record.done = true
 	return o.close(), nil
 }

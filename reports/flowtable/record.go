@@ -62,10 +62,13 @@ type Record struct {
 	RNRTimers map[string]uint64 `json:"rnr_timers"`
 	CNPs      uint64            `json:"cnps"`
 	ECNCE     uint64            `json:"ecn_ce"`
-	FECN      uint64            `json:"fecn"`
-	BECN      uint64            `json:"becn"`
-	ICRCBad   uint64            `json:"icrc_bad"`
-	Truncated uint64            `json:"truncated"`
+	// CNPsCE are the CNPs with CE, counted in ECNCE too (written only
+	// when not 0).
+	CNPsCE    uint64 `json:"cnps_ce,omitempty"`
+	FECN      uint64 `json:"fecn"`
+	BECN      uint64 `json:"becn"`
+	ICRCBad   uint64 `json:"icrc_bad"`
+	Truncated uint64 `json:"truncated"`
 	// MirrorDuplicates are the packets the mirror delivered a second
 	// time, counted in no other field.
 	MirrorDuplicates uint64 `json:"mirror_duplicates"`
@@ -330,6 +333,7 @@ func fillCounters(r *Record, f *flows.Flow) {
 		RNRNAKs:   f.RNRNAKs,
 		CNPs:      f.CNPs,
 		ECNCE:     f.ECNCE,
+		CNPsCE:    f.CNPsCE(),
 		FECN:      f.FECN,
 		BECN:      f.BECN,
 		ICRCBad:   f.ICRCBad,
