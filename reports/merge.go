@@ -1008,8 +1008,8 @@ func (m *merger) fixTotals(given []sourced) {
 // that finding, else its flow records': all the CE marks of a flow with no
 // CNP, none of a flow of CNPs only, and of a flow with both (CNPs go to
 // the notified QP, as its ACKs do) as many as its other packets can hold,
-// since a record does not say which of its packets were marked, unless
-// its cnps_ce does (only written when not 0: then exactly). Those
+// since a record of an earlier rocedump does not say which of its packets
+// were marked; one with cnps_ce says it exactly. Those
 // reports, if the CE marks of such a flow could be on CNPs too, are kept
 // in ceGuessed for a merge note.
 func (m *merger) ceMarked(given []sourced) uint64 {
@@ -1028,7 +1028,7 @@ func (m *merger) ceMarked(given []sourced) uint64 {
 		}
 		var guessed uint64
 		for _, r := range s.Report.FlowRecords().Records() {
-			if r.CNPsCE > 0 {
+			if r.CNPsCEKnown() {
 				ce += r.ECNCE - min(r.ECNCE, r.CNPsCE) // the record says which were CNPs
 				continue
 			}

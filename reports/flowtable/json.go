@@ -182,6 +182,8 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 	o.uint(r.CNPs)
 	o.member("ecn_ce")
 	o.uint(r.ECNCE)
+	o.member("cnps_ce")
+	o.uint(r.CNPsCE)
 	o.member("fecn")
 	o.uint(r.FECN)
 	o.member("becn")
@@ -257,12 +259,6 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 		o.b = m.close()
 	} else {
 		o.null()
-	}
-	if r.CNPsCE != 0 {
-		// Last, and only when not 0: the members before are always
-		// the same (member).
-		o.key("cnps_ce")
-		o.uint(r.CNPsCE)
 	}
 	st.record.done = true
 	return o.close(), nil
