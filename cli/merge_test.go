@@ -266,6 +266,7 @@ type jsonReport struct {
 		Kind     string   `json:"kind"`
 		Severity string   `json:"severity"`
 		Title    string   `json:"title"`
+		Detail   string   `json:"detail"`
 		Flows    []int    `json:"flows"`
 		Nodes    []string `json:"nodes"`
 		Evidence struct {

@@ -95,14 +95,24 @@ func ceKey(p *packet.Packet, c opBits) (ring int, key, mask uint32) {
 }
 
 // noteCE notes, after f.add accounted p, of opcode class c, a first copy
-// with CE in f's ring (ceFirst), and returns reissue: the value of f.add,
-// which Table.addFlow passes through it so as to keep its lines.
-// A packet without CE costs a compare.
+// with CE in f's ring (ceFirst), or a CNP with CE in f's CNPsCE, and
+// returns reissue: the value of f.add, which Table.addFlow passes through
+// it so as to keep its lines. A packet without CE costs a compare.
 func (t *Table) noteCE(f *Flow, p *packet.Packet, c opBits, reissue bool) bool {
-	if p.ECN&3 == 3 && c&(opRequest|opResponse) != 0 {
-		t.ceFirst(f, p, c)
+	if p.ECN&3 == 3 {
+		t.noteMark(f, p, c)
 	}
 	return reissue
+}
+
+// noteMark is noteCE for a packet with CE.
+func (t *Table) noteMark(f *Flow, p *packet.Packet, c opBits) {
+	switch {
+	case c&opCNP != 0:
+		f.coldState().cnpsCE++
+	case c&(opRequest|opResponse) != 0:
+		t.ceFirst(f, p, c)
+	}
 }
 
 // ceFirst notes p, a first copy with CE of opcode class c, in f's ring.

@@ -109,8 +109,9 @@
 // CNPs carry no meaningful PSN). They are counted on the flow that carries
 // them, that is for the QP that receives them: NAKs by code (NAKOther for
 // reserved codes), RNRNAKs (with the RNR timer values), CNPs (opcodes 0x80
-// and 0x81). ECNCE counts packets whose IP ECN field is CE and ECN packets
-// per codepoint; FECN and BECN count packets with those BTH bits (a CNP
+// and 0x81). ECNCE counts packets whose IP ECN field is CE (CNPs too:
+// CNPsCE counts those, so that ECNCE - CNPsCE are the other packets a
+// switch marked) and ECN packets per codepoint; FECN and BECN count packets with those BTH bits (a CNP
 // sets BECN); ICRCBad counts whole frames whose ICRC did not verify (they
 // count as any other packet: the receiver dropped them, so their resend is
 // a retransmission); Truncated counts frames cut by the snap length.
@@ -445,10 +446,35 @@
 // §9.7.6.1.3, n ≥ 1), which NCCL_IB_TIMEOUT puts at seconds in practice;
 // only n ≤ 6 could be taken for a copy.
 //
-// CNPs are left alone: a CNP carries no PSN or payload that tells its copy
-// from the next CNP, which a NIC sends microseconds later (ConnectX
-// rate-limits them per QP to one every few microseconds), well inside the
-// window; a copy would hide real CNPs. A CNP's copy counts as a CNP.
+// A CNP carries no PSN (RoCEv2 Annex A17.9.3; ConnectX sends 0) or
+// payload that tells its copy from the next CNP, which a NIC sends
+// microseconds later (ConnectX rate-limits them per QP to one every few
+// microseconds), well inside the window. What a copy repeats and the next
+// CNP does not is the IPv4 Identification, where the sender sets a new one
+// on every packet (Linux soft-RoCE does; whether ConnectX hardware does
+// was not found in public documentation or captures): a switch forwards
+// it unchanged. A CNP is a copy (cnp.go) when one of its flow's last 8
+// CNPs, within MirrorWindow before or after it and not yet matched to a
+// copy, carried the same non-zero IPv4 ID, IP length, UDP source port and
+// PSN, and the CNPs from its source to its destination address have
+// carried two different non-zero IDs: RFC 6864 lets a sender of datagrams
+// with DF set, as RoCE is sent, put one constant ID in all of them, and
+// then every CNP would look like a copy of the one before. The rule
+// cannot tell, and counts as a CNP, the copy of a CNP:
+//
+//   - over IPv6 (no ID; a UDP checksum, where the NIC sets one, covers
+//     nothing that differs between a QP's CNPs, nor does the flow label),
+//     or RoCEv1;
+//   - from a sender whose ID is 0 or one constant value;
+//   - captured before the sender's CNPs to that address showed a second
+//     ID (the first CNP's copy, usually);
+//   - more than 8 CNPs of its flow after its CNP.
+//
+// Two CNPs with the same ID within the window are taken for a copy: an ID
+// counter comes round after 65,536 packets, a random ID repeats once in
+// 65,536. Only CNPs look at the IDs: other packets pay nothing. A CNP's
+// copy counts in MirrorDuplicates, as the other copies do, and its CE in
+// nothing (a CNP's CE is no data packet's mark).
 //
 // What the rule cannot tell: the copy of a packet that a NAK names, when
 // the mirror delivers it after the NAK and before the resend the NAK asks

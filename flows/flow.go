@@ -290,6 +290,8 @@ type flowCold struct {
 	lostRead     pendingPSN               // a READ request re-issued from a READ response the capture lacks (Table.reissuesLost)
 	lastLost     lostReissue              // the last such re-issue, for its copy
 	copies       uint64                   // MirrorDuplicates
+	cnps         *cnpRing                 // the latest CNPs, for their copies (cnp.go)
+	cnpsCE       uint64                   // CNPsCE
 	lag          int64                    // the last copy of the flow's last request: its time after the request, ns (Flow.readCopyDue)
 }
 
@@ -308,6 +310,25 @@ func (f *Flow) MirrorDuplicates() uint64 {
 func (f *Flow) SetMirrorDuplicates(n uint64) {
 	if n != 0 || f.cold != nil {
 		f.coldState().copies = n
+	}
+}
+
+// CNPsCE is the number of this flow's CNPs whose IP ECN field is CE:
+// counted in ECNCE too, so that ECNCE - CNPsCE are the other packets a
+// switch marked (the congestion finding's ce_marked, over the packets
+// that are not CNPs).
+func (f *Flow) CNPsCE() uint64 {
+	if f.cold == nil {
+		return 0
+	}
+	return f.cold.cnpsCE
+}
+
+// SetCNPsCE sets what CNPsCE returns, for a Flow made from a flow record
+// (reports.Merge) rather than by a Table.
+func (f *Flow) SetCNPsCE(n uint64) {
+	if n != 0 || f.cold != nil {
+		f.coldState().cnpsCE = n
 	}
 }
 

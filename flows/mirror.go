@@ -213,10 +213,13 @@ const (
 )
 
 // copied says whether p, of opcode class c, captured at now, at or behind
-// the highest PSN of its space or response of f (see repeats), is a
-// mirror's copy, and counts it in f's MirrorDuplicates if so. Out of
-// Table.addFlow, whose packets in order do not call it.
+// the highest PSN of its space or response of f (see repeats), or a CNP
+// (cnpCopied), is a mirror's copy, and counts it in f's MirrorDuplicates
+// if so. Out of Table.addFlow, whose packets in order do not call it.
 func (t *Table) copied(f *Flow, p *packet.Packet, c opBits, now int64) bool {
+	if c&opCNP != 0 {
+		return t.cnpCopied(f, p, now) // cnp.go
+	}
 	if f.otherSender(&p.BTH) {
 		return false // another UD sender's PSNs are its own
 	}

@@ -503,8 +503,9 @@ func TestMirrorWindow(t *testing.T) {
 	}
 }
 
-// TestMirrorCNPs: a CNP's copy is counted as a CNP of its own: nothing in a
-// CNP tells it from the next one the NIC sends (see the package doc).
+// TestMirrorCNPs: a CNP's copy with IPv4 ID 0 is counted as a CNP of its
+// own: nothing else in a CNP tells it from the next one the NIC sends
+// (see the package doc; TestMirrorCNPCopiesByIPID for the IDs).
 func TestMirrorCNPs(t *testing.T) {
 	var tape []taped
 	c := newClock(Config{})

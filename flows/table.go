@@ -67,6 +67,10 @@ type Table struct {
 	// Table.copied took made its packet CE-marked (CopyMarkedCE).
 	ce         []ceRings
 	copyMarked bool
+
+	// cnpHosts is, per source and destination address, what their CNPs'
+	// IPv4 IDs have shown (cnp.go).
+	cnpHosts map[hostPair]*cnpHost
 }
 
 // chunkFlows is the number of flows in one slab chunk: flows are allocated
@@ -199,8 +203,8 @@ func (t *Table) addFlow(p *packet.Packet, at *FrameAt, delta bool) (f *Flow, ret
 		if f.ReadResponses.behind(h.PSN, c) && t.copied(f, p, c, at.Nanos) {
 			return f, 0, 0, true
 		}
-	case c&opResponse != 0:
-		if posAtOrBehind(respPos(h), f.resp.top) && t.copied(f, p, c, at.Nanos) {
+	case c&(opResponse|opCNP) != 0:
+		if (c&opCNP != 0 || posAtOrBehind(respPos(h), f.resp.top)) && t.copied(f, p, c, at.Nanos) {
 			return f, 0, 0, true
 		}
 	}

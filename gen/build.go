@@ -38,6 +38,7 @@ func (g *generator) build(p *pkt) (*Frame, error) {
 			src, dst = dst, src
 		}
 		seed := p.b.PSN*131 + uint32(p.owner)
+		g.ipID = p.ipID
 		etherType, err = g.roce(fb, src, dst, f.UDPSport, &p.b, int(p.plen), p.cnp, seed, p.dscp, p.ecn, p.ttl, f.RoCE == "v1", "")
 	case kindCM:
 		e := &g.s.CM[p.owner]
@@ -147,7 +148,7 @@ func (g *generator) roce(fb *frameBuf, src, dst netip.Addr, sport int, b *bth.BT
 		et = etherRoCEv1
 	} else {
 		putUDP(fb, sport, portRoCEv2)
-		putIP(fb, src, dst, protoUDP, tos(dscp, ecn), ttl)
+		putIPID(fb, src, dst, protoUDP, tos(dscp, ecn), ttl, g.ipID)
 		g.wireLen = fb.len()
 		crc, err = bth.ICRCv2(fb.bytes())
 		et = ipEtherType(src)
@@ -308,6 +309,7 @@ func (g *generator) malformed(fb *frameBuf, p *pkt, e *Malformed) (uint16, error
 		return ipEtherType(e.Src), nil
 	case "bad_icrc", "bad_udp_len":
 		b := bth.BTH{Opcode: bth.OpcodeRCSendOnly, PKey: 0xffff, DestQP: 0xbad, AckReq: true, PSN: uint32(p.n)}
+		g.ipID = 0
 		et, err := g.roce(fb, e.Src, e.Dst, sport, &b, e.Bytes, false, uint32(p.n), dscp, ecn, 0, false, e.Kind)
 		if err != nil {
 			return 0, err

@@ -143,9 +143,12 @@
 // (CNPs too), twice, as a SPAN session whose sources overlap does: the
 // copy delay_us later (default 0: right after it), with the given TTL
 // (and then the source MAC 02:00:00:00:00:fe of the router that forwarded
-// it), DSCP and ECN, by default the frame's own.
+// it), DSCP and ECN, by default the frame's own. The flow's IPv4 packets
+// then carry an IPv4 Identification of their own, counting from 1 in
+// each direction (as Linux soft-RoCE sets a new one on every packet),
+// which the copy repeats; other flows send 0.
 //
-// Frames: IPv4 with DF, TTL 64; UDP checksum 0 as RoCE NICs send it (also over
+// Frames: IPv4 with DF, TTL 64, ID 0 (but under mirror_dup); UDP checksum 0 as RoCE NICs send it (also over
 // IPv6); Ethernet addresses 02:00:a.b.c.d derived from the IP address; ICRC
 // stored little-endian. Timestamps come from start plus the model's times;
 // output depends on the scenario and seed only.
@@ -174,8 +177,9 @@
 //
 // See Truth, FlowTruth, CMTruth, TCPTruth and PFCTruth for every field.
 // A mirror_dup copy is counted in the frame totals and in its direction's
-// mirror_duplicates only, but a CNP's copy, which nothing tells from a
-// CNP, counts as a CNP, and a copy's CE on an ECN-capable packet whose
+// mirror_duplicates only, but a CNP's copy that comes before the CNPs
+// from its sender to that address have carried two different IPv4 IDs,
+// which an analyser cannot tell from a CNP, counts as a CNP, and a copy's CE on an ECN-capable packet whose
 // first copy lacks it makes the packet count in ce_marked (once). Flow counts are per direction, keyed by (src, dst, dest_qpn) as an analyser sees
 // them: the requester direction (data, READ requests, CNPs about READ
 // responses) and the responder direction (ACKs, NAKs, READ responses, atomic

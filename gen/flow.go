@@ -72,6 +72,7 @@ type flowGen struct {
 	ecn      uint8
 	rtt      int64
 	timeout  int64
+	ipID     [2]uint16 // the last IPv4 ID of each direction (push)
 
 	clock     int64 // when the requester may start its next message
 	npsn      uint32
@@ -215,6 +216,16 @@ func derefOr(p *int, d int) int {
 
 // push queues p, and its mirror copy when the flow has mirror_dup.
 func (fg *flowGen) push(s *source, p pkt) {
+	if fg.f.MirrorDup != nil {
+		// A new IPv4 ID on every packet, as Linux soft-RoCE sets it,
+		// which the copy repeats (see MirrorDup).
+		d := 0
+		if p.rev {
+			d = 1
+		}
+		fg.ipID[d]++
+		p.ipID = fg.ipID[d]
+	}
 	s.push(p)
 	m := fg.f.MirrorDup
 	if m == nil {

@@ -398,7 +398,9 @@ func TestScenarioTruth(t *testing.T) {
 // TestMirrorDup checks the copies mirror_dup makes: every frame of the
 // flow, both ways, CNPs too, delay_us after it, identical but for the TTL,
 // the DSCP and ECN and, for a routed copy, the source MAC address; and the
-// truth: the copies of all but the CNPs counted in mirror_duplicates only.
+// truth: the copies of all but the CNPs counted in mirror_duplicates only
+// (the CNP's copy comes before a second CNP showed that its sender's IPv4
+// IDs vary, so it counts as a CNP).
 func TestMirrorDup(t *testing.T) {
 	s, err := ParseScenario([]byte(`
 flows:
@@ -443,7 +445,19 @@ flows:
 			t.Errorf("a copy %v after its packet, want 2µs", f.t.Sub(o.t))
 		case d[22] != 63 || d[15] != 10<<2|3 || !bytes.Equal(d[6:12], routerMAC[:]) || !bytes.Equal(d[:6], o.data[:6]):
 			t.Errorf("copy: TTL %d, TOS %#x, MACs % x; want 63, %#x, the router's source and the packet's destination", d[22], d[15], d[:12], 10<<2|3)
+		case !bytes.Equal(d[18:20], o.data[18:20]):
+			t.Errorf("copy: IPv4 ID % x, its packet's % x", d[18:20], o.data[18:20])
 		}
+	}
+	// Flow a's packets each carry an IPv4 ID of their own (the copies
+	// repeat it); flow b, not copied, sends 0.
+	ids := map[string]bool{}
+	for k, f := range orig {
+		id, flowB := string(f.data[18:20]), k.ip[2] == 1 // 10.0.1.x
+		if flowB != (id == "\x00\x00") || !flowB && ids[k.ip[:4]+id] {
+			t.Errorf("packet from %v: IPv4 ID % x, repeated or wrong for its flow", []byte(k.ip[:4]), f.data[18:20])
+		}
+		ids[k.ip[:4]+id] = true
 	}
 	req, resp := tr.Flow("a", "requester"), tr.Flow("a", "responder")
 	if copies != len(frames)-copies-2 || copies != int(req.Packets+resp.Packets-int64(resp.CNPs)/2) {

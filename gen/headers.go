@@ -107,12 +107,18 @@ func pseudoSum(src, dst netip.Addr, proto uint8, length int) uint32 {
 // putIP prepends an IPv4 (RFC 791) or IPv6 (RFC 8200) header for the current
 // contents and returns its length.
 func putIP(f *frameBuf, src, dst netip.Addr, proto uint8, tos uint8, ttl uint8) int {
+	return putIPID(f, src, dst, proto, tos, ttl, 0)
+}
+
+// putIPID is putIP with IPv4 Identification id (IPv6 has none).
+func putIPID(f *frameBuf, src, dst netip.Addr, proto uint8, tos uint8, ttl uint8, id uint16) int {
 	n := f.len()
 	if src.Is4() {
 		h := f.prepend(20)
 		h[0] = 0x45
 		h[1] = tos
 		binary.BigEndian.PutUint16(h[2:], uint16(20+n))
+		binary.BigEndian.PutUint16(h[4:], id)
 		binary.BigEndian.PutUint16(h[6:], 0x4000) // DF
 		h[8] = ttl
 		h[9] = proto

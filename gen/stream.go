@@ -75,6 +75,7 @@ type pkt struct {
 	ttl   uint8 // IP TTL, GRH hop limit; 0 for the default, 64
 	dscp  uint8
 	ecn   uint8
+	ipID  uint16 // IPv4 Identification (flows: flowGen.push)
 	b     bth.BTH
 	plen  int32 // RDMA payload bytes (flows, TCP)
 	flags uint8 // TCP flags
@@ -174,7 +175,12 @@ type generator struct {
 	scratch []byte
 	frame   Frame
 	truth   *Truth
-	wireLen int // IP total length (or GRH packet length) of the frame being built
+	wireLen int    // IP total length (or GRH packet length) of the frame being built
+	ipID    uint16 // IPv4 Identification of the RoCE packet being built (roce)
+	// cnpIDs is, per source and destination address, the first
+	// non-zero IPv4 ID of their CNPs and whether a later one differed:
+	// an analyser tells a CNP's copy only then (truth).
+	cnpIDs map[[2]netip.Addr]*cnpIDs
 }
 
 // ifaceState is a capture interface and its per-tunnel GRE sequence numbers.

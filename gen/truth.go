@@ -3,6 +3,7 @@ package gen
 import (
 	"encoding/json"
 	"io"
+	"net/netip"
 	"strconv"
 )
 
@@ -76,10 +77,11 @@ type FlowTruth struct {
 	// this direction's packets, which no other count of it includes: a
 	// copy repeats a packet an analyser counts once, but for a CE its
 	// first copy lacks (the copy taken after the switch marked it),
-	// which makes the packet count in CEMarked. A CNP's copy is not
-	// among them: nothing in a CNP (no PSN, no payload) tells its copy
-	// from the next CNP, so it counts as a CNP of its own, with the
-	// copy's DSCP and ECN.
+	// which makes the packet count in CEMarked. A CNP carries no PSN or
+	// payload that differs: its copy is among them only when the CNPs
+	// from its sender to that address have carried two different IPv4
+	// IDs before it (cnpCopyKnown), else it counts as a CNP of its own,
+	// with the copy's DSCP and ECN.
 	MirrorDuplicates int `json:"mirror_duplicates,omitempty"`
 
 	firstPSN, lastPSN uint32
@@ -167,6 +169,40 @@ func (t *Truth) Flow(name, role string) *FlowTruth {
 	return nil
 }
 
+// cnpIDs is what the CNPs from one address to another showed of their
+// IPv4 IDs.
+type cnpIDs struct {
+	first  uint16
+	varies bool
+}
+
+// cnpCopyKnown notes the IPv4 ID of p, a CNP of flow fg (first copy or
+// copy, in capture order), and says whether its sender's CNPs to that
+// address have carried two different non-zero IDs: then the copy of a
+// CNP can be told from the next CNP (an analyser learns it no sooner),
+// else it counts as a CNP. p.ipID 0 (a flow without mirror_dup, IPv6
+// where there is no ID) tells nothing.
+func (g *generator) cnpCopyKnown(fg *flowGen, p *pkt) bool {
+	if p.ipID == 0 || fg.f.Src.Is6() || fg.f.RoCE == "v1" {
+		return false
+	}
+	k := [2]netip.Addr{fg.f.Src, fg.f.Dst}
+	if p.rev {
+		k = [2]netip.Addr{fg.f.Dst, fg.f.Src}
+	}
+	if g.cnpIDs == nil {
+		g.cnpIDs = map[[2]netip.Addr]*cnpIDs{}
+	}
+	c := g.cnpIDs[k]
+	if c == nil {
+		c = &cnpIDs{first: p.ipID}
+		g.cnpIDs[k] = c
+	} else if p.ipID != c.first {
+		c.varies = true
+	}
+	return c.varies
+}
+
 // account adds an emitted frame to the truth.
 func (g *generator) account(p *pkt, fr *Frame) {
 	t := g.truth
@@ -182,7 +218,8 @@ func (g *generator) account(p *pkt, fr *Frame) {
 		if p.rev {
 			ft = fg.resp
 		}
-		if p.dup && !p.cnp {
+		known := p.cnp && g.cnpCopyKnown(fg, p) // every CNP, in capture order
+		if p.dup && (!p.cnp || known) {
 			ft.MirrorDuplicates++
 			if p.dupCE {
 				ft.CEMarked++ // the packet is CE-marked, once, whichever copy shows it

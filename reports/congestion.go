@@ -105,6 +105,11 @@ func congestionFinding(in *Input) (Finding, bool) {
 	if in.Collect != nil && cnps > 0 {
 		f.Detail += cnpPeak(in.Collect.Timeline().CNPs, &f.Evidence)
 	}
+	if sc.cnpsCE > 0 {
+		// Not data (after the CNP peak, where merge puts its own): a
+		// CNP's CE tells of the reverse path, and DCQCN does not answer it.
+		f.Detail += fmt.Sprintf("%s carried CE as well, not counted among the data packets. ", plural(sc.cnpsCE, "CNP"))
+	}
 	if sev == Warning {
 		f.Detail += "At 1% or more of the data this is sustained congestion: the AllReduce runs below line rate for as long as it lasts."
 	} else {

@@ -134,7 +134,7 @@ func copiesFinding(in *Input) Finding {
 		Severity: sev,
 		Title: fmt.Sprintf("The mirror delivered %s twice (%s): counted once",
 			plural(n, "frame"), plural(len(copied), "flow")),
-		Detail: fmt.Sprintf("%d of %d RoCE frames (%s) repeat a packet their flow carried just before (its PSN, and for an ACK or NAK its AETH), "+
+		Detail: fmt.Sprintf("%d of %d RoCE frames (%s) repeat a packet their flow carried just before (its PSN, and for an ACK or NAK its AETH; a CNP its IPv4 ID), "+
 			"less than %s later (%s at most), with no NAK, RNR NAK or re-issued READ asking for it again. "+
 			"That is a mirror delivering one packet twice, as a SPAN or ERSPAN session does when its sources overlap (two ports on the packets' path, "+
 			"or the ingress and egress of one switch); the second copy may differ in TTL, MAC addresses, DSCP or ECN. Each packet is counted once: "+
@@ -157,8 +157,11 @@ func copiesFinding(in *Input) Finding {
 	}
 	if cnps > 0 {
 		f.Evidence.Counts["cnps_on_copied_flows"] = float64(cnps)
-		f.Detail += fmt.Sprintf(" The %s on these flows are counted as captured: a CNP's copy cannot be told from the next CNP "+
-			"(it carries no PSN or payload that differs), so their counts may be up to twice the real ones.", plural(cnps, "CNP"))
+		f.Detail += fmt.Sprintf(" A CNP carries no PSN or payload that differs from the next CNP: its copy is told by its IPv4 ID "+
+			"(the same ID, length and UDP source port less than %s later), once its sender's CNPs to that host have carried two different IDs. "+
+			"The %s on these flows are what is left, and count the copies that rule cannot tell (over IPv6, with an ID of 0 or one constant ID, "+
+			"the copy of the first CNP before a second ID): they may be up to twice the real ones.",
+			flowtable.HumanDuration(flows.MirrorWindow), plural(cnps, "CNP"))
 	}
 	if in.Collect != nil {
 		in.Collect.c.health.copies.set(in, &f.Evidence)

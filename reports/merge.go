@@ -441,6 +441,7 @@ func (m *merger) rebuild(src int, r flowtable.Record) (*flows.Flow, error) {
 		NAKOther: r.NAKs.Other,
 	}
 	f.SetMirrorDuplicates(r.MirrorDuplicates)
+	f.SetCNPsCE(r.CNPsCE)
 	f.SetReordered(r.Reordered)
 	f.NAKs[bth.NAKPSNSequenceError] = r.NAKs.PSNSeqErr
 	f.NAKs[bth.NAKInvalidRequest] = r.NAKs.InvalidRequest
@@ -1007,7 +1008,8 @@ func (m *merger) fixTotals(given []sourced) {
 // that finding, else its flow records': all the CE marks of a flow with no
 // CNP, none of a flow of CNPs only, and of a flow with both (CNPs go to
 // the notified QP, as its ACKs do) as many as its other packets can hold,
-// since a record does not say which of its packets were marked. Those
+// since a record of an earlier rocedump does not say which of its packets
+// were marked; one with cnps_ce says it exactly. Those
 // reports, if the CE marks of such a flow could be on CNPs too, are kept
 // in ceGuessed for a merge note.
 func (m *merger) ceMarked(given []sourced) uint64 {
@@ -1026,6 +1028,10 @@ func (m *merger) ceMarked(given []sourced) uint64 {
 		}
 		var guessed uint64
 		for _, r := range s.Report.FlowRecords().Records() {
+			if r.CNPsCEKnown() {
+				ce += r.ECNCE - min(r.ECNCE, r.CNPsCE) // the record says which were CNPs
+				continue
+			}
 			other := r.Packets - min(r.Packets, r.CNPs)
 			hi := min(r.ECNCE, other)            // none of the CNPs marked
 			lo := r.ECNCE - min(r.ECNCE, r.CNPs) // as many as can be

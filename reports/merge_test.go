@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -541,12 +542,16 @@ func TestMergeECNCEMarked(t *testing.T) {
 		note string
 	}{
 		// 2 CE-marked CNPs on a flow of CNPs only: not counted.
-		{"CNPs apart", []flowtable.Record{rec(1, "10.0.1.2", 5, 5, 2), rec(2, "10.0.1.1", 100, 0, 4)}, 7 + 4, ""},
+		{"CNPs apart", []flowtable.Record{old(t, rec(1, "10.0.1.2", 5, 5, 2)), old(t, rec(2, "10.0.1.1", 100, 0, 4))}, 7 + 4, ""},
 		// 3 CE marks on a flow of 15 ACKs and 5 CNPs: counted, noted.
-		{"CNPs with ACKs", []flowtable.Record{rec(1, "10.0.1.2", 20, 5, 3), rec(2, "10.0.1.1", 100, 0, 4)}, 7 + 3 + 4,
+		{"CNPs with ACKs", []flowtable.Record{old(t, rec(1, "10.0.1.2", 20, 5, 3)), old(t, rec(2, "10.0.1.1", 100, 0, 4))}, 7 + 3 + 4,
 			"merge: ecn_not_acted: ce_marked counts, for b.json (which made no such finding), the CE marks of flows that carry CNPs and other packets as on the other packets"},
+		// The record says 1 of the 3 was on a CNP (cnps_ce): exact, no note.
+		{"CNPs with ACKs, cnps_ce", []flowtable.Record{ceCNPs(rec(1, "10.0.1.2", 20, 5, 3), 1), rec(2, "10.0.1.1", 100, 0, 4)}, 7 + 2 + 4, ""},
 		// More marks than CNPs: at least 1 is on an ACK.
-		{"more marks than CNPs", []flowtable.Record{rec(1, "10.0.1.2", 20, 2, 3)}, 7 + 3, "up to 2 of them may be CNPs"},
+		{"more marks than CNPs", []flowtable.Record{old(t, rec(1, "10.0.1.2", 20, 2, 3))}, 7 + 3, "up to 2 of them may be CNPs"},
+		// A record of this rocedump with cnps_ce 0: exact, no note.
+		{"CNPs with ACKs, cnps_ce 0", []flowtable.Record{rec(1, "10.0.1.2", 20, 5, 3), rec(2, "10.0.1.1", 100, 0, 4)}, 7 + 3 + 4, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			a := mergeFixture("a.pcap", "10.0.0.1", 1, 100, 0, ecn)
@@ -572,6 +577,38 @@ func TestMergeECNCEMarked(t *testing.T) {
 			}
 		})
 	}
+}
+
+// old is r as read from the JSON of a report of a rocedump before
+// cnps_ce: which of its CE marks were on CNPs is not known.
+func old(t *testing.T, r flowtable.Record) flowtable.Record {
+	t.Helper()
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, "cnps_ce")
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	var o flowtable.Record
+	if err := json.Unmarshal(b, &o); err != nil {
+		t.Fatal(err)
+	}
+	if o.CNPsCEKnown() {
+		t.Fatal("a record without cnps_ce reads as knowing it")
+	}
+	return o
+}
+
+// ceCNPs is r with n of its CE marks on CNPs.
+func ceCNPs(r flowtable.Record, n uint64) flowtable.Record {
+	r.CNPsCE = n
+	return r
 }
 
 // TestMergeCopiesEvidence: the mirror-copies finding recomputed from the

@@ -19,6 +19,10 @@ import (
 type flowScan struct {
 	packets, bytes       uint64 // over all flows
 	cnps, ce, fecn, becn uint64
+	// ce counts the CE-marked packets that are not CNPs (ECNCE -
+	// CNPsCE), as ce_marked is: over the packets the congestion finding
+	// counts them among; cnpsCE the CNPs with CE.
+	cnpsCE uint64
 
 	// hosts numbers every address of a flow, in order of first
 	// appearance; brief has one line per flow, in order.
@@ -87,7 +91,8 @@ func newFlowScan(fs []*flows.Flow) *flowScan {
 		s.packets += f.Packets
 		s.bytes += f.WireBytes
 		s.cnps += f.CNPs
-		s.ce += f.ECNCE
+		s.ce += f.ECNCE - min(f.CNPsCE(), f.ECNCE)
+		s.cnpsCE += f.CNPsCE()
 		s.fecn += f.FECN
 		s.becn += f.BECN
 		// Consecutive flows often share an address: skip the map then.

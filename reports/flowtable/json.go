@@ -182,6 +182,8 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 	o.uint(r.CNPs)
 	o.member("ecn_ce")
 	o.uint(r.ECNCE)
+	o.member("cnps_ce")
+	o.uint(r.CNPsCE)
 	o.member("fecn")
 	o.uint(r.FECN)
 	o.member("becn")

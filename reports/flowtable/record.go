@@ -1,6 +1,7 @@
 package flowtable
 
 import (
+	"encoding/json"
 	"math"
 	"net/netip"
 	"slices"
@@ -62,10 +63,13 @@ type Record struct {
 	RNRTimers map[string]uint64 `json:"rnr_timers"`
 	CNPs      uint64            `json:"cnps"`
 	ECNCE     uint64            `json:"ecn_ce"`
-	FECN      uint64            `json:"fecn"`
-	BECN      uint64            `json:"becn"`
-	ICRCBad   uint64            `json:"icrc_bad"`
-	Truncated uint64            `json:"truncated"`
+	// CNPsCE are the CNPs with CE, counted in ECNCE too (0 in a record
+	// of an earlier rocedump's report: see CNPsCEKnown).
+	CNPsCE    uint64 `json:"cnps_ce"`
+	FECN      uint64 `json:"fecn"`
+	BECN      uint64 `json:"becn"`
+	ICRCBad   uint64 `json:"icrc_bad"`
+	Truncated uint64 `json:"truncated"`
 	// MirrorDuplicates are the packets the mirror delivered a second
 	// time, counted in no other field.
 	MirrorDuplicates uint64 `json:"mirror_duplicates"`
@@ -77,6 +81,10 @@ type Record struct {
 	MorePorts   bool              `json:"udp_src_ports_truncated"`
 
 	CM *CMRecord `json:"cm"`
+
+	// noCNPsCE says the record was read from JSON without cnps_ce (a
+	// report of a rocedump before it): CNPsCE is then not known.
+	noCNPsCE bool
 }
 
 // NAKCounts are NAKs by code (IBTA vol 1 Table 43).
@@ -330,6 +338,7 @@ func fillCounters(r *Record, f *flows.Flow) {
 		RNRNAKs:   f.RNRNAKs,
 		CNPs:      f.CNPs,
 		ECNCE:     f.ECNCE,
+		CNPsCE:    f.CNPsCE(),
 		FECN:      f.FECN,
 		BECN:      f.BECN,
 		ICRCBad:   f.ICRCBad,
@@ -358,4 +367,26 @@ func Records(fs []*flows.Flow) []Record {
 		out[i] = NewRecord(f)
 	}
 	return out
+}
+
+// CNPsCEKnown says whether CNPsCE is known: false for a record read from
+// the JSON of an earlier rocedump's report, which has no cnps_ce.
+func (r *Record) CNPsCEKnown() bool { return !r.noCNPsCE }
+
+// UnmarshalJSON reads a flow record as encoding/json does, noting whether
+// it has cnps_ce (CNPsCEKnown).
+func (r *Record) UnmarshalJSON(b []byte) error {
+	type plain Record // without this method
+	aux := struct {
+		*plain
+		CNPsCE *uint64 `json:"cnps_ce"`
+	}{plain: (*plain)(r)}
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	r.CNPsCE, r.noCNPsCE = 0, aux.CNPsCE == nil
+	if aux.CNPsCE != nil {
+		r.CNPsCE = *aux.CNPsCE
+	}
+	return nil
 }
