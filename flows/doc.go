@@ -330,6 +330,11 @@
 //   - more resends of a PSN than the runs the flow keeps (four), or a
 //     second ACK at one position: a copy with CE of the one beyond adds
 //     nothing;
+//   - which transmission of a resent PSN a copy repeats: a packet marked
+//     before the mirror (both copies CE) and resent before its copy came
+//     (the resend's first copy without CE) is marked again by that copy,
+//     taken for the resend's (the order of a mirror's copies would tell:
+//     the ring does not keep it);
 //   - which codepoint a flow of both ECT(0) and ECT(1) packets sent the
 //     packet with.
 //
