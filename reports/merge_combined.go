@@ -1,9 +1,7 @@
 package reports
 
 import (
-	"cmp"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -403,21 +401,7 @@ func mergedServices(fs []sourced) (title string, whole bool) {
 			}
 		}
 	}
-	keys := slices.SortedFunc(maps.Keys(convs), func(x, y string) int {
-		if c := cmp.Compare(bytes[y], bytes[x]); c != 0 {
-			return c
-		}
-		return strings.Compare(x, y)
-	})
-	var parts []string
-	for i, k := range keys {
-		if i == 5 {
-			parts = append(parts, fmt.Sprintf("and %d more", len(keys)-5))
-			break
-		}
-		parts = append(parts, fmt.Sprintf("%s (%d)", k, convs[k]))
-	}
-	return strings.Join(parts, ", "), whole
+	return servicesText(convs, bytes), whole
 }
 
 // parseHumanBytes is the number of bytes flowtable.HumanBytes wrote as s

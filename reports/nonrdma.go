@@ -187,6 +187,12 @@ func servicesSummary(cs []*Conversation) string {
 		n[k]++
 		b[k] += c.Bytes
 	}
+	return servicesText(n, b)
+}
+
+// servicesText is servicesSummary's text for n conversations and b bytes
+// per service: busiest by bytes first (ties by name), five at most.
+func servicesText[B cmp.Ordered](n map[string]int, b map[string]B) string {
 	keys := slices.SortedFunc(maps.Keys(n), func(x, y string) int {
 		if c := cmp.Compare(b[y], b[x]); c != 0 {
 			return c
