@@ -774,12 +774,6 @@ func randomScenario(seed uint64) *rScenario {
 //	   READ re-issued from its first PSN is taken for its mirror copy. The
 //	   responses' payload lengths, which only the READ of the right length
 //	   gives, could tell; rocedump does not match them
-//	D11 a CE-marked packet resent (RNR retry, timeout, go-back-N) on a
-//	   flow the mirror copies, whose first transmission's copy comes after
-//	   the resend: the copy with CE is taken for the resend's (whose own
-//	   first copy had none), and the packet counts two CE marks for one
-//	   (flows/doc.go, "Mirror copies": which transmission of a PSN a copy
-//	   repeats is not kept; the mirror's order of copies would tell)
 func (s *rScenario) knownIssue() string {
 	for _, f := range s.Flows {
 		delay := -1.0
@@ -827,11 +821,6 @@ func (s *rScenario) knownIssue() string {
 			}
 		}
 	}
-	for _, f := range s.Flows {
-		if f.MirrorDup != nil && f.resendsCE() {
-			return "D11: a CE-marked packet resent on a flow the mirror copies, its first copy's copy captured after the resend, counts two CE marks"
-		}
-	}
 	for i, a := range s.Flows {
 		for _, b := range s.Flows[i+1:] {
 			if a.Src != b.Src || a.Dst != b.Dst || !randReliable(a.Transport) || a.Transport != b.Transport {
@@ -846,23 +835,6 @@ func (s *rScenario) knownIssue() string {
 		}
 	}
 	return ""
-}
-
-// resendsCE says whether a message of the flow with CE marks (a
-// ce_mark event) is resent in part (a loss but the mirror's or a fatal
-// NAK's).
-func (f *rFlow) resendsCE() bool {
-	for _, e := range f.Events {
-		at, _ := e["at_msg"].(int)
-		if _, ok := e["ce_mark"]; !ok || at < 1 || at > len(f.msgs) {
-			continue
-		}
-		switch f.msgs[at-1].loss {
-		case "fabric", "fabric_unseen", "timeout", "timeout_unseen", "rnr":
-			return true
-		}
-	}
-	return false
 }
 
 // reads says whether the flow sends an RDMA READ.

@@ -7,24 +7,36 @@ import "github.com/rocedump/rocedump/decode/packet"
 // switch marked it with, which the first copy, taken before, lacks. A
 // packet counts as CE-marked once if any captured copy of it carries CE.
 // A copy carries no sign of which frame it repeats (a PSN resent before
-// the first transmission's copy came has two), so each flow keeps, per
-// PSN space, how many packets at each of its last PSNs a CE marked
-// (ceRing): their first copy's, or a copy's the ring took. A copy with
-// CE marks a packet when fewer than the packets the flow carried at its
-// PSN (one, and one more for each of the space's last runs of resends
-// that holds it: flowCold.resent, resentBefore) are marked; else it adds
-// nothing. Only packets with CE touch the ring.
+// the first transmission's copy came has two), but a mirror delivers a
+// flow's copies in the order of their originals: the k-th copy captured
+// at a PSN repeats the k-th transmission there. So each flow that carried
+// CE keeps, per PSN space, for each of its last PSNs, which of the
+// transmissions there a CE marked (the first copy of transmission
+// carried-1, when it carries CE: flowCold.resent, resentBefore), and how
+// many copies came there (ceRing). A copy with CE marks its packet when
+// its transmission is not marked yet. Only packets with CE, and copies on
+// a flow that carried CE, touch the ring.
 
-// ceRing counts, for the 64 PSNs up to hi, the packets a CE marked at
-// each (0 to 3, two bits a PSN: the offset hi-psn in bits 2k and 2k+1 of
-// the 128 bits w). hi is the highest PSN a CE marked; past it, none is.
+// ceRing keeps, for the ceWindow PSNs (or response positions) up to hi, a
+// byte each, at the PSN modulo ceWindow: bit k (k 0 to 3) says a CE marked
+// transmission k of the PSN (the fifth and later share bit 3), and the
+// bits ceCopyShift on count the copies captured there (0 to 3: at most).
+// hi is the highest PSN a CE marked or a copy came at since; past it, the
+// ring knows nothing.
 type ceRing struct {
-	w  [2]uint64
+	b  [ceWindow]uint8
 	hi uint32 // with marksSet once a CE marked a packet
 }
 
-// ceWindow is how far behind hi the ring knows a PSN.
-const ceWindow = 64
+const (
+	// ceWindow is how many PSNs up to hi the ring knows.
+	ceWindow = 64
+	// ceCopyShift is where a PSN's count of copies begins in its byte.
+	ceCopyShift = 4
+	// ceTransmissions is how many transmissions of a PSN the ring tells
+	// apart.
+	ceTransmissions = 4
+)
 
 // ceDiff is psnDiff for PSNs (mask psnMask) or posDiff for response
 // positions (posMask).
@@ -35,49 +47,62 @@ func ceDiff(a, b, mask uint32) int32 {
 	return psnDiff(a, b)
 }
 
-// offset returns where psn's count lies (psn a PSN, or with mask posMask
-// a response position); past says psn is past hi (or no CE marked a
-// packet yet), ok that it is at most ceWindow-1 behind it.
-func (r *ceRing) offset(psn, mask uint32) (word int, shift uint, past, ok bool) {
+// at returns psn's byte (psn a PSN, or with mask posMask a response
+// position), moving hi to psn when psn is past it, and clearing the bytes
+// of the PSNs it passes; start says it may begin an empty ring. nil if the
+// ring is empty and start is false, or if psn is ceWindow or more behind
+// hi: the ring no longer knows it.
+func (r *ceRing) at(psn, mask uint32, start bool) *uint8 {
 	if r.hi&marksSet == 0 {
-		return 0, 0, true, false
+		if !start {
+			return nil
+		}
+		r.b = [ceWindow]uint8{}
+		r.hi = psn | marksSet
+		return &r.b[psn%ceWindow]
 	}
-	d := -ceDiff(psn, r.hi&mask, mask)
-	if d < 0 {
-		return 0, 0, true, false
+	hi := r.hi & mask
+	switch d := ceDiff(psn, hi, mask); {
+	case d >= ceWindow:
+		r.b = [ceWindow]uint8{}
+		r.hi = psn | marksSet
+	case d > 0:
+		for k := uint32(1); k <= uint32(d); k++ {
+			r.b[(hi+k)&mask%ceWindow] = 0
+		}
+		r.hi = psn | marksSet
+	case d <= -ceWindow:
+		return nil
 	}
-	if d >= ceWindow {
-		return 0, 0, false, false
-	}
-	return int(d >> 5), uint(d&31) * 2, false, true
+	return &r.b[psn%ceWindow]
 }
 
-// mark counts a packet at psn (with mask: see offset) that a CE marked,
-// at most carried there:
-// it says whether it could (a PSN more than ceWindow behind hi always
-// can: the ring no longer knows it).
-func (r *ceRing) mark(psn, mask uint32, carried uint64) bool {
-	i, sh, past, ok := r.offset(psn, mask)
-	switch {
-	case past:
-		s := uint(2 * ceWindow)
-		if r.hi&marksSet != 0 {
-			s = uint(2 * ceDiff(psn, r.hi&mask, mask))
-		}
-		// w << s over 128 bits (Go shifts of 64 or more give 0): the
-		// PSNs it passes have no mark, psn has one.
-		w0, w1 := r.w[0], r.w[1]
-		r.w[1] = w1<<s | w0>>(64-s) | w0<<(s-64)
-		r.w[0] = w0<<s | 1
-		r.hi = psn | marksSet
-		return true
-	case !ok:
-		return true
+// first notes a first copy with CE at psn (with mask: see at) of
+// transmission carried-1 there (carried at least 1).
+func (r *ceRing) first(psn, mask uint32, carried uint64) {
+	if b := r.at(psn, mask, true); b != nil {
+		*b |= 1 << min(carried-1, ceTransmissions-1)
 	}
-	if n := r.w[i] >> sh & 3; n >= carried || n == 3 {
+}
+
+// copied counts a copy at psn (with mask: see at), with CE if ce, and
+// says whether it marks its packet: it has CE and the transmission it
+// repeats (the copies at psn before it: the mirror's order), one of the
+// carried the flow knows there, is not marked yet; or it has CE at a PSN
+// the ring no longer knows. A copy without CE does not begin a ring.
+func (r *ceRing) copied(psn, mask uint32, ce bool, carried uint64) bool {
+	b := r.at(psn, mask, ce)
+	if b == nil {
+		return ce // with CE: a PSN the ring no longer knows
+	}
+	k := *b >> ceCopyShift
+	if k < ceTransmissions-1 {
+		*b += 1 << ceCopyShift
+	}
+	if !ce || uint64(k) >= carried || *b&(1<<k) != 0 {
 		return false
 	}
-	r.w[i] += 1 << sh
+	*b |= 1 << k
 	return true
 }
 
@@ -120,13 +145,13 @@ func (t *Table) noteMark(f *Flow, p *packet.Packet, c opBits) {
 func (t *Table) ceFirst(f *Flow, p *packet.Packet, c opBits) {
 	if !f.otherSender(&p.BTH) {
 		i, key, mask := ceKey(p, c)
-		t.ceRingsOf(f)[i].mark(key, mask, 3)
+		t.ceRingsOf(f)[i].first(key, mask, f.carried(p.BTH.PSN, c))
 	}
 }
 
 // ceRingsOf returns f's rings, which the table keeps by flow index (a
 // flow that never carried CE takes none: the slice reaches the last flow
-// that did, 48 bytes a flow).
+// that did, 136 bytes a flow).
 func (t *Table) ceRingsOf(f *Flow) *ceRings {
 	i := f.ID - 1
 	if i >= len(t.ce) {
@@ -135,18 +160,33 @@ func (t *Table) ceRingsOf(f *Flow) *ceRings {
 	return &t.ce[i]
 }
 
-// copyCE accounts the CE of p, a mirror's copy of a packet of f, of
-// opcode class c, that carries CE, and says whether it made the packet
-// CE-marked: fewer of the packets f carried at its PSN are marked than
-// it carried (see ceRing). Then the packet moves, in f.ECN, from its
-// first copy's codepoint to CE, and counts in ECNCE. The first copy's
-// codepoint is not kept: it is taken for ECT(0) while the flow has such
-// packets, else ECT(1). A switch marks only ECN-capable packets (RFC 3168
-// §5: it drops a not-ECT one instead), so a flow with neither left gains
-// nothing: its copy's CE is a rewrite of the field, not a mark.
+// copyCE counts p, a mirror's copy of a packet of f, of opcode class c,
+// in f's ring (when it carries CE, or f has a ring: a flow that never
+// carried CE takes none), and says whether its CE made the packet
+// CE-marked: the transmission it repeats is not marked yet (see ceRing).
+// Then the packet moves, in f.ECN, from its first copy's codepoint to CE,
+// and counts in ECNCE. The first copy's codepoint is not kept: it is
+// taken for ECT(0) while the flow has such packets, else ECT(1). A switch
+// marks only ECN-capable packets (RFC 3168 §5: it drops a not-ECT one
+// instead), so a flow with neither left gains nothing: its copy's CE is a
+// rewrite of the field, not a mark.
 func (t *Table) copyCE(f *Flow, p *packet.Packet, c opBits) bool {
+	ce := p.ECN&3 == 3
+	var rs *ceRings
+	switch {
+	case ce:
+		rs = t.ceRingsOf(f)
+	case f.ID-1 < len(t.ce):
+		rs = &t.ce[f.ID-1]
+	default:
+		return false
+	}
 	i, key, mask := ceKey(p, c)
-	return t.ceRingsOf(f)[i].mark(key, mask, f.carried(p.BTH.PSN, c)) && f.moveToCE()
+	carried := uint64(0) // unused without CE
+	if ce {
+		carried = f.carried(p.BTH.PSN, c)
+	}
+	return rs[i].copied(key, mask, ce, carried) && f.moveToCE()
 }
 
 // carried is how many packets at psn, of opcode class c, f carried as

@@ -1,6 +1,7 @@
 package flows
 
 import (
+	"net/netip"
 	"testing"
 	"time"
 
@@ -8,39 +9,59 @@ import (
 	"github.com/rocedump/rocedump/decode/packet"
 )
 
-// TestCERing checks the ring's counts of the packets a CE marked at each
-// PSN: a first copy with CE marks one (carried 3: always), a copy with CE
-// one more while fewer than the packets carried there are.
+// TestCERing checks the ring's marks per transmission and copies per
+// PSN: a first copy with CE marks transmission carried-1 there; a copy
+// (with CE or not) at a PSN the ring knows counts there, and with CE
+// marks the transmission its place among the PSN's copies names (the
+// mirror delivers copies in the order of their originals), if the flow
+// carried it and it is not marked yet.
 func TestCERing(t *testing.T) {
 	type op struct {
+		first   bool // a first copy with CE, else a copy
 		psn     uint32
-		carried uint64 // 0: a first copy with CE
-		want    bool   // for a copy
+		ce      bool   // a copy's
+		carried uint64 // the transmissions the flow carried at psn
+		want    bool   // for a copy: it marks its packet
 	}
-	first := func(psn uint32) op { return op{psn, 0, true} }
+	first := func(psn uint32, carried uint64) op { return op{true, psn, true, carried, false} }
+	ce := func(psn uint32, carried uint64, want bool) op { return op{false, psn, true, carried, want} }
+	plain := func(psn uint32, carried uint64) op { return op{false, psn, false, carried, false} }
 	for _, tc := range []struct {
 		name string
+		mask uint32
 		ops  []op
 	}{
-		{"egress marks only", []op{{1, 1, true}, {2, 1, true}, {3, 1, true}, {3, 1, false}, {1, 1, false}}},
-		{"both copies CE", []op{first(5), {5, 1, false}, {6, 1, true}, {6, 1, false}}},
-		{"resent before the copies", []op{{1, 2, true}, {1, 2, true}, {1, 2, false}}},
-		{"resent with CE", []op{{1, 1, true}, first(1), {1, 2, false}}},
-		{"behind hi", []op{first(12), {10, 1, true}, {11, 1, true}, {12, 1, false}, {11, 1, false}, {10, 1, false}}},
-		{"a long move", []op{first(0), {99, 1, true}, {0, 1, true}, {98, 1, true}, {98, 1, false}, {99, 1, false}, {36, 1, true}, {36, 1, false}}},
-		{"wrap", []op{first(0), {psnMask, 1, true}, {0, 1, false}, {psnMask, 1, false}, {1, 1, true}}},
-		{"moves by 32, 33 and 64", []op{first(0), first(32), {31, 1, true}, {0, 1, false}, {32, 1, false}, first(65), {33, 1, true}, {64, 1, true}, {32, 1, false}, {1, 1, true},
-			first(129), {65, 1, true}, {66, 1, true}, {66, 1, false}, {129, 1, false}}},
-		{"at most 3", []op{first(7), first(7), first(7), first(7), {7, 9, false}}},
+		{"egress marks only", psnMask, []op{ce(1, 1, true), ce(2, 1, true), ce(3, 1, true), ce(3, 1, false), ce(1, 1, false)}},
+		{"both copies CE", psnMask, []op{first(5, 1), ce(5, 1, false), ce(6, 1, true), ce(6, 1, false)}},
+		{"resent before the copies", psnMask, []op{ce(1, 2, true), ce(1, 2, true), ce(1, 2, false)}},
+		{"resent with CE", psnMask, []op{ce(1, 1, true), first(1, 2), ce(1, 2, false)}},
+		// The randomized truth test's case 20262612 (once class D11):
+		// an atomic CE before the mirror, RNR-NAKed, retried without CE
+		// before its copy came: the copy is the first transmission's.
+		{"CE copy after an unmarked resend", psnMask, []op{first(0, 1), ce(0, 2, false), plain(0, 2)}},
+		{"both transmissions marked, copies after", psnMask, []op{first(0, 1), ce(0, 2, false), ce(0, 2, true), ce(0, 2, false)}},
+		{"resend marked first, original after the mirror", psnMask, []op{first(4, 2), ce(4, 2, true), ce(4, 2, false)}},
+		// A copy without CE counts at a PSN past hi on a ring begun: the
+		// resend's copy is then the second.
+		{"a copy without CE counts", psnMask, []op{first(0, 1), plain(5, 1), first(5, 2), ce(5, 2, false)}},
+		{"a copy without CE begins no ring", psnMask, []op{plain(5, 1), first(9, 1), ce(5, 2, true)}},
+		{"behind hi", psnMask, []op{first(12, 1), ce(10, 1, true), ce(11, 1, true), ce(12, 1, false), ce(11, 1, false), ce(10, 1, false)}},
+		{"a long move", psnMask, []op{first(0, 1), ce(99, 1, true), ce(0, 1, true), ce(98, 1, true), ce(98, 1, false), ce(99, 1, false), ce(36, 1, true), ce(36, 1, false)}},
+		{"wrap", psnMask, []op{first(0, 1), ce(psnMask, 1, true), ce(0, 1, false), ce(psnMask, 1, false), ce(1, 1, true)}},
+		{"positions wrap", posMask, []op{first(posMask-1, 1), ce(posMask, 1, true), ce(0, 1, true), ce(posMask-1, 1, false), ce(0, 1, false), ce(posMask, 1, false)}},
+		{"moves by 32, 33 and 64", psnMask, []op{first(0, 1), first(32, 1), ce(31, 1, true), ce(0, 1, false), ce(32, 1, false), first(65, 1), ce(33, 1, true), ce(64, 1, true), ce(32, 1, false), ce(1, 1, true),
+			first(129, 1), ce(65, 1, true), ce(66, 1, true), ce(66, 1, false), ce(129, 1, false)}},
+		{"64 behind: unknown", psnMask, []op{first(0, 1), first(64, 1), ce(0, 1, true), ce(0, 1, true), ce(1, 1, true), ce(1, 1, false)}},
+		{"at most 4 transmissions", psnMask, []op{first(7, 9), ce(7, 9, true), ce(7, 9, true), ce(7, 9, true), ce(7, 9, false), ce(7, 9, false)}},
 	} {
 		var r ceRing
 		for i, o := range tc.ops {
-			if o.carried == 0 {
-				r.mark(o.psn, psnMask, 3)
+			if o.first {
+				r.first(o.psn, tc.mask, o.carried)
 				continue
 			}
-			if got := r.mark(o.psn, psnMask, o.carried); got != o.want {
-				t.Errorf("%s: op %d, a copy with CE at %d (%d carried) marks a packet: %v, want %v", tc.name, i, o.psn, o.carried, got, o.want)
+			if got := r.copied(o.psn, tc.mask, o.ce, o.carried); got != o.want {
+				t.Errorf("%s: op %d, a copy (CE %v) at %d (%d carried) marks a packet: %v, want %v", tc.name, i, o.ce, o.psn, o.carried, got, o.want)
 			}
 		}
 	}
@@ -118,5 +139,44 @@ func TestAddAllocsCE(t *testing.T) {
 		i += 64
 	}); n != 0 {
 		t.Errorf("%v allocations per 64 packets, want 0", n)
+	}
+}
+
+// TestMirrorCopyCEResentOriginal is the randomized truth test's case
+// 20262612 (once its known class D11): an atomic at PSN 0, marked CE
+// before the mirror (both its copies CE), RNR-NAKed and retried without
+// CE; the mirror lags 170 µs, so the CE copy of the original comes after
+// the retry. The copy repeats the first transmission (the mirror's
+// order), already marked: one CE mark, not two. A WRITE after it, CE on
+// its copy only, counts.
+func TestMirrorCopyCEResentOriginal(t *testing.T) {
+	const us = time.Microsecond
+	var tape []taped
+	c := newClock(Config{})
+	c.tape = &tape
+	atomic := func(ecn uint8) *packet.Packet {
+		p := roce(hostA, hostB, bth.Opcode(bth.OpFetchAdd), bQP, 0, 0)
+		p.ECN = ecn
+		return p
+	}
+	c.add(us, atomic(3))
+	c.add(5*us, nak(hostB, hostA, aQP, 0, 1, true)) // RNR NAK
+	c.add(20*us, atomic(2))
+	c.add(5*us, roce(hostB, hostA, opAtomicAck, aQP, 0, 0))
+	c.add(5*us, roce(hostA, hostB, opWriteOnly, bQP, 1, 64))
+	c.add(5*us, roce(hostB, hostA, opAck, aQP, 1, 0))
+	egress := func(p *packet.Packet) {
+		if p.BTH.Opcode == opWriteOnly {
+			p.ECN = 3
+		}
+	}
+	isReq := func(p *packet.Packet) bool { return p.Src == netip.MustParseAddr(hostA) }
+	tab := replay(mirrored(tape, 170*us, isReq, egress))
+	req := tab.Current(key(hostA, hostB, bQP))
+	if req.MirrorDuplicates() != 3 || req.Packets != 3 {
+		t.Fatalf("%d packets, %d mirror duplicates; want 3 and 3", req.Packets, req.MirrorDuplicates())
+	}
+	if want := [4]uint64{0, 0, 1, 2}; req.ECNCE != 2 || req.ECN != want {
+		t.Errorf("ECNCE %d, ECN %v; want 2, %v", req.ECNCE, req.ECN, want)
 	}
 }

@@ -314,32 +314,43 @@
 // ECN-capable packets, RFC 3168 §5) and counts it in ECNCE, and
 // Table.CopyMarkedCE says so, for the reports, which count the mark at
 // the copy's frame, the one that shows it. A copy does not say which
-// frame it repeats, so each flow keeps, for its requests by PSN and for
-// its responses by position, how many packets a CE marked at each of the
-// 64 PSNs (positions) up to the highest it marked, two bits each
-// (ceRing), and takes the packets it carried at a PSN to be one and one
-// more for each of the last runs of resends (a re-issued READ is a run of
-// its own) that hold it: a copy with CE marks a packet while fewer are marked. The
-// rule cannot tell:
+// transmission of its PSN it repeats, but a mirror delivers a flow's
+// copies in the order of their originals: the k-th copy captured at a PSN
+// repeats the k-th transmission there. So each flow that carried CE keeps,
+// for its requests by PSN and for its responses by position, for each of
+// the 64 PSNs (positions) up to the highest a CE marked or a copy came at
+// since, a byte (ceRing): which of the PSN's first four transmissions a CE
+// marked (a first copy with CE marks the transmission the flow carried
+// last there: one, and one more for each of the last runs of resends that
+// hold the PSN, a re-issued READ being a run of its own), and how many
+// copies (with CE or not) came there. A copy with CE marks its packet when
+// the transmission its place among the PSN's copies names is one the flow
+// carried and is not marked yet. The rule cannot tell:
 //
-//   - a copy with CE more than 64 PSNs (32 PSNs of responses) behind the
-//     highest a CE marked in its flow: the ring no longer knows its PSN,
-//     and the copy marks its packet, whose first copy may have carried CE
-//     already (a packet marked before the mirror and after, both copies
-//     CE, then counts twice);
-//   - more resends of a PSN than the runs the flow keeps (four), or a
-//     second ACK at one position: a copy with CE of the one beyond adds
-//     nothing;
-//   - which transmission of a resent PSN a copy repeats: a packet marked
-//     before the mirror (both copies CE) and resent before its copy came
-//     (the resend's first copy without CE) is marked again by that copy,
-//     taken for the resend's (the order of a mirror's copies would tell:
-//     the ring does not keep it);
+//   - a copy with CE 64 PSNs (32 PSNs of responses) or more behind the
+//     highest the ring knows in its flow: the ring no longer knows its
+//     PSN, and the copy marks its packet, whose first copy may have
+//     carried CE already (a packet marked before the mirror and after,
+//     both copies CE, then counts twice);
+//   - the copies captured before the flow's first CE (the ring begins
+//     then) or at a PSN the ring has since left: they are not counted, so
+//     a later copy at that PSN is taken for an earlier transmission's (a
+//     PSN whose first copy without CE was copied before the flow's first
+//     CE, then resent, the resend CE before the mirror, both its copies
+//     CE, counts two CE marks);
+//   - more transmissions of a PSN than the runs of resends the flow keeps
+//     (four), or than the ring tells apart (four: the later share the
+//     fourth's mark), or a second ACK at one position: a copy with CE of
+//     the one beyond adds nothing;
+//   - a packet taken for a copy that is none, or a copy taken for a
+//     resend (see "What the rule cannot tell" below): the copies' order
+//     then names the wrong transmission;
 //   - which codepoint a flow of both ECT(0) and ECT(1) packets sent the
 //     packet with.
 //
-// Packets without CE never touch the rings, which the table keeps by flow
-// index (48 bytes a flow, up to the last flow that carried CE).
+// Packets without CE that are no copies never touch the rings, which the
+// table keeps by flow index (136 bytes a flow, up to the last flow that
+// carried CE).
 //
 // A request or READ response is a copy when nothing explains it as a
 // resend and its PSN space carried its PSN within the window (below):

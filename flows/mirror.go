@@ -236,7 +236,7 @@ func (t *Table) copied(f *Flow, p *packet.Packet, c opBits, now int64) bool {
 	if c&opRequest != 0 && p.BTH.PSN == f.Requests.LastPSN {
 		cs.lag = now - f.reqW.last // the mirror's lag (readCopyDue)
 	}
-	t.copyMarked = p.ECN&3 == 3 && t.copyCE(f, p, c) // the CE a copy carries (ce.go)
+	t.copyMarked = t.copyCE(f, p, c) // the CE a copy carries, its place in the mirror's order (ce.go)
 	return true
 }
 
