@@ -443,7 +443,7 @@ func (m *merger) rebuild(src int, r flowtable.Record) (*flows.Flow, error) {
 		NAKOther: r.NAKs.Other,
 	}
 	f.SetMirrorDuplicates(r.MirrorDuplicates)
-	f.SetCNPsCE(r.CNPsCE)
+	f.SetCNPsCE(cnpsCE(r))
 	f.SetReordered(r.Reordered)
 	f.NAKs[bth.NAKPSNSequenceError] = r.NAKs.PSNSeqErr
 	f.NAKs[bth.NAKInvalidRequest] = r.NAKs.InvalidRequest
@@ -1033,6 +1033,17 @@ func (m *merger) fixTotals(given []sourced) {
 			set("ce_marked", m.ceMarked(given))
 		}
 	}
+}
+
+// cnpsCE is how many of r's CE marks were on CNPs: its cnps_ce, or for a
+// record of an earlier rocedump, without it, the fewest there can be (those
+// its other packets cannot hold: all of a flow of CNPs only), as ceMarked
+// counts them.
+func cnpsCE(r flowtable.Record) uint64 {
+	if r.CNPsCEKnown() {
+		return r.CNPsCE
+	}
+	return r.ECNCE - min(r.ECNCE, r.Packets-min(r.Packets, r.CNPs))
 }
 
 // ceMarked is the CE-marked packets other than CNPs of every report, as
