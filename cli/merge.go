@@ -73,7 +73,8 @@ What JSON cannot recombine exactly:
     ecn_not_acted's undecided CE marks when some reports had no such
     finding, and its ce_marked when such a report has CE marks on flows
     that carry CNPs too (a flow record does not say which packets were
-    marked: they count as on the others); capture_health's ICRC share for
+    marked: they count as on the others), and congestion's ce_marked for
+    such flow records of an earlier rocedump (without cnps_ce); capture_health's ICRC share for
     reports of an earlier rocedump without icrc_checked (estimated from
     their flow records); PFC paused time (it runs to the end of each capture), storms
     (found within one report only) and severity (a share of a report's own

@@ -82,7 +82,9 @@ var recordKinds = []Kind{KindCrossRail, KindRDMAOnManagement, KindFanOut}
 //     highest of the reports' otherwise), and the title (other TCP/UDP's
 //     names the services of every report's title, their conversations
 //     added up, ordered by the bytes of their evidence: mergedServices). This holds for a finding of a
-//     single report too, whose detail says so when its severity changed.
+//     single report too, whose detail says so when its severity changed
+//     and gives the share of the merged capture's RoCE packets its
+//     retransmitted or mirror-lost packets are (merger.reshare).
 //     The totals the flow records carry are put back: the data and CNP
 //     packets of dscp_mismatch (and its severity) and pcp_mismatch, the data packets and
 //     CE marks of ecn_not_acted (merger.ceMarked). The text is that of the largest report,
@@ -441,7 +443,7 @@ func (m *merger) rebuild(src int, r flowtable.Record) (*flows.Flow, error) {
 		NAKOther: r.NAKs.Other,
 	}
 	f.SetMirrorDuplicates(r.MirrorDuplicates)
-	f.SetCNPsCE(r.CNPsCE)
+	f.SetCNPsCE(cnpsCE(r))
 	f.SetReordered(r.Reordered)
 	f.NAKs[bth.NAKPSNSequenceError] = r.NAKs.PSNSeqErr
 	f.NAKs[bth.NAKInvalidRequest] = r.NAKs.InvalidRequest
@@ -690,6 +692,7 @@ func (m *merger) combineGroup(fs []sourced) (Finding, int) {
 	if len(fs) == 1 {
 		f := fs[0].f
 		f.Evidence.Counts = cloneCounts(f.Evidence.Counts)
+		m.reshare(&f)
 		if m.refresh(&f) {
 			f.Detail = fmt.Sprintf("From %s: the severity is that of the merged capture, the text that of the report. ", m.srcs[fs[0].src].Name) + f.Detail
 		}
@@ -745,6 +748,35 @@ func (m *merger) refresh(f *Finding) bool {
 		f.Title = t
 	}
 	return changed
+}
+
+// shareRE is the share of the capture's RoCE packets that the text of a
+// retransmission or mirror_loss finding gives (retxShare).
+var shareRE = regexp.MustCompile(`\b\d+(\.\d+)?(e[-+]\d+)?% of the RoCE packets`)
+
+// reshare puts in the text of f, a finding of one report, the share of the
+// merged capture's RoCE packets its packets are (the module's own
+// retxShare), where the report gave their share of its own capture: the
+// counts are the report's, but "0.19% of the RoCE packets in the capture"
+// over one rail's capture is not that over all of them.
+func (m *merger) reshare(f *Finding) {
+	var n uint64
+	switch f.Kind {
+	case KindRetransmission:
+		n = countOf(f)("retransmitted_packets")
+	case KindMirrorLoss:
+		n = countOf(f)("mirror_lost_psns")
+	default:
+		return
+	}
+	done := false
+	f.Detail = shareRE.ReplaceAllStringFunc(f.Detail, func(s string) string {
+		if done {
+			return s
+		}
+		done = true
+		return retxShare(n, m.roce) + " of the RoCE packets"
+	})
 }
 
 // weight is the largest count of a finding, to pick the largest report.
@@ -1001,6 +1033,17 @@ func (m *merger) fixTotals(given []sourced) {
 			set("ce_marked", m.ceMarked(given))
 		}
 	}
+}
+
+// cnpsCE is how many of r's CE marks were on CNPs: its cnps_ce, or for a
+// record of an earlier rocedump, without it, the fewest there can be (those
+// its other packets cannot hold: all of a flow of CNPs only), as ceMarked
+// counts them.
+func cnpsCE(r flowtable.Record) uint64 {
+	if r.CNPsCEKnown() {
+		return r.CNPsCE
+	}
+	return r.ECNCE - min(r.ECNCE, r.Packets-min(r.Packets, r.CNPs))
 }
 
 // ceMarked is the CE-marked packets other than CNPs of every report, as

@@ -320,6 +320,12 @@ func (m *merger) approximations(given []sourced) {
 			"other packets as on the other packets: a flow record does not say which of its packets were marked, and up to %d of them "+
 			"may be CNPs, which ecn_not_acted leaves out", strings.Join(m.ceGuessed, ", "), m.ceGuessedMax)
 	}
+	if i := slices.IndexFunc(m.out, func(f Finding) bool { return f.Kind == KindCongestion }); i >= 0 && hasCount(&m.out[i], "ce_marked") {
+		if names, most := m.cnpsCEUnknown(); len(names) > 0 {
+			m.notef("congestion: ce_marked counts, for %s (a report of an earlier rocedump, its flow records without cnps_ce), the CE marks "+
+				"of flows that carry CNPs and other packets as on the other packets: up to %d of them may be on CNPs, which ce_marked leaves out", strings.Join(names, ", "), most)
+		}
+	}
 	if c := present(KindPFC, ""); c != nil && len(m.srcs) > 1 {
 		judged := "the capture of " + c.lead
 		if len(c.srcs) > 1 {
@@ -418,4 +424,26 @@ func parseHumanBytes(s string) float64 {
 		}
 	}
 	return 0
+}
+
+// cnpsCEUnknown are the reports whose flow records have no cnps_ce (an
+// earlier rocedump's) and CE marks on flows that carry CNPs and other
+// packets, and how many of those marks could be on CNPs at most: the
+// recomputed congestion finding counts them in ce_marked (merger.rebuild
+// takes as on CNPs only those that must be: cnpsCE), which one run
+// leaves CNPs out of.
+func (m *merger) cnpsCEUnknown() (names []string, most uint64) {
+	for _, s := range m.srcs {
+		var n uint64
+		for _, r := range s.Report.FlowRecords().Records() {
+			if !r.CNPsCEKnown() {
+				n += min(r.ECNCE, r.CNPs) - min(r.ECNCE, r.CNPs, cnpsCE(r)) // those that may be on CNPs, less those that must
+			}
+		}
+		if n > 0 {
+			names = append(names, s.Name)
+			most += n
+		}
+	}
+	return names, most
 }

@@ -758,3 +758,83 @@ func TestMergeStorageSMB(t *testing.T) {
 	}
 	wantCounts(t, ip, map[string]float64{"conversations": 2, "smb_conversations": 1, "smb_bytes": 3500, "bytes": 3600})
 }
+
+// TestMergeShareOfMergedCapture: a retransmission or mirror_loss finding
+// that only one report made keeps that report's text, whose share of the
+// RoCE packets must be over the merged capture, as one run says it (6 of
+// 3000 + 2000 packets is 0.12%, not the 0.2% of its own 3000).
+func TestMergeShareOfMergedCapture(t *testing.T) {
+	gbn := counted(KindRetransmission, Warning, goBackNTitle(6, 1, 1, 1), map[string]float64{
+		"gbn_episodes": 1, "retransmitted_packets": 6, "psn_seq_err_naks": 1, "fabric_lost_psns": 0, "fabric_gaps": 0, "qps": 1})
+	gbn.Detail = "The responder found a PSN missing. 1 go-back-N episode on 1 QP resent 6 packets (" + retxShare(6, 3000) + " of the RoCE packets in the capture); more."
+	lost := counted(KindMirrorLoss, Warning, mirrorLossTitle(3, 1, 1, false), map[string]float64{
+		"mirror_lost_psns": 3, "mirror_gaps": 1, "qps": 1, "fabric_lost_psns": 0})
+	lost.Detail = "The capture lacks 3 request packets (" + retxShare(3, 3000) + " of the RoCE packets) that the responder acknowledged past."
+	a := mergeFixture("a.pcap", "10.0.0.1", 1, 3000, 0, gbn, lost)
+	b := mergeFixture("b.pcap", "10.0.1.1", 2, 2000, 0)
+	r, err := Merge([]MergeSource{{"a.json", a}, {"b.json", b}}, MergeOptions{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[Kind]string{
+		KindRetransmission: "resent 6 packets (0.12% of the RoCE packets in the capture); more.",
+		KindMirrorLoss:     "lacks 3 request packets (0.06% of the RoCE packets) that",
+	}
+	for _, f := range r.Findings {
+		if w, ok := want[f.Kind]; ok {
+			delete(want, f.Kind)
+			if !strings.Contains(f.Detail, w) {
+				t.Errorf("%s detail %q, want %q", f.Kind, f.Detail, w)
+			}
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("findings missing: %v in%s", want, summary(r.Findings))
+	}
+}
+
+// TestMergeCongestionCEOfOldRecords: the recomputed congestion finding's
+// ce_marked leaves CNPs out, as one run does, for flow records of an
+// earlier rocedump (without cnps_ce) too: all the marks of a flow of CNPs
+// only are on CNPs; those of a flow with CNPs and other packets count as on
+// the other packets, and a merge note says how many may be on CNPs.
+func TestMergeCongestionCEOfOldRecords(t *testing.T) {
+	rec := func(id int, src string, packets, cnps, ce uint64) flowtable.Record {
+		at := "2026-01-01T00:00:02Z"
+		return old(t, flowtable.Record{ID: id, Src: src, Dst: "10.0.9.9", DestQPN: uint32(0x100 + id), Packets: packets, CNPs: cnps, ECNCE: ce, First: at, Last: at})
+	}
+	for _, tt := range []struct {
+		name string
+		b    []flowtable.Record
+		want float64
+		note string
+	}{
+		{"CNPs apart", []flowtable.Record{rec(1, "10.0.1.2", 5, 5, 2), rec(2, "10.0.1.1", 100, 0, 4)}, 7 + 4, ""},
+		{"CNPs with ACKs", []flowtable.Record{rec(1, "10.0.1.2", 20, 5, 3), rec(2, "10.0.1.1", 100, 0, 4)}, 7 + 3 + 4,
+			"merge: congestion: ce_marked counts, for b.json (a report of an earlier rocedump, its flow records without cnps_ce), the CE marks of flows that carry CNPs and other packets as on the other packets: up to 3 of them"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := mergeFixture("a.pcap", "10.0.0.1", 1, 100, 0)
+			a.Flows[0].ECNCE = 7
+			b := mergeFixture("b.pcap", "10.0.1.1", 2, 120, 0)
+			b.Flows = tt.b
+			r, err := Merge([]MergeSource{{"a.json", a}, {"b.json", b}}, MergeOptions{Tool: "t"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got *Finding
+			for i := range r.Findings {
+				if r.Findings[i].Kind == KindCongestion {
+					got = &r.Findings[i]
+				}
+			}
+			if got == nil || got.Evidence.Counts["ce_marked"] != tt.want {
+				t.Fatalf("congestion %+v: want ce_marked %v", got, tt.want)
+			}
+			probs := strings.Join(r.Capture.Problems, "\n")
+			if tt.note == "" && strings.Contains(probs, "congestion: ce_marked") || tt.note != "" && !strings.Contains(probs, tt.note) {
+				t.Errorf("capture problems %q: want a note %q", probs, tt.note)
+			}
+		})
+	}
+}
