@@ -554,27 +554,7 @@ func TestMergeECNCEMarked(t *testing.T) {
 		{"CNPs with ACKs, cnps_ce 0", []flowtable.Record{rec(1, "10.0.1.2", 20, 5, 3), rec(2, "10.0.1.1", 100, 0, 4)}, 7 + 3 + 4, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			a := mergeFixture("a.pcap", "10.0.0.1", 1, 100, 0, ecn)
-			a.Flows[0].ECNCE = 7
-			b := mergeFixture("b.pcap", "10.0.1.1", 2, 120, 0)
-			b.Flows = tt.b
-			r, err := Merge([]MergeSource{{"a.json", a}, {"b.json", b}}, MergeOptions{Tool: "t"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got *Finding
-			for i := range r.Findings {
-				if r.Findings[i].Kind == KindECNNotActed {
-					got = &r.Findings[i]
-				}
-			}
-			if got == nil || got.Evidence.Counts["ce_marked"] != tt.want {
-				t.Fatalf("ecn_not_acted %+v: want ce_marked %v", got, tt.want)
-			}
-			probs := strings.Join(r.Capture.Problems, "\n")
-			if tt.note == "" && strings.Contains(probs, "ce_marked") || tt.note != "" && !strings.Contains(probs, tt.note) {
-				t.Errorf("capture problems %q: want a note %q", probs, tt.note)
-			}
+			mergeCEMarked(t, KindECNNotActed, []Finding{ecn}, tt.b, tt.want, "ce_marked", tt.note)
 		})
 	}
 }
@@ -814,27 +794,36 @@ func TestMergeCongestionCEOfOldRecords(t *testing.T) {
 			"merge: congestion: ce_marked counts, for b.json (a report of an earlier rocedump, its flow records without cnps_ce), the CE marks of flows that carry CNPs and other packets as on the other packets: up to 3 of them"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			a := mergeFixture("a.pcap", "10.0.0.1", 1, 100, 0)
-			a.Flows[0].ECNCE = 7
-			b := mergeFixture("b.pcap", "10.0.1.1", 2, 120, 0)
-			b.Flows = tt.b
-			r, err := Merge([]MergeSource{{"a.json", a}, {"b.json", b}}, MergeOptions{Tool: "t"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got *Finding
-			for i := range r.Findings {
-				if r.Findings[i].Kind == KindCongestion {
-					got = &r.Findings[i]
-				}
-			}
-			if got == nil || got.Evidence.Counts["ce_marked"] != tt.want {
-				t.Fatalf("congestion %+v: want ce_marked %v", got, tt.want)
-			}
-			probs := strings.Join(r.Capture.Problems, "\n")
-			if tt.note == "" && strings.Contains(probs, "congestion: ce_marked") || tt.note != "" && !strings.Contains(probs, tt.note) {
-				t.Errorf("capture problems %q: want a note %q", probs, tt.note)
-			}
+			mergeCEMarked(t, KindCongestion, nil, tt.b, tt.want, "congestion: ce_marked", tt.note)
 		})
+	}
+}
+
+// mergeCEMarked merges a report of a flow with 7 CE marks (and findings
+// fs) with one of flow records b, and checks the ce_marked of the merged
+// finding of kind k, and that the merged capture's problems hold note, or
+// with note "" nothing about noteAbout.
+func mergeCEMarked(t *testing.T, k Kind, fs []Finding, b []flowtable.Record, want float64, noteAbout, note string) {
+	t.Helper()
+	ra := mergeFixture("a.pcap", "10.0.0.1", 1, 100, 0, fs...)
+	ra.Flows[0].ECNCE = 7
+	rb := mergeFixture("b.pcap", "10.0.1.1", 2, 120, 0)
+	rb.Flows = b
+	r, err := Merge([]MergeSource{{"a.json", ra}, {"b.json", rb}}, MergeOptions{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *Finding
+	for i := range r.Findings {
+		if r.Findings[i].Kind == k {
+			got = &r.Findings[i]
+		}
+	}
+	if got == nil || got.Evidence.Counts["ce_marked"] != want {
+		t.Fatalf("%s %+v: want ce_marked %v", k, got, want)
+	}
+	probs := strings.Join(r.Capture.Problems, "\n")
+	if note == "" && strings.Contains(probs, noteAbout) || note != "" && !strings.Contains(probs, note) {
+		t.Errorf("capture problems %q: want a note %q", probs, note)
 	}
 }
