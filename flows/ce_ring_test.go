@@ -133,13 +133,7 @@ func TestAddAllocsCE(t *testing.T) {
 	if len(tab.ce) != tab.Len() {
 		t.Fatalf("%d rings for %d flows", len(tab.ce), tab.Len())
 	}
-	i := 256 * w.conns
-	if n := testing.AllocsPerRun(1000, func() {
-		w.feed(tab, i, i+64)
-		i += 64
-	}); n != 0 {
-		t.Errorf("%v allocations per 64 packets, want 0", n)
-	}
+	steadyAllocs(t, w, tab)
 }
 
 // TestMirrorCopyCEResentOriginal is the randomized truth test's case
