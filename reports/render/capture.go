@@ -68,8 +68,22 @@ func files(fs []string) string {
 	case 1:
 		return fs[0]
 	}
+	if len(fs) > maxListedFiles {
+		// A directory of rotated captures is thousands of files: their
+		// names would be hundreds of lines at the top of the report (and
+		// the HTML page's title). The JSON report lists every one.
+		return strconv.Itoa(len(fs)) + " files (" + strings.Join(fs[:listedFiles], ", ") + ", ... " +
+			fs[len(fs)-1] + ": " + strconv.Itoa(len(fs)-listedFiles-1) + " more between)"
+	}
 	return strconv.Itoa(len(fs)) + " files (" + strings.Join(fs, ", ") + ")"
 }
+
+// maxListedFiles is the most capture files the summary names one by one;
+// of more it names the first listedFiles and the last.
+const (
+	maxListedFiles = 8
+	listedFiles    = 3
+)
 
 func spanText(c reports.CaptureInfo) string {
 	if c.First.IsZero() && c.Last.IsZero() {
