@@ -35,7 +35,7 @@ func captureFacts(r *reports.Report) []fact {
 		fact{"Flows", reports.Plural(s.Flows, "QP flow") + ", " + reports.Plural(s.QPs, "QP") + ", " + reports.Plural(s.Hosts, "host") + ", " + flowtable.HumanBytes(s.Bytes)},
 		fact{"Topology", topology(s.Topology)},
 	)
-	for _, p := range c.Problems {
+	for _, p := range shownProblems(c.Problems) {
 		fs = append(fs, fact{"Problem", p})
 	}
 	return fs
@@ -77,6 +77,21 @@ func files(fs []string) string {
 	}
 	return strconv.Itoa(len(fs)) + " files (" + strings.Join(fs, ", ") + ")"
 }
+
+// shownProblems are the capture problems the summary lists: every one, or
+// of more than maxListedProblems (each of a directory's thousands of
+// files cut off, say) the first ones and a line that counts the others,
+// which the JSON report lists.
+func shownProblems(ps []string) []string {
+	if len(ps) <= maxListedProblems {
+		return ps
+	}
+	const shown = maxListedProblems - 1
+	return append(ps[:shown:shown], "and "+strconv.Itoa(len(ps)-shown)+" more (the JSON report's capture.problems lists every one)")
+}
+
+// maxListedProblems is the most capture problems the summary lists.
+const maxListedProblems = 10
 
 // maxListedFiles is the most capture files the summary names one by one;
 // of more it names the first listedFiles and the last.

@@ -244,3 +244,32 @@ func TestManyFilesNamedBriefly(t *testing.T) {
 		t.Errorf("files = %q, want %q", got, want)
 	}
 }
+
+// TestManyProblemsListedBriefly: a report on 1,000 files, every one cut
+// off, lists ten problems in its summary, not a thousand lines; the JSON
+// report keeps every one.
+func TestManyProblemsListedBriefly(t *testing.T) {
+	r := quietReport()
+	r.Capture.CutOff = true
+	r.Capture.Problems = nil
+	for i := range 1000 {
+		r.Capture.Problems = append(r.Capture.Problems, fmt.Sprintf("rot/cap_%04d.pcap: file cut off in record 20 (have 68 of 78 bytes)", i))
+	}
+	for _, wr := range writers {
+		var b bytes.Buffer
+		if err := wr.write(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		s := b.String()
+		if n := strings.Count(s, "file cut off in record"); wr.ext == "json" && n != 1000 || wr.ext != "json" && n != 9 {
+			t.Errorf("%s lists %d of the 1000 problems", wr.ext, n)
+		}
+		if wr.ext != "json" && !strings.Contains(s, "and 991 more") {
+			t.Errorf("%s does not count the problems it leaves out", wr.ext)
+		}
+	}
+	few := []string{"a", "b"}
+	if got := shownProblems(few); !reflect.DeepEqual(got, few) {
+		t.Errorf("shownProblems(%q) = %q", few, got)
+	}
+}
