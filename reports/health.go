@@ -356,8 +356,8 @@ func truncatedFinding(in *Input) Finding {
 		}
 		if n := in.Collect.c.health.mgmtCut; n > 0 {
 			f.Evidence.Counts["cm_mads_cut"] = float64(n)
-			f.Detail += fmt.Sprintf(" %s on QP1 were cut before their CM header or service ID, so RDMA CM connections "+
-				"(and storage over RDMA CM) cannot be identified from them; a snap length of 256 bytes keeps them.", plural(n, "management datagram"))
+			f.Detail += fmt.Sprintf(" %s on QP1 %s cut before their CM header or service ID, so RDMA CM connections "+
+				"(and storage over RDMA CM) cannot be identified from them; a snap length of 256 bytes keeps them.", plural(n, "management datagram"), verb(n, "was", "were"))
 		}
 	}
 	return f

@@ -1020,3 +1020,19 @@ flows:
 		t.Errorf("fan_out: got %s, nodes %q", summary(fo), fo[0].Nodes)
 	}
 }
+
+// TestCMMadsCutAgree: the truncation note says "1 management datagram on
+// QP1 was cut", "2 ... were cut".
+func TestCMMadsCutAgree(t *testing.T) {
+	for n, want := range map[uint64]string{1: "1 management datagram on QP1 was cut", 2: "2 management datagrams on QP1 were cut"} {
+		c := NewCollector(flows.NewTable(flows.Config{}), Config{})
+		c.c.health.mgmtCut = n
+		fs := CaptureHealth(&Input{Capture: CaptureInfo{Packets: 10, RoCE: 10, Truncated: 10}, Collect: c})
+		if len(fs) != 1 || !strings.Contains(fs[0].Detail, want) {
+			t.Errorf("%d cut: got %s, want %q in the detail", n, summary(fs), want)
+			for _, f := range fs {
+				t.Log(f.Detail)
+			}
+		}
+	}
+}
