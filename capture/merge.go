@@ -227,6 +227,10 @@ func (m *Merger) retire(i int, err error) {
 	}
 	m.readers[i].Close()
 	m.readers[i] = nil
+	// The head's data is the file's read buffer: let it go with the
+	// file, or a merge of thousands of files keeps every file's buffer
+	// to its end.
+	m.heads[i].Data = nil
 }
 
 // Next fills rec with the earliest record not yet returned and says which

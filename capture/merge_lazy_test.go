@@ -359,3 +359,52 @@ func diffLines(want, got []string) string {
 	}
 	return ""
 }
+
+// TestMergerDoneFilesKeepNoBuffer: a file the merge has read to its end
+// keeps nothing of its read buffer. Its head's data aliased the buffer,
+// so that a directory of 3,000 rotated files held every finished file's
+// buffer (128 KB, and a gzip-compressed file's too) to the end of the
+// merge: 311 MB where 118 MB were needed for 2,000 files of 600 frames.
+// Whatever the merge holds of a file's buffer, it holds for a file open.
+func TestMergerDoneFilesKeepNoBuffer(t *testing.T) {
+	dir := t.TempDir()
+	paths := rotatedFiles(t, dir, 'a', 3*keepOpen, 5, 0, true)
+	raw, _ := os.ReadFile(paths[4])
+	writeFile(t, paths[4], gz(raw))
+	few := paths[:keepOpen/2] // every file kept open
+	for _, tc := range []struct {
+		name  string
+		paths []string
+		batch int
+	}{{"parked, Next", paths, 0}, {"parked, NextBatch", paths, 3}, {"open, Next", few, 0}, {"open, NextBatch", few, 64}} {
+		m, err := OpenMerged(tc.paths)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs := make([]Record, max(tc.batch, 1))
+		check := func(when string) {
+			for i, h := range m.heads {
+				if h.Data != nil && m.readers[i] == nil {
+					t.Fatalf("%s: %s: file %d, done, keeps its head's data (%d bytes of its buffer)", tc.name, when, i, len(h.Data))
+				}
+			}
+		}
+		for {
+			var err error
+			if tc.batch == 0 {
+				_, err = m.Next(&recs[0])
+			} else {
+				_, _, err = m.NextBatch(recs)
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			check("while merging")
+		}
+		check("at the end")
+		m.Close()
+	}
+}

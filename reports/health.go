@@ -257,6 +257,14 @@ func malformedFinding(in *Input) Finding {
 	if float64(c.Malformed) >= 0.01*float64(on4791) {
 		sev = Warning
 	}
+	// Most of the port's frames not RoCE (another application on 4791,
+	// a corrupted mirror, random bytes): the frames that decode as RoCE
+	// may be more of the same, whose random opcodes, NAK codes and DSCP
+	// make findings of their own.
+	garbage := c.Malformed >= c.RoCE
+	if garbage {
+		sev = Critical
+	}
 	f := Finding{
 		Kind:     KindCaptureHealth,
 		Severity: sev,
@@ -266,6 +274,11 @@ func malformedFinding(in *Input) Finding {
 			c.Malformed, on4791),
 		Evidence: Evidence{Counts: map[string]float64{"malformed": float64(c.Malformed), "frames_to_roce_port": float64(on4791)}},
 		Next:     "Look at the first malformed frame with `rocedump read -v` (it prints the reason) or Wireshark.",
+	}
+	if garbage && c.RoCE > 0 {
+		f.Detail += fmt.Sprintf(" They are %s of the frames on the port: the %s that decode as RoCE may be the same traffic, "+
+			"a valid BTH by chance, so every other finding of this capture is in doubt until that traffic is explained.",
+			percent(float64(c.Malformed), float64(on4791)), plural(c.RoCE, "frame"))
 	}
 	if in.Collect != nil {
 		h := &in.Collect.c.health
@@ -343,8 +356,8 @@ func truncatedFinding(in *Input) Finding {
 		}
 		if n := in.Collect.c.health.mgmtCut; n > 0 {
 			f.Evidence.Counts["cm_mads_cut"] = float64(n)
-			f.Detail += fmt.Sprintf(" %s on QP1 were cut before their CM header or service ID, so RDMA CM connections "+
-				"(and storage over RDMA CM) cannot be identified from them; a snap length of 256 bytes keeps them.", plural(n, "management datagram"))
+			f.Detail += fmt.Sprintf(" %s on QP1 %s cut before their CM header or service ID, so RDMA CM connections "+
+				"(and storage over RDMA CM) cannot be identified from them; a snap length of 256 bytes keeps them.", plural(n, "management datagram"), verb(n, "was", "were"))
 		}
 	}
 	return f

@@ -616,6 +616,12 @@ func TestCaptureHealth(t *testing.T) {
 		{"ICRC few, RoCE cut", CaptureInfo{Packets: 10000, RoCE: 10000, Truncated: 9900, ICRCChecked: 100, ICRCBad: 5},
 			[]Severity{Critical, Info}, "5 RoCE frames failed"},
 		{"malformed few", CaptureInfo{Packets: 10000, RoCE: 10000, Malformed: 3}, []Severity{Info}, "3 frames on the RoCE port"},
+		{"malformed some", CaptureInfo{Packets: 10000, RoCE: 6000, Malformed: 4000}, []Severity{Warning}, "4000 frames on the RoCE port"},
+		// Random bytes on UDP 4791 (a corrupted mirror): a frame in 27 or
+		// so passes as a BTH, and its random opcode, NAK code and DSCP
+		// make critical findings of their own; the capture's health says
+		// first that they are in doubt.
+		{"malformed most", CaptureInfo{Packets: 500000, RoCE: 18200, Malformed: 481800}, []Severity{Critical}, "481800 frames on the RoCE port"},
 		{"unsupported", CaptureInfo{Packets: 10, RoCE: 5, Unsupported: 5}, []Severity{Warning}, "5 frames of a link type"},
 	}
 	for _, tc := range tests {
@@ -627,6 +633,9 @@ func TestCaptureHealth(t *testing.T) {
 			}
 			if !slices.Equal(sev, tc.sev) || len(fs) > 0 && !strings.Contains(fs[0].Title, tc.title) {
 				t.Errorf("got %s, want %v %q", summary(fs), tc.sev, tc.title)
+			}
+			if doubt := len(fs) > 0 && strings.Contains(fs[0].Detail, "every other finding of this capture is in doubt"); doubt != (tc.name == "malformed most") {
+				t.Errorf("%s: says the other findings are in doubt: %v: %s", tc.name, doubt, fs[0].Detail)
 			}
 		})
 	}
@@ -1009,5 +1018,21 @@ flows:
 	fo := ofKind(r.Findings, KindFanOut)
 	if len(fo) != 1 || !slices.Equal(fo[0].Nodes, []string{"node2", "node9", "node10"}) {
 		t.Errorf("fan_out: got %s, nodes %q", summary(fo), fo[0].Nodes)
+	}
+}
+
+// TestCMMadsCutAgree: the truncation note says "1 management datagram on
+// QP1 was cut", "2 ... were cut".
+func TestCMMadsCutAgree(t *testing.T) {
+	for n, want := range map[uint64]string{1: "1 management datagram on QP1 was cut", 2: "2 management datagrams on QP1 were cut"} {
+		c := NewCollector(flows.NewTable(flows.Config{}), Config{})
+		c.c.health.mgmtCut = n
+		fs := CaptureHealth(&Input{Capture: CaptureInfo{Packets: 10, RoCE: 10, Truncated: 10}, Collect: c})
+		if len(fs) != 1 || !strings.Contains(fs[0].Detail, want) {
+			t.Errorf("%d cut: got %s, want %q in the detail", n, summary(fs), want)
+			for _, f := range fs {
+				t.Log(f.Detail)
+			}
+		}
 	}
 }

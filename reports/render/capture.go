@@ -35,7 +35,7 @@ func captureFacts(r *reports.Report) []fact {
 		fact{"Flows", reports.Plural(s.Flows, "QP flow") + ", " + reports.Plural(s.QPs, "QP") + ", " + reports.Plural(s.Hosts, "host") + ", " + flowtable.HumanBytes(s.Bytes)},
 		fact{"Topology", topology(s.Topology)},
 	)
-	for _, p := range c.Problems {
+	for _, p := range shownProblems(c.Problems) {
 		fs = append(fs, fact{"Problem", p})
 	}
 	return fs
@@ -68,8 +68,37 @@ func files(fs []string) string {
 	case 1:
 		return fs[0]
 	}
+	if len(fs) > maxListedFiles {
+		// A directory of rotated captures is thousands of files: their
+		// names would be hundreds of lines at the top of the report (and
+		// the HTML page's title). The JSON report lists every one.
+		return strconv.Itoa(len(fs)) + " files (" + strings.Join(fs[:listedFiles], ", ") + ", ... " +
+			fs[len(fs)-1] + ": " + strconv.Itoa(len(fs)-listedFiles-1) + " more between)"
+	}
 	return strconv.Itoa(len(fs)) + " files (" + strings.Join(fs, ", ") + ")"
 }
+
+// shownProblems are the capture problems the summary lists: every one, or
+// of more than maxListedProblems (each of a directory's thousands of
+// files cut off, say) the first ones and a line that counts the others,
+// which the JSON report lists.
+func shownProblems(ps []string) []string {
+	if len(ps) <= maxListedProblems {
+		return ps
+	}
+	const shown = maxListedProblems - 1
+	return append(ps[:shown:shown], "and "+strconv.Itoa(len(ps)-shown)+" more (the JSON report's capture.problems lists every one)")
+}
+
+// maxListedProblems is the most capture problems the summary lists.
+const maxListedProblems = 10
+
+// maxListedFiles is the most capture files the summary names one by one;
+// of more it names the first listedFiles and the last.
+const (
+	maxListedFiles = 8
+	listedFiles    = 3
+)
 
 func spanText(c reports.CaptureInfo) string {
 	if c.First.IsZero() && c.Last.IsZero() {

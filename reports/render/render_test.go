@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"reflect"
 	"regexp"
@@ -212,5 +213,63 @@ func TestNoControlCharacters(t *testing.T) {
 		if !reflect.DeepEqual(r, want) {
 			t.Fatalf("%s: the writer changed the report", wr.ext)
 		}
+	}
+}
+
+// TestManyFilesNamedBriefly: a report on a directory of 3,000 rotated
+// captures names a few of them in its summary, not all 3,000 (hundreds of
+// lines of names at the top of the text, Markdown and HTML, the HTML
+// page's title too); the JSON report keeps every name.
+func TestManyFilesNamedBriefly(t *testing.T) {
+	r := quietReport()
+	r.Capture.Files = nil
+	for i := range 3000 {
+		r.Capture.Files = append(r.Capture.Files, fmt.Sprintf("rot/cap_%04d.pcap", i))
+	}
+	for _, wr := range writers {
+		var b bytes.Buffer
+		if err := wr.write(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		s := b.String()
+		if n := strings.Count(s, "rot/cap_"); wr.ext == "json" && n < 3000 || wr.ext != "json" && n > 20 {
+			t.Errorf("%s names %d of the 3000 files", wr.ext, n)
+		}
+		if wr.ext != "json" && (!strings.Contains(s, "3000 files (rot/cap_0000.pcap") || !strings.Contains(s, "rot/cap_2999.pcap") || !strings.Contains(s, "2996 more")) {
+			t.Errorf("%s does not say 3000 files from the first to the last, and how many more", wr.ext)
+		}
+	}
+	few := []string{"a.pcap", "b.pcap", "c.pcap"}
+	if got, want := files(few), "3 files (a.pcap, b.pcap, c.pcap)"; got != want {
+		t.Errorf("files = %q, want %q", got, want)
+	}
+}
+
+// TestManyProblemsListedBriefly: a report on 1,000 files, every one cut
+// off, lists ten problems in its summary, not a thousand lines; the JSON
+// report keeps every one.
+func TestManyProblemsListedBriefly(t *testing.T) {
+	r := quietReport()
+	r.Capture.CutOff = true
+	r.Capture.Problems = nil
+	for i := range 1000 {
+		r.Capture.Problems = append(r.Capture.Problems, fmt.Sprintf("rot/cap_%04d.pcap: file cut off in record 20 (have 68 of 78 bytes)", i))
+	}
+	for _, wr := range writers {
+		var b bytes.Buffer
+		if err := wr.write(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		s := b.String()
+		if n := strings.Count(s, "file cut off in record"); wr.ext == "json" && n != 1000 || wr.ext != "json" && n != 9 {
+			t.Errorf("%s lists %d of the 1000 problems", wr.ext, n)
+		}
+		if wr.ext != "json" && !strings.Contains(s, "and 991 more") {
+			t.Errorf("%s does not count the problems it leaves out", wr.ext)
+		}
+	}
+	few := []string{"a", "b"}
+	if got := shownProblems(few); !reflect.DeepEqual(got, few) {
+		t.Errorf("shownProblems(%q) = %q", few, got)
 	}
 }

@@ -26,7 +26,7 @@ func WriteText(w io.Writer, r *reports.Report) error {
 	b.WriteString(wrap(r.Summary.Verdict, "Verdict: ", "         ", textWidth))
 	b.WriteString(wrap(captureLine(r.Capture), "Capture: ", "         ", textWidth))
 	b.WriteString(wrap(summaryLine(r.Summary), "Summary: ", "         ", textWidth))
-	for _, p := range r.Capture.Problems {
+	for _, p := range shownProblems(r.Capture.Problems) {
 		b.WriteString(wrap(p, "Problem: ", "         ", textWidth))
 	}
 
