@@ -228,7 +228,8 @@ func (f *Flow) moveToCE() bool {
 }
 
 // CopyMarkedCE says whether the last packet AddFlowDelta or AddFlow
-// reported as a mirror's copy made its packet CE-marked (see copyCE): its
-// flow counted the mark, and a caller that counts CE marks itself should
-// count it too, at the copy's frame, and nothing else of the copy.
+// reported as a mirror's copy made its packet CE-marked (see copyCE, and
+// for a CNP cnpCopyCE): its flow counted the mark, and a caller that
+// counts CE marks itself should count it too, at the copy's frame, and
+// nothing else of the copy.
 func (t *Table) CopyMarkedCE() bool { return t.copyMarked }

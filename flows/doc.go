@@ -490,8 +490,14 @@
 // Two CNPs with the same ID within the window are taken for a copy: an ID
 // counter comes round after 65,536 packets, a random ID repeats once in
 // 65,536. Only CNPs look at the IDs: other packets pay nothing. A CNP's
-// copy counts in MirrorDuplicates, as the other copies do, and its CE in
-// nothing (a CNP's CE is no data packet's mark).
+// copy counts in MirrorDuplicates, as the other copies do, and its CE, when
+// the CNP's first copy carried ECT(0) or ECT(1), makes the CNP CE-marked as
+// a data packet's copy does (the switch marked it after the mirror's first
+// copy): it moves, in ECN, from that codepoint to CE and counts in ECNCE and
+// CNPsCE, and Table.CopyMarkedCE says so (the reports count it at the
+// copy's frame, as a CNP's CE, no data packet's mark). Each CNP is matched
+// to one copy, so no ring is needed; a copy counted as a CNP (above)
+// counts its CE as that CNP's own.
 //
 // What the rule cannot tell: the copy of a packet that a NAK names, when
 // the mirror delivers it after the NAK and before the resend the NAK asks
