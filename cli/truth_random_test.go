@@ -424,7 +424,9 @@ func randReliable(tr string) bool { return tr == "RC" || tr == "XRC" || tr == "R
 //     RNR NAK's or fatal NAK's WRITE, SEND or atomic may also have a
 //     mirror_drop from its first packet (rMsg.rnrMirror, nakMirror),
 //     decided from a stream of its own each, so that the other events
-//     stay those of the seed;
+//     stay those of the seed; and so is whether a reliable flow's
+//     ce_mark marks the resends rather than the first transmissions
+//     (resends, without CNPs);
 //   - timeout_us is at least 600 µs: a resend that no NAK asked for less
 //     than a mirror window (262-524 µs) after its original is what a
 //     mirror copy looks like (flows/doc.go, "Mirror copies"), and real
@@ -437,6 +439,7 @@ func randomScenario(seed uint64) *rScenario {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	rnrMirror := rand.New(rand.NewPCG(seed, seed^0x524e524d49525252))
 	nakMirror := rand.New(rand.NewPCG(seed, seed^0x4e414b4d49525252))
+	ceResends := rand.New(rand.NewPCG(seed, seed^0x4345524553454e44))
 	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
 	s := &rScenario{Name: fmt.Sprintf("rand%d", seed), Seed: seed}
 	s.Format = pick("pcap", "pcap", "pcap-ns", "pcap-be", "pcap-ns-be", "pcapng", "pcapng-be")
@@ -714,6 +717,15 @@ func randomScenario(seed uint64) *rScenario {
 					if rng.IntN(3) == 0 {
 						ce["cnp_opcode"] = 0x80 + rng.IntN(2)
 					}
+				}
+				if reliable && ceResends.IntN(3) == 0 {
+					// The switch marks the resends, not the first
+					// transmissions: on a flow the mirror copies, the
+					// copies of those may come before the flow's
+					// first CE.
+					ce["resends"] = true
+					delete(ce, "cnp")
+					delete(ce, "cnp_opcode")
 				}
 				ev["ce_mark"] = ce
 			case "fecn":

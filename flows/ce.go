@@ -10,19 +10,23 @@ import "github.com/rocedump/rocedump/decode/packet"
 // the first transmission's copy came has two), but a mirror delivers a
 // flow's copies in the order of their originals: the k-th copy captured
 // at a PSN repeats the k-th transmission there. So each flow that carried
-// CE keeps, per PSN space, for each of its last PSNs, which of the
-// transmissions there a CE marked (the first copy of transmission
-// carried-1, when it carries CE: flowCold.resent, resentBefore), and how
-// many copies came there (ceRing). A copy with CE marks its packet when
-// its transmission is not marked yet. Only packets with CE, and copies on
-// a flow that carried CE, touch the ring.
+// CE or a mirror's copy keeps, per PSN space, for each of its last PSNs,
+// which of the transmissions there a CE marked (the first copy of
+// transmission carried-1, when it carries CE: flowCold.resent,
+// resentBefore), and how many copies came there (ceRing). A copy with CE
+// marks its packet when its transmission is not marked yet. Only packets
+// with CE, and copies, touch the ring: a ring that began at the flow's
+// first CE would not know the copies that came before (their
+// transmissions unmarked: a CE, first copy or copy, begins the ring), and
+// a copy at their PSN would then name an earlier transmission than the
+// one it repeats.
 
 // ceRing keeps, for the ceWindow PSNs (or response positions) up to hi, a
 // byte each, at the PSN modulo ceWindow: bit k (k 0 to 3) says a CE marked
 // transmission k of the PSN (the fifth and later share bit 3), and the
 // bits ceCopyShift on count the copies captured there (0 to 3: at most).
 // hi is the highest PSN a CE marked or a copy came at since; past it, the
-// ring knows nothing.
+// ring knows nothing (no copy came there: copies move hi).
 type ceRing struct {
 	b  [ceWindow]uint8
 	hi uint32 // with marksSet once a CE marked a packet
@@ -89,9 +93,9 @@ func (r *ceRing) first(psn, mask uint32, carried uint64) {
 // says whether it marks its packet: it has CE and the transmission it
 // repeats (the copies at psn before it: the mirror's order), one of the
 // carried the flow knows there, is not marked yet; or it has CE at a PSN
-// the ring no longer knows. A copy without CE does not begin a ring.
+// the ring no longer knows. Any copy may begin a ring.
 func (r *ceRing) copied(psn, mask uint32, ce bool, carried uint64) bool {
-	b := r.at(psn, mask, ce)
+	b := r.at(psn, mask, true)
 	if b == nil {
 		return ce // with CE: a PSN the ring no longer knows
 	}
@@ -150,8 +154,8 @@ func (t *Table) ceFirst(f *Flow, p *packet.Packet, c opBits) {
 }
 
 // ceRingsOf returns f's rings, which the table keeps by flow index (a
-// flow that never carried CE takes none: the slice reaches the last flow
-// that did, 136 bytes a flow).
+// flow that never carried CE nor a mirror's copy takes none: the slice
+// reaches the last flow that did, 136 bytes a flow).
 func (t *Table) ceRingsOf(f *Flow) *ceRings {
 	i := f.ID - 1
 	if i >= len(t.ce) {
@@ -161,32 +165,25 @@ func (t *Table) ceRingsOf(f *Flow) *ceRings {
 }
 
 // copyCE counts p, a mirror's copy of a packet of f, of opcode class c,
-// in f's ring (when it carries CE, or f has a ring: a flow that never
-// carried CE takes none), and says whether its CE made the packet
+// in f's ring (begun by f's first CE or copy, so that it knows every copy
+// of its PSNs: see above), and says whether its CE made the packet
 // CE-marked: the transmission it repeats is not marked yet (see ceRing).
 // Then the packet moves, in f.ECN, from its first copy's codepoint to CE,
 // and counts in ECNCE. The first copy's codepoint is not kept: it is
 // taken for ECT(0) while the flow has such packets, else ECT(1). A switch
 // marks only ECN-capable packets (RFC 3168 §5: it drops a not-ECT one
 // instead), so a flow with neither left gains nothing: its copy's CE is a
-// rewrite of the field, not a mark.
+// rewrite of the field, not a mark. A flow without copies or CE takes
+// no ring, and its packets pay nothing here: only copies, the slow path
+// already (Table.copied), come.
 func (t *Table) copyCE(f *Flow, p *packet.Packet, c opBits) bool {
 	ce := p.ECN&3 == 3
-	var rs *ceRings
-	switch {
-	case ce:
-		rs = t.ceRingsOf(f)
-	case f.ID-1 < len(t.ce):
-		rs = &t.ce[f.ID-1]
-	default:
-		return false
-	}
 	i, key, mask := ceKey(p, c)
 	carried := uint64(0) // unused without CE
 	if ce {
 		carried = f.carried(p.BTH.PSN, c)
 	}
-	return rs[i].copied(key, mask, ce, carried) && f.moveToCE()
+	return t.ceRingsOf(f)[i].copied(key, mask, ce, carried) && f.moveToCE()
 }
 
 // carried is how many packets at psn, of opcode class c, f carried as
@@ -231,7 +228,8 @@ func (f *Flow) moveToCE() bool {
 }
 
 // CopyMarkedCE says whether the last packet AddFlowDelta or AddFlow
-// reported as a mirror's copy made its packet CE-marked (see copyCE): its
-// flow counted the mark, and a caller that counts CE marks itself should
-// count it too, at the copy's frame, and nothing else of the copy.
+// reported as a mirror's copy made its packet CE-marked (see copyCE, and
+// for a CNP cnpCopyCE): its flow counted the mark, and a caller that
+// counts CE marks itself should count it too, at the copy's frame, and
+// nothing else of the copy.
 func (t *Table) CopyMarkedCE() bool { return t.copyMarked }

@@ -44,7 +44,11 @@ func TestCERing(t *testing.T) {
 		// A copy without CE counts at a PSN past hi on a ring begun: the
 		// resend's copy is then the second.
 		{"a copy without CE counts", psnMask, []op{first(0, 1), plain(5, 1), first(5, 2), ce(5, 2, false)}},
-		{"a copy without CE begins no ring", psnMask, []op{plain(5, 1), first(9, 1), ce(5, 2, true)}},
+		// A copy without CE begins a ring: the copies before the
+		// flow's first CE count, and a later copy at their PSN repeats
+		// a later transmission.
+		{"a copy without CE begins a ring", psnMask, []op{plain(5, 1), first(9, 1), ce(5, 2, true)}},
+		{"copied before the first CE, resend CE", psnMask, []op{plain(1, 1), first(1, 2), ce(1, 2, false)}},
 		{"behind hi", psnMask, []op{first(12, 1), ce(10, 1, true), ce(11, 1, true), ce(12, 1, false), ce(11, 1, false), ce(10, 1, false)}},
 		{"a long move", psnMask, []op{first(0, 1), ce(99, 1, true), ce(0, 1, true), ce(98, 1, true), ce(98, 1, false), ce(99, 1, false), ce(36, 1, true), ce(36, 1, false)}},
 		{"wrap", psnMask, []op{first(0, 1), ce(psnMask, 1, true), ce(0, 1, false), ce(psnMask, 1, false), ce(1, 1, true)}},

@@ -28,7 +28,8 @@ type cnpSig struct {
 	psn        uint32
 	length     int32
 	id, port   uint16
-	recognised bool // a copy was already matched to it
+	ecn        uint8 // the CNP's ECN codepoint, for its copy's CE
+	recognised bool  // a copy was already matched to it
 }
 
 // cnpRing is a flow's latest CNPs with a non-zero IPv4 ID.
@@ -49,7 +50,24 @@ func sigOf(p *packet.Packet, now int64) cnpSig {
 	if now == 0 {
 		now = 1
 	}
-	return cnpSig{nanos: now, psn: p.BTH.PSN, length: int32(p.IPTotalLen), id: p.IPID, port: p.SrcPort}
+	return cnpSig{nanos: now, psn: p.BTH.PSN, length: int32(p.IPTotalLen), id: p.IPID, port: p.SrcPort, ecn: p.ECN & 3}
+}
+
+// cnpCopyCE notes the CE of a copy of o, a CNP of f, and says whether it
+// made o CE-marked: o's first copy carried an ECN-capable codepoint, not
+// CE (a switch marks only ECN-capable packets, RFC 3168 §5), and o moves,
+// in f.ECN, from it to CE, and counts in ECNCE and CNPsCE, as a CNP whose
+// first copy carried CE does (a CNP's copies come once each: the copy is
+// matched to one CNP once).
+func (f *Flow) cnpCopyCE(o *cnpSig) bool {
+	if o.ecn == 0 || o.ecn == 3 || f.ECN[o.ecn] == 0 {
+		return false
+	}
+	f.ECN[o.ecn]--
+	f.ECN[3]++
+	f.ECNCE++
+	f.coldState().cnpsCE++
+	return true
 }
 
 // cnpCopied says whether p, a CNP of f captured at now, is a mirror's
@@ -83,7 +101,7 @@ func (t *Table) cnpCopied(f *Flow, p *packet.Packet, now int64) bool {
 				o.psn == s.psn && d <= int64(MirrorWindow) && d >= -int64(MirrorWindow) {
 				o.recognised = true
 				cs.copies++
-				t.copyMarked = false // a CNP's CE is no data packet's mark
+				t.copyMarked = s.ecn == 3 && f.cnpCopyCE(o)
 				return true
 			}
 		}

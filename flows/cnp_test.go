@@ -84,3 +84,45 @@ func TestMirrorCNPCopyAllocs(t *testing.T) {
 		t.Errorf("%v allocations per CNP and copy, want 0", n)
 	}
 }
+
+// TestMirrorCNPCopyCE: a CNP's copy with CE whose CNP carried ECT(0)
+// (marked by the switch after the mirror's first copy) makes the CNP
+// CE-marked once, in CNPsCE and ECNCE, as a data packet's copy does; a
+// CNP marked before the mirror (both copies CE) counts once; a not-ECT
+// CNP's copy with CE is a rewrite of the field, no mark (RFC 3168 §5).
+func TestMirrorCNPCopyCE(t *testing.T) {
+	all := func(*packet.Packet) bool { return true }
+	ce := func(p *packet.Packet) { p.ECN = 3 }
+	for _, tc := range []struct {
+		name      string
+		ecn       uint8
+		wantCE    uint64
+		wantECN   [4]uint64
+		wantMarks int // copies Table.CopyMarkedCE names
+	}{
+		{"ECT(0), CE on the copy", 2, 5, [4]uint64{0, 0, 0, 5}, 5},
+		{"ECT(1), CE on the copy", 1, 5, [4]uint64{0, 0, 0, 5}, 5},
+		{"CE on both copies", 3, 5, [4]uint64{0, 0, 0, 5}, 0},
+		{"not-ECT, CE on the copy", 0, 0, [4]uint64{5, 0, 0, 0}, 0},
+	} {
+		tape := cnpTape(5, 3*us, 100, 1)
+		for i := range tape {
+			tape[i].p.ECN = tc.ecn
+		}
+		tab := NewTable(Config{})
+		marks := 0
+		for _, e := range mirrored(tape, 20*us, all, ce) {
+			at := At(e.at)
+			p := e.p
+			if _, _, _, copied := tab.AddFlowDelta(&p, &at); copied && tab.CopyMarkedCE() {
+				marks++
+			}
+		}
+		tab.Finish()
+		f := tab.Current(key(hostB, hostA, aQP))
+		if f.CNPs != 5 || f.MirrorDuplicates() != 5 || f.CNPsCE() != tc.wantCE || f.ECNCE != tc.wantCE || f.ECN != tc.wantECN || marks != tc.wantMarks {
+			t.Errorf("%s: CNPs %d, mirror duplicates %d, CNPsCE %d, ECNCE %d, ECN %v, copies marking %d; want 5, 5, %d, %d, %v, %d",
+				tc.name, f.CNPs, f.MirrorDuplicates(), f.CNPsCE(), f.ECNCE, f.ECN, marks, tc.wantCE, tc.wantCE, tc.wantECN, tc.wantMarks)
+		}
+	}
+}

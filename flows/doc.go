@@ -316,8 +316,13 @@
 // the copy's frame, the one that shows it. A copy does not say which
 // transmission of its PSN it repeats, but a mirror delivers a flow's
 // copies in the order of their originals: the k-th copy captured at a PSN
-// repeats the k-th transmission there. So each flow that carried CE keeps,
-// for its requests by PSN and for its responses by position, for each of
+// repeats the k-th transmission there. So each flow that carried CE or a
+// copy keeps (from its first CE or copy on: a ring begun at the first CE
+// would miss the copies before it, and a later copy at their PSN would
+// name an earlier transmission than its own, such as a resend's copy,
+// both copies CE, the unmarked first transmission's: two marks where the
+// switch made one), for its requests by PSN and for its responses by
+// position, for each of
 // the 64 PSNs (positions) up to the highest a CE marked or a copy came at
 // since, a byte (ceRing): which of the PSN's first four transmissions a CE
 // marked (a first copy with CE marks the transmission the flow carried
@@ -331,13 +336,9 @@
 //     highest the ring knows in its flow: the ring no longer knows its
 //     PSN, and the copy marks its packet, whose first copy may have
 //     carried CE already (a packet marked before the mirror and after,
-//     both copies CE, then counts twice);
-//   - the copies captured before the flow's first CE (the ring begins
-//     then) or at a PSN the ring has since left: they are not counted, so
-//     a later copy at that PSN is taken for an earlier transmission's (a
-//     PSN whose first copy without CE was copied before the flow's first
-//     CE, then resent, the resend CE before the mirror, both its copies
-//     CE, counts two CE marks);
+//     both copies CE, then counts twice, as does a resend so marked
+//     64 PSNs or more behind a later packet with CE or copy: a mirror
+//     that lags more than 64 packets of a flow behind it);
 //   - more transmissions of a PSN than the runs of resends the flow keeps
 //     (four), or than the ring tells apart (four: the later share the
 //     fourth's mark), or a second ACK at one position: a copy with CE of
@@ -350,7 +351,7 @@
 //
 // Packets without CE that are no copies never touch the rings, which the
 // table keeps by flow index (136 bytes a flow, up to the last flow that
-// carried CE).
+// carried CE or a copy).
 //
 // A request or READ response is a copy when nothing explains it as a
 // resend and its PSN space carried its PSN within the window (below):
@@ -489,8 +490,14 @@
 // Two CNPs with the same ID within the window are taken for a copy: an ID
 // counter comes round after 65,536 packets, a random ID repeats once in
 // 65,536. Only CNPs look at the IDs: other packets pay nothing. A CNP's
-// copy counts in MirrorDuplicates, as the other copies do, and its CE in
-// nothing (a CNP's CE is no data packet's mark).
+// copy counts in MirrorDuplicates, as the other copies do, and its CE, when
+// the CNP's first copy carried ECT(0) or ECT(1), makes the CNP CE-marked as
+// a data packet's copy does (the switch marked it after the mirror's first
+// copy): it moves, in ECN, from that codepoint to CE and counts in ECNCE and
+// CNPsCE, and Table.CopyMarkedCE says so (the reports count it at the
+// copy's frame, as a CNP's CE, no data packet's mark). Each CNP is matched
+// to one copy, so no ring is needed; a copy counted as a CNP (above)
+// counts its CE as that CNP's own.
 //
 // What the rule cannot tell: the copy of a packet that a NAK names, when
 // the mirror delivers it after the NAK and before the resend the NAK asks

@@ -134,7 +134,9 @@
 //     to error and the flow sends nothing more.
 //   - ce_mark: ECN CE on the packets; with cnp the receiving NIC answers each
 //     with a CNP (BTH only, BECN set, 16 reserved bytes, DSCP cnp_dscp) to
-//     the sending QP.
+//     the sending QP; with resends, CE on the packets' resends (go-back-N,
+//     timeout, RNR retry, re-issued READ) instead of their first
+//     transmissions (no cnp then).
 //   - fecn: the BTH FECN bit on the packets; with becn the message's ACKs or
 //     READ responses carry BECN.
 //   - dscp: the message's data packets use this DSCP.

@@ -48,6 +48,7 @@ func transportBase(t string) uint8 {
 type unit struct {
 	lost, seen, mirror bool // fabric loss on first transmission; mirror saw it; mirror missed it
 	ce, cnp, fecn      bool
+	ceResends          bool // ce marks the resends, not the first transmission
 	cnpOp              uint8
 	sent, captured     bool // sent before; an earlier copy is in the file
 }
@@ -191,7 +192,7 @@ func (fg *flowGen) prepare(n int) msgEvents {
 			span(derefOr(e.MirrorDrop.PSNOffset, 0), e.MirrorDrop.Packets, func(u *unit) { u.mirror = true })
 		case e.CEMark != nil:
 			c := e.CEMark
-			span(c.PSNOffset, c.Packets, func(u *unit) { u.ce, u.cnp, u.cnpOp = true, c.CNP, uint8(*c.CNPOpcode) })
+			span(c.PSNOffset, c.Packets, func(u *unit) { u.ce, u.cnp, u.cnpOp, u.ceResends = true, c.CNP, uint8(*c.CNPOpcode), c.Resends })
 		case e.FECN != nil:
 			span(e.FECN.PSNOffset, e.FECN.Packets, func(u *unit) { u.fecn = true })
 			me.becn = e.FECN.BECN
@@ -275,7 +276,7 @@ func (fg *flowGen) mark(p *pkt, u *unit, first bool, me *msgEvents) {
 	if me.dscp >= 0 {
 		p.dscp = uint8(me.dscp)
 	}
-	if first && u.ce {
+	if u.ce && first != u.ceResends {
 		p.ecn = 3
 	}
 	if first && u.fecn {

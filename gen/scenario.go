@@ -158,6 +158,10 @@ type CEMark struct {
 	Packets   int  `yaml:"packets"` // default 1
 	CNP       bool `yaml:"cnp"`     // the notification point answers each with a CNP
 	CNPOpcode *int `yaml:"cnp_opcode"`
+	// Resends marks the packets' resends (go-back-N, timeout, RNR
+	// retry, re-issued READ) instead of their first transmissions: a
+	// queue that built up after them. No CNP answers them (cnp unset).
+	Resends bool `yaml:"resends"`
 }
 
 // FECNMark sets the BTH FECN bit on data packets, and BECN on the answers.

@@ -790,6 +790,9 @@ func (v *validator) event(f *Flow, e *Event, msgs int) {
 		if e.CEMark.Packets < 0 || e.CEMark.PSNOffset < 0 {
 			v.failf("ce_mark", "negative packets or psn_offset")
 		}
+		if e.CEMark.Resends && e.CEMark.CNP {
+			v.failf("ce_mark", "cnp answers first transmissions only: not with resends")
+		}
 	}
 	if e.FECN != nil {
 		n++

@@ -211,11 +211,13 @@ func (c *Collector) addRoCE(p *packet.Packet, fa *flows.FrameAt) {
 // copyCE notes the CE mark a mirror's copy p, at frame at in timeline bin
 // bin, brought to a packet whose first copy carried none (the egress
 // copy of a switch that marked it: flows.Table.CopyMarkedCE): as the
-// mark of a first copy (the ECN reaction, the timeline's CE series, the
-// span of CE marks), at the copy's frame, the one that shows the mark;
-// nothing else of the copy counts.
+// mark of a first copy (the ECN reaction, but for a CNP's, the timeline's
+// CE series, the span of CE marks), at the copy's frame, the one that
+// shows the mark; nothing else of the copy counts.
 func (s *collectorState) copyCE(p *packet.Packet, at *flows.FrameRef, bin int) {
-	s.ecn.mark(p.Src, p.Dst, at)
+	if !p.BTH.Opcode.IsCNP() {
+		s.ecn.mark(p.Src, p.Dst, at)
+	}
 	s.tl.ce[bin]++
 	s.ceSpan.add(*at)
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -418,5 +419,52 @@ func TestMirrorCopiesMerge(t *testing.T) {
 	got, want := copiesFindingOf(t, m.Findings), copiesFindingOf(t, one.Findings)
 	if got == nil || want == nil || got.Title != want.Title || !reflect.DeepEqual(got.Evidence.Counts, want.Evidence.Counts) || got.Severity != want.Severity {
 		t.Errorf("merged: %+v\nwant %+v", got, want)
+	}
+}
+
+// TestMirrorCNPCopyCE: report_ecn's CNPs sent ECT(0), each with a new
+// IPv4 ID, and each copied 20 µs later with the CE a switch marked it
+// with after the mirror's first copy: each CNP counts as CE-marked once
+// (CNPsCE, ECNCE), and its mark, a CNP's, is no data packet's: the ECN
+// reaction findings are the plain capture's.
+func TestMirrorCNPCopyCE(t *testing.T) {
+	isCNP := func(p *packet.Packet) bool { return p.Kind == packet.KindRoCE && p.HasBTH && p.BTH.Opcode.IsCNP() }
+	id := uint16(100)
+	plain := edited(t, genCapture(t, "report_ecn"), isCNP, func(d []byte) {
+		if len(d) < 34 || binary.BigEndian.Uint16(d[12:]) != 0x0800 {
+			return
+		}
+		d[15] = d[15]&^3 | 2 // ECT(0)
+		id++
+		binary.BigEndian.PutUint16(d[18:], id)
+		ipChecksum(d)
+	})
+	path, n := doubled(t, plain, 20*time.Microsecond, isCNP, ceFrame)
+	if n == 0 {
+		t.Fatal("no CNPs in report_ecn")
+	}
+	base, in := loadInput(t, plain, ""), loadInput(t, path, "")
+	var cnps, cnpsCE, copies uint64
+	for _, f := range in.Flows {
+		cnps += f.CNPs
+		cnpsCE += f.CNPsCE()
+		copies += f.MirrorDuplicates()
+	}
+	// The first copy may come before its sender's CNPs showed a second
+	// ID: it counts as a CNP of its own (flows, "Mirror copies").
+	if copies+cnps-uint64(n) != uint64(n) || cnpsCE != cnps {
+		t.Errorf("%d CNPs copied: %d CNPs (%d CE-marked), %d mirror duplicates; want every CNP CE-marked once", n, cnps, cnpsCE, copies)
+	}
+	reaction := func(in *Input) []string {
+		var out []string
+		for _, f := range Run(in, "test").Findings {
+			if f.Kind == KindECNNotActed {
+				out = append(out, f.Title)
+			}
+		}
+		return out
+	}
+	if got, want := reaction(in), reaction(base); !slices.Equal(got, want) {
+		t.Errorf("ECN reaction findings %q, want the plain capture's %q", got, want)
 	}
 }
