@@ -206,3 +206,48 @@ func TestFlowsFragmentedRoCE(t *testing.T) {
 		}
 	}
 }
+
+// TestExtractFragmentedMirrorKeepsFragments: extract from a mirror whose
+// GRE datagrams were fragmented writes, with the first fragment of each
+// chosen packet, the later fragments of its datagram, so that the output
+// reassembles in Wireshark (tshark's default, ip.defragment on) into the
+// RoCE packets it was extracted for. Before, only the first fragments
+// were written: tshark found no RoCE packet in the output at all, and the
+// fragments of the other mirrored frames (TCP here) stay out.
+func TestExtractFragmentedMirrorKeepsFragments(t *testing.T) {
+	tshark := needTool(t, "tshark")
+	file, _ := writeFragmentedMirror(t, fragmentedSource, 600)
+	if n := len(tsharkIBWith(t, tshark, file)); n != 20 {
+		t.Fatalf("tshark reassembles %d RoCE packets in the mirror, want the 20 of %s", n, fragmentedSource)
+	}
+	out := filepath.Join(t.TempDir(), "extract.pcap")
+	if _, errOut, code := runCLI(t, "extract", "--flow", "1", "-o", out, file); code != ExitOK {
+		t.Fatalf("extract: exit %d: %s", code, errOut)
+	}
+	if n := len(tsharkIBWith(t, tshark, out)); n != 20 {
+		t.Errorf("tshark reassembles %d RoCE packets in the extract, want 20", n)
+	}
+	// Only those: the fragments of the mirrored RoCE frames, not those of
+	// the mirrored TCP frames.
+	want := 0
+	eachRealRecord(t, fragmentedSource, func(_ int, rec *capture.Record) {
+		f := rec.Data
+		if len(f) > 14+20+4 && f[14+9] == 17 && binary.BigEndian.Uint16(f[14+20+2:]) == 4791 {
+			const per = (600 - 20) &^ 7
+			want += (16 + len(f) + per - 1) / per // GRE and ERSPAN II: 16 bytes
+		}
+	})
+	r, err := capture.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var rec capture.Record
+	frames := 0
+	for r.Next(&rec) == nil {
+		frames++
+	}
+	if frames != want {
+		t.Errorf("%d frames written, want the %d fragments of the RoCE packets", frames, want)
+	}
+}
