@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"compress/gzip"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"net/netip"
@@ -215,18 +216,38 @@ func extractRun(opts *ExtractOptions) error {
 	replay := flows.NewTable(flows.Config{})
 	var written int
 	var werr error
+	// The IPv4 datagrams whose first fragment was written: their later
+	// fragments go with it, so that the output can be reassembled.
+	frags := map[ipv4FragKey]bool{}
 	_, err = analyze(analyzeOptions{Files: files, Sinks: []packetSink{replay},
 		Opened: func(m *capture.Merger) { out.in = m },
 		Each: func(rec *capture.Record, file int, p *packet.Packet) {
-			if werr != nil || p.Kind != packet.KindRoCE || !p.HasBTH {
+			if werr != nil {
 				return
 			}
-			f := replay.Current(flows.Key{Src: p.Src, Dst: p.Dst, DestQP: p.BTH.DestQP})
-			if f == nil || !chosen[f.ID] {
-				return
+			var chosenRoCE bool
+			if p.Kind == packet.KindRoCE && p.HasBTH {
+				f := replay.Current(flows.Key{Src: p.Src, Dst: p.Dst, DestQP: p.BTH.DestQP})
+				chosenRoCE = f != nil && chosen[f.ID]
 			}
-			if werr = out.write(rec, file); werr == nil {
-				written++
+			write := chosenRoCE
+			if k, first, last, ok := ipv4Fragment(rec.LinkType, rec.Data); ok {
+				switch {
+				case first && chosenRoCE:
+					frags[k] = true
+				case first:
+					delete(frags, k) // another datagram of the same ID
+				default:
+					write = frags[k]
+					if last {
+						delete(frags, k)
+					}
+				}
+			}
+			if write {
+				if werr = out.write(rec, file); werr == nil {
+					written++
+				}
 			}
 		}})
 	if err == nil {
@@ -253,6 +274,62 @@ func extractRun(opts *ExtractOptions) error {
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "rocedump: wrote %s of %s to %s\n", reports.Plural(written, "packet"), reports.Plural(len(chosen), "flow"), to)
 	return nil
+}
+
+// ipv4FragKey names an IPv4 datagram among its fragments (RFC 791 §3.2).
+type ipv4FragKey struct {
+	src, dst [4]byte
+	proto    uint8
+	id       uint16
+}
+
+// ipv4Fragment reports whether the outermost IP datagram of a frame of
+// link type lt (Ethernet with its VLAN tags, Linux cooked, raw IP) is an
+// IPv4 fragment, which datagram, and whether it is its first fragment
+// (offset 0) or its last (MF clear). A mirror's GRE datagrams sent without
+// DF are fragmented so, and so is a RoCE datagram sent without it.
+func ipv4Fragment(lt capture.LinkType, b []byte) (k ipv4FragKey, first, last, ok bool) {
+	be := binary.BigEndian
+	var off int
+	switch lt {
+	case capture.LinkTypeEthernet:
+		off = 12
+		for n := 0; n <= 8 && len(b) >= off+2; n++ {
+			et := be.Uint16(b[off:])
+			if et != 0x8100 && et != 0x88a8 && et != 0x9100 {
+				break
+			}
+			off += 4
+		}
+		if len(b) < off+2 || be.Uint16(b[off:]) != 0x0800 {
+			return k, false, false, false
+		}
+		off += 2
+	case capture.LinkTypeLinuxSLL:
+		if len(b) < 16 || be.Uint16(b[14:]) != 0x0800 {
+			return k, false, false, false
+		}
+		off = 16
+	case capture.LinkTypeLinuxSLL2:
+		if len(b) < 20 || be.Uint16(b) != 0x0800 {
+			return k, false, false, false
+		}
+		off = 20
+	case capture.LinkTypeRaw, capture.LinkTypeIPv4:
+	default:
+		return k, false, false, false
+	}
+	ip := b[off:]
+	if len(ip) < 20 || ip[0]>>4 != 4 {
+		return k, false, false, false
+	}
+	const moreFragments, offsetMask = 0x2000, 0x1fff
+	frag := be.Uint16(ip[6:])
+	if frag&(moreFragments|offsetMask) == 0 {
+		return k, false, false, false
+	}
+	k = ipv4FragKey{src: [4]byte(ip[12:16]), dst: [4]byte(ip[16:20]), proto: ip[9], id: be.Uint16(ip[4:])}
+	return k, frag&offsetMask == 0, frag&moreFragments == 0, true
 }
 
 // frameWriter writes records to pcap (one link type) or pcapng (any).

@@ -38,7 +38,8 @@
 // ICRC included, but a mirror's second copies of them (MirrorDuplicates,
 // see "Mirror copies"), which no other counter holds either; WireBytes
 // sums their IP total lengths (40 + GRH PayLen for RoCEv1), right on
-// truncated frames; PayloadBytes sums their RDMA
+// truncated frames and on the first fragment of a fragmented datagram
+// (packet.Packet.DatagramLen); PayloadBytes sums their RDMA
 // payload (after the transport headers, without pad and ICRC; a CNP has
 // none). Transport is that of the first packet that is not a CNP (CNP for
 // a flow of CNPs only). FirstPSN and LastPSN are the PSNs of the first and

@@ -162,7 +162,7 @@ func (c *Collector) addRoCE(p *packet.Packet, fa *flows.FrameAt) {
 	}
 	if !p.HasBTH {
 		s.health.bthCut++
-		s.tl.roce[bin] += float64(p.IPTotalLen) * 8
+		s.tl.roce[bin] += float64(p.DatagramLen()) * 8
 		c.Table.AddFrame(p, fa) // the table decides what it keeps
 		return
 	}
@@ -178,7 +178,7 @@ func (c *Collector) addRoCE(p *packet.Packet, fa *flows.FrameAt) {
 		}
 		return
 	}
-	s.tl.roce[bin] += float64(p.IPTotalLen) * 8
+	s.tl.roce[bin] += float64(p.DatagramLen()) * 8
 	if retx|gaps != 0 {
 		s.tl.retx[bin] += float64(retx)
 		s.tl.gaps[bin] += float64(gaps)
@@ -204,7 +204,7 @@ func (c *Collector) addRoCE(p *packet.Packet, fa *flows.FrameAt) {
 	}
 	s.observe(f.ID, p, at, &c.cfg)
 	if s.keepsSeries(f.ID) {
-		s.series.add(f.ID-1, bin, uint64(p.IPTotalLen)*8)
+		s.series.add(f.ID-1, bin, uint64(p.DatagramLen())*8)
 	}
 }
 

@@ -373,7 +373,7 @@ func decodeFastLayers(data []byte, origLen int, p *Packet) bool {
 		p.Dst = netip.AddrFrom16([16]byte(ip[24:40]))
 	}
 	p.IPTotalLen = hl + plen
-	p.Fragment = false
+	p.Fragment, p.WholeLen = false, 0
 	p.Proto = protoUDP
 	p.SrcPort, p.DstPort = binary.BigEndian.Uint16(u), PortRoCEv2
 	p.UDPLen = udpLen
@@ -438,7 +438,7 @@ func decodePlainIPv4(data []byte, origLen int, p *Packet) bool {
 	p.Src = netip.AddrFrom4([4]byte(h[ipOff+12 : ipOff+16]))
 	p.Dst = netip.AddrFrom4([4]byte(h[ipOff+16 : ipOff+20]))
 	p.IPTotalLen = total
-	p.Fragment = false
+	p.Fragment, p.WholeLen = false, 0
 	p.Proto = protoUDP
 	p.SrcPort, p.DstPort = binary.BigEndian.Uint16(h[udpOff:]), PortRoCEv2
 	p.UDPLen = udpLen

@@ -79,6 +79,11 @@ func (w *walker) l4(b []byte, payloadLen int) {
 		// A switch's ERSPAN mirror, sent without DF over a smaller MTU
 		// than the mirrored frame's, is fragmented so.
 		w.cut, w.ipWhole = true, false
+		if w.p.Proto == protoUDP && binary.BigEndian.Uint16(b[2:]) == PortRoCEv2 {
+			w.udp(b, maxIPPayload)
+			w.wholeLen(payloadLen)
+			return
+		}
 		payloadLen = maxIPPayload
 	}
 	switch w.p.Proto {
@@ -103,6 +108,23 @@ func (w *walker) l4(b []byte, payloadLen int) {
 			w.ipv6(b)
 		}
 	}
+}
+
+// wholeLen sets WholeLen of a first fragment that carries RoCEv2, once
+// udp has read its UDP length; fragPayload is the fragment's payload
+// length as its IP header says. The IP header is what the fragment's
+// total length holds besides that payload, less the IPv6 Fragment header,
+// which the whole datagram does not have (RFC 8200 §4.5).
+func (w *walker) wholeLen(fragPayload int) {
+	p := w.p
+	if p.RoCEVersion != 2 || p.UDPLen < udpHeaderLen {
+		return
+	}
+	hdr := p.IPTotalLen - fragPayload
+	if p.IPVersion == 6 {
+		hdr -= ipv6FragmentLen
+	}
+	p.WholeLen = hdr + p.UDPLen
 }
 
 // carriesDecoded reports whether the payload b of a first fragment, of

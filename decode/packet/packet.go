@@ -46,6 +46,13 @@ type Packet struct {
 	IPTotalLen int        // IPv4 total length, or 40 + IPv6/GRH payload length, as the header says
 	Fragment   bool       // the IP datagram is a fragment (MF set or offset nonzero)
 
+	// WholeLen is, for the first fragment of a RoCEv2 datagram whose UDP
+	// length was captured, the length of the whole datagram: its IP
+	// header (without an IPv6 Fragment header) and the UDP length, what
+	// IPTotalLen says of a datagram that was not fragmented. 0 otherwise;
+	// see DatagramLen.
+	WholeLen int
+
 	// Proto is the L4 protocol: the IPv4 protocol, or the IPv6 next header
 	// after hop-by-hop, routing, fragment, destination options and AH
 	// extension headers; 0x1B (IBA BTH) for RoCEv1.
@@ -87,6 +94,17 @@ type Packet struct {
 	PFC    PFCFrame // IEEE 802.1Qbb / 802.3 Annex 31B
 }
 
+// DatagramLen is the length of the IP datagram that carried p, as sent:
+// IPTotalLen, or WholeLen for the first fragment of a RoCEv2 datagram,
+// whose IPTotalLen is the fragment's. It is what a RoCE packet counts in
+// byte totals and rates, right on truncated frames and fragments alike.
+func (p *Packet) DatagramLen() int {
+	if p.WholeLen != 0 {
+		return p.WholeLen
+	}
+	return p.IPTotalLen
+}
+
 // clearFrame zeroes the fields that describe one frame, before the walk
 // enters an inner frame.
 func (p *Packet) clearFrame() {
@@ -102,7 +120,7 @@ func (p *Packet) clearIP() {
 	p.DSCP, p.ECN = 0, 0
 	p.TTL, p.FlowLabel = 0, 0
 	p.IPTotalLen = 0
-	p.Fragment = false
+	p.Fragment, p.WholeLen = false, 0
 	p.Proto = 0
 	p.SrcPort, p.DstPort = 0, 0
 	p.UDPLen = 0
