@@ -309,6 +309,9 @@ func (f *Flow) noteRequest(res seqResult, psn, last uint32, fa *FrameAt, prev in
 	case seqFirst:
 		return
 	case seqInOrder, seqGap:
+		if f.cold != nil && f.cold.early != nil && f.cold.early.valid {
+			f.requestAfterAhead(psn, at)
+		}
 		if res == seqGap && connected(f.Transport) {
 			f.ensureRetx().loss.open(f.Requests.lastGap(), at)
 			if r := f.respLink; r != nil && r.resp.acked() {
