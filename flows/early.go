@@ -63,20 +63,16 @@ type earlyState struct {
 // EarlyResponses returns the responses captured before this flow's
 // requests that they answer; N is 0 when none was.
 func (f *Flow) EarlyResponses() EarlyResponses {
-	if f.cold == nil || f.cold.early == nil {
+	if f.retx == nil || f.retx.early == nil {
 		return EarlyResponses{}
 	}
-	return f.cold.early.out
+	return f.retx.early.out
 }
 
 // noteAhead notes a response that acknowledges requests through, at or
 // past the PSN the flow's requests expect next.
 func (f *Flow) noteAhead(through uint32, at *FrameRef) {
-	c := f.coldState()
-	if c.early == nil {
-		c.early = new(earlyState)
-	}
-	e := c.early
+	e := f.ensureEarly()
 	if !e.valid || e.pending == 0 {
 		e.at = *at
 	}
@@ -87,10 +83,17 @@ func (f *Flow) noteAhead(through uint32, at *FrameRef) {
 	e.pending++
 }
 
-// requestAfterAhead checks a request at psn, sequenced in order or past a
-// gap, against the responses ahead of the flow's requests.
-func (f *Flow) requestAfterAhead(psn uint32, at *FrameRef) {
-	e := f.cold.early
+func (f *Flow) ensureEarly() *earlyState {
+	s := f.ensureRetx()
+	if s.early == nil {
+		s.early = new(earlyState)
+	}
+	return s.early
+}
+
+// request checks a request at psn, sequenced in order or past a gap,
+// against the responses ahead of the flow's requests.
+func (e *earlyState) request(psn uint32, at *FrameRef) {
 	d := psnDiff(psn, e.through)
 	if d > 0 {
 		// Past every response ahead: those answered requests the
@@ -98,10 +101,9 @@ func (f *Flow) requestAfterAhead(psn uint32, at *FrameRef) {
 		e.valid, e.pending = false, 0
 		return
 	}
-	o := &e.out
 	if e.pending > 0 {
 		// The first response ahead answered this request or a later one.
-		o.N += e.pending
+		e.out.N += e.pending
 		e.pending = 0
 		e.lead(e.at, at)
 	}
@@ -133,11 +135,8 @@ func (t *Table) finishEarly() {
 		if psnDiff(q, f.Requests.FirstPSN) < 0 || psnDiff(q, f.Requests.HighPSN) > 0 {
 			continue // it answered requests before the capture, or others
 		}
-		c := f.coldState()
-		if c.early == nil {
-			c.early = new(earlyState)
-		}
-		c.early.out.N = 1
-		c.early.lead(r.First, &f.First)
+		e := f.ensureEarly()
+		e.out.N = 1
+		e.lead(r.First, &f.First)
 	}
 }

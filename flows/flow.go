@@ -293,7 +293,6 @@ type flowCold struct {
 	cnps         *cnpRing                 // the latest CNPs, for their copies (cnp.go)
 	cnpsCE       uint64                   // CNPsCE
 	lag          int64                    // the last copy of the flow's last request: its time after the request, ns (Flow.readCopyDue)
-	early        *earlyState              // responses captured before the requests they answer (early.go)
 }
 
 // MirrorDuplicates is the number of packets of this flow that the mirror
