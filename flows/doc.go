@@ -539,6 +539,18 @@
 // another; unless the copy of a last request showed the mirror's lag
 // to be more than twice the time from the READ to the re-issue.
 //
+// # Responses before their requests
+//
+// A responder answers only what it received, so a response captured before
+// the request it acknowledges says the capture does not keep the wire's
+// order: the two directions come from files whose clocks disagree (a tap
+// or two mirror ports, one file per direction) or from mirror paths of
+// different latency. Flow.EarlyResponses counts them, on the flow whose
+// requests they answer (early.go); the rules above then read the wrong
+// order and nothing here corrects it: a NAK captured after the resends it
+// asks for makes them copies and leaves it unanswered, an ACK captured
+// before a resend makes the resend a timeout and its PSN mirror loss.
+//
 // # Memory
 //
 // A flow holds a fixed-size state (960 bytes, 15 cache lines, laid out so

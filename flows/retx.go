@@ -160,8 +160,9 @@ func (f *Flow) RetxSpan(k RetxEventKind) (first, last FrameRef, ok bool) {
 func (f *Flow) FatalNAKs() uint64 { return f.NAKTotal() - f.NAKs[bth.NAKPSNSequenceError] }
 
 // retxState is a flow's retransmission and loss state. A flow allocates it
-// at its first NAK, resend, re-issued READ or request PSN gap, so a flow
-// without any costs one pointer.
+// at its first NAK, resend, re-issued READ or request PSN gap, or response
+// ahead of its requests (early.go), so a flow without any costs one
+// pointer.
 type retxState struct {
 	pending pendingNAK
 	ep      episode
@@ -195,6 +196,10 @@ type retxState struct {
 	nHeld      uint8
 	heldEvents int // len(events) when the first was held
 	reordered  uint64
+
+	// early: responses captured before the requests they answer
+	// (early.go); nil if none was.
+	early *earlyState
 }
 
 type eventSpan struct {
@@ -309,6 +314,9 @@ func (f *Flow) noteRequest(res seqResult, psn, last uint32, fa *FrameAt, prev in
 	case seqFirst:
 		return
 	case seqInOrder, seqGap:
+		if s != nil && s.early != nil && s.early.valid {
+			s.early.request(psn, at)
+		}
 		if res == seqGap && connected(f.Transport) {
 			f.ensureRetx().loss.open(f.Requests.lastGap(), at)
 			if r := f.respLink; r != nil && r.resp.acked() {

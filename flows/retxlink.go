@@ -44,6 +44,10 @@ func (t *Table) noteResponse(s *Flow, h *bth.BTH, at *FrameRef) {
 			r.decideHeld(false)
 		}
 		r.respLink = s
+		if r.Requests.started() && psnDiff(through, r.Requests.seq.expHi) >= 0 {
+			// Ahead of the requests captured so far (early.go).
+			r.noteAhead(through, at)
+		}
 		switch {
 		case nak || rnr || fatal:
 			r.nakedAt(h.PSN, !nak)

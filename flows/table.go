@@ -563,6 +563,7 @@ func (t *Table) Finish() {
 		}
 	}
 	t.finishLoss()
+	t.finishEarly()
 }
 
 // Flows returns every flow in ID order (first appearance in the capture).

@@ -388,6 +388,8 @@ func docCountInputs(t *testing.T) []*Input {
 	in.Capture.Drops = &Drops{Kernel: 3, Interface: 1}
 	in.Capture.Unsupported = 2
 	ins = append(ins, in)
+	// ACKs captured before the requests they acknowledge.
+	ins = append(ins, earlyInput(-20*time.Microsecond))
 	// Frames cut inside their BTH.
 	ins = append(ins, docScenario(t, `
 name: doc_bth_cut

@@ -106,7 +106,111 @@ func CaptureHealth(in *Input) []Finding {
 	if in.flowScan().copies > 0 {
 		out = append(out, copiesFinding(in))
 	}
+	if f, ok := earlyFinding(in); ok {
+		out = append(out, f)
+	}
 	return out
+}
+
+// earlyFinding reports the responses captured before the requests they
+// answer (flows.Flow.EarlyResponses): the clocks of the files that hold
+// the two directions disagree, or the capture's order is not the wire's.
+// A warning: the retransmission, mirror-copy, mirror-loss and ECN findings
+// judge the order and timing of requests and their answers, which the
+// capture does not keep.
+func earlyFinding(in *Input) (Finding, bool) {
+	type pair struct{ resp, req int }
+	type agg struct {
+		n     uint64
+		lead  time.Duration
+		first flows.EarlyResponses
+	}
+	var (
+		total uint64
+		lead  time.Duration
+		fl    []*flows.Flow
+		pairs = map[pair]*agg{}
+		order []pair
+	)
+	for _, f := range in.Flows {
+		e := f.EarlyResponses()
+		if e.N == 0 {
+			continue
+		}
+		total += e.N
+		lead = max(lead, e.Lead)
+		fl = append(fl, f)
+		k := pair{e.Response.File, e.Request.File}
+		a := pairs[k]
+		if a == nil {
+			a = &agg{first: e}
+			pairs[k] = a
+			order = append(order, k)
+		}
+		a.n += e.N
+		if e.Lead > a.lead {
+			a.lead, a.first = e.Lead, e
+		}
+	}
+	if total == 0 {
+		return Finding{}, false
+	}
+	file := func(i int) string {
+		if i >= 0 && i < len(in.Capture.Files) {
+			return in.Capture.Files[i]
+		}
+		return fmt.Sprintf("file %d", i+1)
+	}
+	slices.SortFunc(order, func(a, b pair) int {
+		if c := cmp.Compare(pairs[b].n, pairs[a].n); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.resp, b.resp); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.req, b.req)
+	})
+	top := order[0]
+	f := Finding{
+		Kind:     KindCaptureHealth,
+		Severity: Warning,
+		Evidence: Evidence{Counts: map[string]float64{
+			"early_responses": float64(total), "flows": float64(len(fl)), "lead_s": lead.Seconds(),
+		}},
+	}
+	if top.resp != top.req {
+		f.Title = fmt.Sprintf("%s captured before the requests they answer: the clock of %s runs at least %s ahead of %s's",
+			plural(total, "response"), file(top.resp), flowtable.HumanDuration(pairs[top].lead), file(top.req))
+	} else {
+		f.Title = fmt.Sprintf("%s captured before the requests they answer (by up to %s): the capture does not keep the wire's order",
+			plural(total, "response"), flowtable.HumanDuration(lead))
+	}
+	f.Detail = fmt.Sprintf("%d ACKs, NAKs or READ responses on %s were captured before a request they acknowledge, by up to %s; "+
+		"a responder answers only what it received, so the capture does not hold the wire's order. "+
+		"When the two directions of a connection come from different files (a tap or two mirror ports, one file per direction), "+
+		"the clocks of those files disagree, by at least that much; within one file, two mirror paths of different latency do the same. "+
+		"Findings that judge requests by the order and timing of their answers are then unreliable between those files: "+
+		"a NAK captured after the resends it asks for makes them look like mirror copies and the NAK unanswered, "+
+		"an ACK captured before a resend makes the resend an ACK timeout and the lost packet mirror loss, "+
+		"a CNP captured before the CE mark it answers makes the mark unanswered (ecn_not_acted), "+
+		"and recovery times, ACK timeouts and the pairing of QPs by their ACKs shift by the offset.",
+		total, plural(len(fl), "flow"), flowtable.HumanDuration(lead))
+	f.Next = "Shift the early file's times back by at least the offset (editcap -t -SECONDS, or the other file forward) and run again, " +
+		"or capture both directions with one clock (one capture NIC, hardware timestamps synchronised by PTP)."
+	var lines detailLines
+	for _, k := range order {
+		a := pairs[k]
+		lines.add(func() string {
+			return fmt.Sprintf("responses in %s before requests in %s: %d, by up to %s (frame %d before frame %d)",
+				file(k.resp), file(k.req), a.n, flowtable.HumanDuration(a.lead), a.first.Response.Frame, a.first.Request.Frame)
+		})
+	}
+	for _, x := range fl {
+		f.Flows = append(f.Flows, x.ID)
+		f.Nodes = append(f.Nodes, nodeOf(in, x.Key.Src), nodeOf(in, x.Key.Dst))
+	}
+	f.Evidence.Details = lines.capped()
+	return f, true
 }
 
 // copiesShare is the share of the RoCE frames from which mirror copies
