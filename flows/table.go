@@ -389,9 +389,9 @@ func (f *Flow) add(p *packet.Packet, c opBits, fa *FrameAt) (reissue bool) {
 	at := &fa.FrameRef
 	h := &p.BTH
 	op := h.Opcode
-	f.Packets++
-	f.WireBytes += uint64(p.DatagramLen())
-	f.addRate(fa.Nanos, uint64(p.DatagramLen()))
+	n := uint64(p.DatagramLen())
+	f.Packets, f.WireBytes = f.Packets+1, f.WireBytes+n
+	f.addRate(fa.Nanos, n)
 	// Field by field: a little faster than the whole-struct copy, which
 	// reloads at, just stored by the caller, in 16-byte pieces.
 	f.Last.File, f.Last.Frame, f.Last.Time, f.Last.Seq = at.File, at.Frame, at.Time, at.Seq
