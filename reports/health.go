@@ -124,11 +124,8 @@ func CaptureHealth(in *Input) []Finding {
 // no RoCE packet at all went from its destination back to its source.
 // Connections count a flow and its partner once.
 func oneWayFinding(in *Input) (Finding, bool) {
-	type dir struct{ src, dst netip.Addr }
-	seen := map[dir]bool{}
-	for _, fl := range in.Flows {
-		seen[dir{fl.Key.Src, fl.Key.Dst}] = true
-	}
+	type dir = [2]netip.Addr
+	seen := hostDirections(in)
 	var conns, oneWay uint64
 	var span frameSpan
 	dirFlows := map[dir][]*flows.Flow{}
@@ -145,7 +142,7 @@ func oneWayFinding(in *Input) (Finding, bool) {
 		}
 		conns++
 		d := dir{fl.Key.Src, fl.Key.Dst}
-		if seen[dir{d.dst, d.src}] {
+		if seen[dir{d[1], d[0]}] {
 			continue
 		}
 		oneWay++
@@ -193,19 +190,34 @@ func oneWayFinding(in *Input) (Finding, bool) {
 	var lines detailLines
 	for _, d := range dirs {
 		fs := dirFlows[d]
-		f.Nodes = append(f.Nodes, nodeOf(in, d.src), nodeOf(in, d.dst))
+		f.Nodes = append(f.Nodes, nodeOf(in, d[0]), nodeOf(in, d[1]))
 		var pkts uint64
 		for _, fl := range fs {
 			f.Flows = append(f.Flows, fl.ID)
 			pkts += fl.Packets
 		}
 		lines.add(func() string {
-			return fmt.Sprintf("%s > %s: %s, %s, nothing back", endpoint(in, d.src), endpoint(in, d.dst),
+			return fmt.Sprintf("%s > %s: %s, %s, nothing back", endpoint(in, d[0]), endpoint(in, d[1]),
 				plural(len(fs), "flow"), plural(pkts, "packet"))
 		})
 	}
 	f.Evidence.Details = lines.capped()
 	return f, true
+}
+
+// hostDirections is every (source, destination) address pair of a flow.
+func hostDirections(in *Input) map[[2]netip.Addr]bool {
+	seen := map[[2]netip.Addr]bool{}
+	for _, fl := range in.Flows {
+		seen[[2]netip.Addr{fl.Key.Src, fl.Key.Dst}] = true
+	}
+	return seen
+}
+
+// seenOneWay: fl has no partner and no RoCE packet went from its
+// destination back to its source (seen is hostDirections).
+func seenOneWay(seen map[[2]netip.Addr]bool, fl *flows.Flow) bool {
+	return fl.Partner == nil && !seen[[2]netip.Addr{fl.Key.Dst, fl.Key.Src}]
 }
 
 // connectedTransport: RC, XRC or RD, whose requests are answered.

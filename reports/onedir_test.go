@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -162,4 +163,36 @@ func filterCapture(t *testing.T, src string, keep func(*packet.Packet) bool) str
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestTimeoutOneDirection: on a mirror of the requesters' direction only,
+// resends whose NAKs went the other way look like ACK timeouts; the
+// timeout finding says which of its QPs show nothing back, as the full
+// capture's does not.
+func TestTimeoutOneDirection(t *testing.T) {
+	src := genCapture(t, "retransmissions")
+	timeouts := func(in *Input) *Finding {
+		fs := Retransmissions(in)
+		return retxVariant(fs, KindRetransmission, "timeouts")
+	}
+	full := timeouts(loadInput(t, src, ""))
+	if full == nil {
+		t.Fatal("no timeout finding in the full capture")
+	}
+	if strings.Contains(full.Detail, "mirror of one direction") {
+		t.Errorf("full capture: %s", full.Detail)
+	}
+	in := loadInput(t, filterCapture(t, src, func(p *packet.Packet) bool { return p.Src.Is4() && p.Src.As4()[3] == 1 }), "")
+	one := timeouts(in)
+	if one == nil {
+		t.Fatal("no timeout finding on the requests' direction")
+	}
+	if !strings.Contains(one.Detail, "show no packet back in the capture (a mirror of one direction") {
+		t.Errorf("detail does not say the QPs are seen one way: %s", one.Detail)
+	}
+	for _, l := range one.Evidence.Details {
+		if !strings.HasSuffix(l, ", nothing captured back") {
+			t.Errorf("detail line %q", l)
+		}
+	}
 }
