@@ -83,6 +83,12 @@ func TestOneDirectionMirror(t *testing.T) {
 				t.Errorf("ecn_not_acted on a mirror of one direction: %s %v", summary([]Finding{f}), f.Evidence.Details)
 			}
 		}
+		// No CNP in the capture: the congestion finding does not say
+		// DCQCN cut a rate.
+		if cg := ofKind(fs, KindCongestion); len(cg) != 1 || strings.Contains(cg[0].Detail, "DCQCN cut") ||
+			!strings.Contains(cg[0].Detail, "the capture holds no CNP back") {
+			t.Errorf("congestion:%s %v", summary(cg), cg)
+		}
 		ow := oneWayOf(fs)
 		if ow == nil || ow.Severity != Warning {
 			t.Fatalf("want a capture_health warning for one direction:%s", summary(fs))
