@@ -164,6 +164,8 @@ func oneWayFinding(in *Input) (Finding, bool) {
 	switch {
 	case conns == 1:
 		title = "The capture shows only one direction of its one connection"
+	case conns == 2 && oneWay == 2:
+		title = "The capture shows only one direction of both its connections"
 	case oneWay == conns:
 		title = fmt.Sprintf("The capture shows only one direction of all %d connections", conns)
 	}

@@ -394,7 +394,7 @@ func TestMergeUnnamedFrames(t *testing.T) {
 			t.Fatal(err)
 		}
 		probs := strings.Join(r.Capture.Problems, "\n")
-		if got := strings.Contains(probs, "cross_rail name no file"); got != tt.note {
+		if got := strings.Contains(probs, "merge: the first and last frames of cross_rail name no file"); got != tt.note {
 			t.Errorf("files %v: note %v, want %v:\n%s", tt.files, got, tt.note, probs)
 		}
 		for _, f := range r.Findings {

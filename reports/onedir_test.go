@@ -16,6 +16,7 @@ import (
 	"github.com/rocedump/rocedump/decode/packet"
 	"github.com/rocedump/rocedump/flows"
 	"github.com/rocedump/rocedump/gen"
+	"github.com/rocedump/rocedump/reports/flowtable"
 )
 
 // TestECNOneDirection: CE marks A→B in a capture that holds no RoCE
@@ -201,4 +202,30 @@ func TestTimeoutOneDirection(t *testing.T) {
 			t.Errorf("detail line %q", l)
 		}
 	}
+}
+
+// TestMergeOneDirection: rocedump merge makes the one-direction finding
+// again from the flow records, by their transport: a UC flow with nothing
+// back is no connection seen one way (its flows had every transport RC).
+func TestMergeOneDirection(t *testing.T) {
+	at := "2026-01-01T00:00:01Z"
+	rec := func(id int, src, dst, transport string, partner *int) flowtable.Record {
+		return flowtable.Record{ID: id, Src: src, Dst: dst, DestQPN: 0x100 + uint32(id), Transport: transport, PartnerID: partner,
+			Packets: 10, First: at, Last: at}
+	}
+	one, two := 1, 2
+	a := &Report{SchemaVersion: SchemaVersion, Capture: CaptureInfo{Files: []string{"a.pcap"}, Packets: 40, RoCE: 40},
+		Flows: []flowtable.Record{
+			rec(1, "10.0.1.1", "10.0.1.2", "RC", &two), rec(2, "10.0.1.2", "10.0.1.1", "RC", &one),
+			rec(3, "10.0.0.1", "10.0.0.2", "RC", nil), rec(4, "10.0.3.1", "10.0.3.2", "UC", nil),
+		}}
+	r, err := Merge([]MergeSource{{"a.json", a}}, MergeOptions{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ow := oneWayOf(r.Findings)
+	if ow == nil {
+		t.Fatalf("no one-direction finding:%s", summary(r.Findings))
+	}
+	wantCounts(t, *ow, map[string]float64{"one_way_flows": 1, "connections": 2, "host_directions": 1})
 }
