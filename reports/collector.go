@@ -61,10 +61,14 @@ type CMConnect struct {
 // packets from Src to Dst and whether a CNP from Dst back to Src followed
 // within Config.ECNWindow.
 type ECNReaction struct {
-	Src, Dst      netip.Addr
-	CEMarked      uint64
-	Acted         uint64 // CE marks followed by a CNP back within the window
-	NotActed      uint64 // CE marks with no CNP back within the window
+	Src, Dst netip.Addr
+	CEMarked uint64
+	Acted    uint64 // CE marks followed by a CNP back within the window
+	NotActed uint64 // CE marks with no CNP back within the window
+	// NoReverse: the capture holds no RoCE packet from Dst to Src (a
+	// mirror of one direction), so it cannot show a CNP back: no mark is
+	// counted not acted on (NotActed is 0), all are undecided.
+	NoReverse     bool
 	FirstNotActed *flows.FrameRef
 	LastNotActed  *flows.FrameRef
 }

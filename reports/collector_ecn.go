@@ -132,24 +132,29 @@ func (d *ecnDir) notActed(b *ceBucket) {
 }
 
 // finish decides the marks still waiting when the capture ended at end;
-// fl are the flows, for the last packet each host sent the other.
+// fl are the flows, for the last packet each host sent the other. A
+// direction A→B whose reverse B→A carries no RoCE packet in the capture
+// (a mirror of one direction: a SPAN of a port's ingress or egress only, a
+// tap of one fibre) cannot show the CNPs B sent A, so none of its marks
+// is not acted on: they stay undecided (ECNReaction.NoReverse).
 func (s *ecnState) finish(end time.Time, fl []*flows.Flow) {
-	var back map[dirKey]time.Time
+	if len(s.list) == 0 {
+		return
+	}
+	back := map[dirKey]time.Time{}
+	for _, f := range fl {
+		k := dirKey{f.Key.Src, f.Key.Dst}
+		if t, ok := back[k]; !ok || f.Last.Time.After(t) {
+			back[k] = f.Last.Time
+		}
+	}
 	for _, d := range s.list {
 		s.expire(d, end)
-		if d.n == 0 {
-			continue
-		}
-		if back == nil {
-			back = map[dirKey]time.Time{}
-			for _, f := range fl {
-				k := dirKey{f.Key.Src, f.Key.Dst}
-				if t, ok := back[k]; !ok || f.Last.Time.After(t) {
-					back[k] = f.Last.Time
-				}
-			}
-		}
 		reply, ok := back[dirKey{d.out.Dst, d.out.Src}]
+		if !ok {
+			d.out.NoReverse = true
+			d.out.NotActed = 0
+		}
 		for d.n > 0 {
 			if b := &d.ring[d.head]; ok && reply.After(b.last.Time) {
 				d.notActed(b)

@@ -3,10 +3,12 @@ package reports
 import (
 	"cmp"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/rocedump/rocedump/decode/bth"
 	"github.com/rocedump/rocedump/flows"
 	"github.com/rocedump/rocedump/reports/flowtable"
 )
@@ -35,7 +37,12 @@ import (
 //     packet is counted once, so no other finding is wrong for them; the
 //     warning is for the mirror session, whose overlapping sources double
 //     its load (and with it the risk of mirror loss) and whose CNPs are
-//     counted twice.
+//     counted twice;
+//   - connections seen one way only (no RoCE packet back between their
+//     hosts: a mirror of one direction): warning when every connection of
+//     the capture is, info when some are. Nothing else is wrong for them,
+//     but the ECN reaction, loss against mirror loss and NAK against
+//     timeout cannot be judged on them.
 func CaptureHealth(in *Input) []Finding {
 	defer in.scanning()()
 	c := &in.Capture
@@ -107,6 +114,9 @@ func CaptureHealth(in *Input) []Finding {
 		out = append(out, copiesFinding(in))
 	}
 	if f, ok := earlyFinding(in); ok {
+		out = append(out, f)
+	}
+	if f, ok := oneWayFinding(in); ok {
 		out = append(out, f)
 	}
 	return out
@@ -211,6 +221,114 @@ func earlyFinding(in *Input) (Finding, bool) {
 	}
 	f.Evidence.Details = lines.capped()
 	return f, true
+}
+
+// oneWayFinding reports the connections the capture holds one direction
+// of: a flow of a connected transport (RC, XRC, RD) with no partner, when
+// no RoCE packet at all went from its destination back to its source.
+// Connections count a flow and its partner once.
+func oneWayFinding(in *Input) (Finding, bool) {
+	type dir = [2]netip.Addr
+	seen := hostDirections(in)
+	var conns, oneWay uint64
+	var span frameSpan
+	dirFlows := map[dir][]*flows.Flow{}
+	var dirs []dir
+	for _, fl := range in.Flows {
+		if !connectedTransport(fl.Transport) {
+			continue
+		}
+		if fl.Partner != nil {
+			if fl.Partner.ID > fl.ID || !connectedTransport(fl.Partner.Transport) {
+				conns++
+			}
+			continue
+		}
+		conns++
+		d := dir{fl.Key.Src, fl.Key.Dst}
+		if seen[dir{d[1], d[0]}] {
+			continue
+		}
+		oneWay++
+		if dirFlows[d] == nil {
+			dirs = append(dirs, d)
+		}
+		dirFlows[d] = append(dirFlows[d], fl)
+		span.add(fl.First)
+		span.add(fl.Last)
+	}
+	if oneWay == 0 {
+		return Finding{}, false
+	}
+	sev := Info
+	if oneWay == conns {
+		sev = Warning
+	}
+	title := fmt.Sprintf("The capture shows only one direction of %d of %s", oneWay, plural(conns, "connection"))
+	switch {
+	case conns == 1:
+		title = "The capture shows only one direction of its one connection"
+	case conns == 2 && oneWay == 2:
+		title = "The capture shows only one direction of both its connections"
+	case oneWay == conns:
+		title = fmt.Sprintf("The capture shows only one direction of all %d connections", conns)
+	}
+	f := Finding{
+		Kind:     KindCaptureHealth,
+		Severity: sev,
+		Title:    title,
+		Detail: fmt.Sprintf("%d of %s (RC, XRC or RD; a flow and its partner count once) carry packets one way only: the capture holds "+
+			"no RoCE packet at all from their destination back to their source (%s), as a mirror of one direction does "+
+			"(a SPAN session of a port's ingress or egress only, or a tap of one fibre). What goes the other way, the ACKs, NAKs, "+
+			"READ responses and CNPs that answer requests and CE marks (or the requests they answer), is not in the capture, "+
+			"so for these connections it cannot tell whether CE marks got a CNP back (their marks count as undecided, not as "+
+			"ECN not acted on), whether a PSN gap was lost in the fabric or only missed by the mirror (no ACK shows what the "+
+			"responder received), nor whether a resend answered a NAK (go-back-N) or an ACK timeout (with no NAK captured, "+
+			"the retransmission finding counts it as a timeout). These flows have no partner.",
+			oneWay, plural(conns, "connection"), plural(len(dirs), "host direction")),
+		Evidence: Evidence{Counts: map[string]float64{
+			"one_way_flows": float64(oneWay), "connections": float64(conns), "host_directions": float64(len(dirs)),
+		}},
+		Next: "Mirror both directions of the port (a SPAN source of both rx and tx, or both fibres of a tap), " +
+			"or give the captures of the two directions to rocedump together.",
+	}
+	span.set(in, &f.Evidence)
+	var lines detailLines
+	for _, d := range dirs {
+		fs := dirFlows[d]
+		f.Nodes = append(f.Nodes, nodeOf(in, d[0]), nodeOf(in, d[1]))
+		var pkts uint64
+		for _, fl := range fs {
+			f.Flows = append(f.Flows, fl.ID)
+			pkts += fl.Packets
+		}
+		lines.add(func() string {
+			return fmt.Sprintf("%s > %s: %s, %s, nothing back", endpoint(in, d[0]), endpoint(in, d[1]),
+				plural(len(fs), "flow"), plural(pkts, "packet"))
+		})
+	}
+	f.Evidence.Details = lines.capped()
+	return f, true
+}
+
+// hostDirections is every (source, destination) address pair of a flow.
+func hostDirections(in *Input) map[[2]netip.Addr]bool {
+	seen := map[[2]netip.Addr]bool{}
+	for _, fl := range in.Flows {
+		seen[[2]netip.Addr{fl.Key.Src, fl.Key.Dst}] = true
+	}
+	return seen
+}
+
+// seenOneWay: fl has no partner and no RoCE packet went from its
+// destination back to its source (seen is hostDirections).
+func seenOneWay(seen map[[2]netip.Addr]bool, fl *flows.Flow) bool {
+	return fl.Partner == nil && !seen[[2]netip.Addr{fl.Key.Dst, fl.Key.Src}]
+}
+
+// connectedTransport: RC, XRC or RD, whose requests are answered.
+func connectedTransport(t bth.Transport) bool {
+	return t == bth.TransportRC || t == bth.TransportXRC || t == bth.TransportRD
 }
 
 // copiesShare is the share of the RoCE frames from which mirror copies

@@ -456,6 +456,14 @@ func (m *merger) rebuild(src int, r flowtable.Record) (*flows.Flow, error) {
 	if r.VLAN != nil {
 		f.VLAN, f.HasVLAN = *r.VLAN, true
 	}
+	// The transport by name; an unknown name is none that is answered
+	// (not RC, the zero value: capture_health's one-direction rule).
+	f.Transport = bth.TransportVendor
+	for t := bth.TransportRC; t <= bth.TransportVendor; t++ {
+		if t.String() == r.Transport {
+			f.Transport = t
+		}
+	}
 	switch r.PairedBy {
 	case "cm":
 		f.PairedBy = flows.PairCM

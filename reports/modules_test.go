@@ -571,10 +571,15 @@ func TestCaptureHealth(t *testing.T) {
 	t.Run("malformed and cut off", func(t *testing.T) {
 		tr := genTruth(t, "malformed")
 		fs := CaptureHealth(loadGen(t, "malformed", ""))
-		if len(fs) != 3 {
+		if len(fs) != 4 {
 			t.Fatalf("got %s", summary(fs))
 		}
 		icrc, cut, bad := fs[0], fs[1], fs[2]
+		// The frames to QP 0xbad go one way, nothing back: one of the
+		// capture's two connections is seen one way.
+		if ow := fs[3]; ow.Severity != Info || ow.Evidence.Counts["one_way_flows"] != 1 || ow.Evidence.Counts["connections"] != 2 {
+			t.Errorf("one direction: %s %v", summary(fs[3:]), ow.Evidence.Counts)
+		}
 		if icrc.Severity != Critical || icrc.Evidence.Counts["icrc_bad"] != float64(tr.ICRCBadFrames) || icrc.Evidence.First == nil {
 			t.Errorf("ICRC: %s %v", summary(fs[:1]), icrc.Evidence.Counts)
 		}

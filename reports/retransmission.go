@@ -548,11 +548,21 @@ func timeoutHint(wait flows.Durations, n int) string {
 func timeoutFinding(in *Input, roce uint64) (Finding, bool) {
 	g := retxGroup{in: in}
 	var timeouts, resent, qps, fabric uint64
+	var oneWay, oneWayTimeouts uint64
+	var seen map[[2]netip.Addr]bool
 	var wait flows.Durations
 	for _, f := range in.flowScan().retx { // the others have none of it
 		r := &f.Retx
 		if r.Timeouts == 0 {
 			continue
+		}
+		if seen == nil {
+			seen = hostDirections(in)
+		}
+		back := !seenOneWay(seen, f)
+		if !back {
+			oneWay++
+			oneWayTimeouts += r.Timeouts
 		}
 		qps++
 		timeouts += r.Timeouts
@@ -571,6 +581,9 @@ func timeoutFinding(in *Input, roce uint64) (Finding, bool) {
 				r.TimeoutResent, retxRange(r.TimeoutWait.Min, r.TimeoutWait.Max))
 			if lost {
 				text += fmt.Sprintf(", %s lost before the mirror", retxPlural(r.FabricLostPSNs, "PSN", "PSNs"))
+			}
+			if !back {
+				text += ", nothing captured back"
 			}
 			return text
 		})
@@ -595,6 +608,11 @@ func timeoutFinding(in *Input, roce uint64) (Finding, bool) {
 		}},
 		Next: "Find the loss as for go-back-N (switch drops, PFC, link errors on the path), and check the QPs' timeout and retry settings " +
 			"(NCCL_IB_TIMEOUT and NCCL_IB_RETRY_CNT for NCCL; local_ack_timeout and retry_cnt in ibv_modify_qp). " + counterHint,
+	}
+	if oneWay > 0 {
+		fd.Detail += fmt.Sprintf(" %s of these QPs (%s) show no packet back in the capture (a mirror of one direction, see capture_health): "+
+			"a NAK that asked for their resends would not be in it either, so these may be go-back-N after a loss rather than timeouts.",
+			strconv.FormatUint(oneWay, 10), retxPlural(oneWayTimeouts, "timeout", "timeouts"))
 	}
 	g.fill(&fd)
 	return fd, true
