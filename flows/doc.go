@@ -238,7 +238,11 @@
 // out of order decides those held as resends, and itself as it comes. A
 // PSN sequence error NAK, RNR NAK or fatal NAK applied to the flow, or
 // pending on it, while requests are held, and Finish, decide them as
-// resends first: only a new request proves a reordering. An ACK (or a
+// resends first: only a new request proves a reordering, or, at Finish,
+// the partner's acknowledgement of the flow's highest request PSN after
+// the last of them (a go-back-N responder acknowledges it only once the
+// resends of the PSNs after a resent one came, which would have been
+// captured: the flow's last requests arrived out of order). An ACK (or a
 // READ or atomic response) does not decide them: it acknowledges a resend
 // and a reordered packet alike (and one past h with no resend of h since,
 // only a reordering), and it decides the other PSNs of their gaps, not

@@ -88,6 +88,27 @@ func (f *Flow) holdFill(psn uint32, at *FrameRef, wait time.Duration) bool {
 	return true
 }
 
+// heldAcked says, at Finish, whether the fills f still holds were
+// reordered: after the last of them, the partner acknowledged every
+// request f carried (the highest request PSN or later), and f's key began
+// no later epoch. A responder acknowledges the highest PSN h only once it
+// has every PSN up to h, in order (IBTA vol 1 §9.7.5): had a fill at p < h
+// been a go-back-N resend, the original p+1..h arrived out of sequence
+// and the requester sent them again after p, which the capture would hold
+// as retransmitted (and they would have decided the fills as resends).
+// So this is the end of a flow that the fabric delivered out of PSN order
+// (adaptive routing), its last request new: not an ACK timeout. What the
+// rule cannot tell is the package doc's (a resend whose go-back-N
+// followers the mirror all missed).
+func (t *Table) heldAcked(f *Flow) bool {
+	p := f.Partner
+	if p == nil || !p.resp.acked() || psnDiff(p.resp.ackedHigh(), f.Requests.HighPSN) < 0 || t.epochEnds[f] != nil {
+		return false
+	}
+	last, at := &f.retx.held[f.retx.nHeld-1].at, &p.resp.ackedAt
+	return at.Time.After(last.Time) || at.Time.Equal(last.Time) && at.Seq > last.Seq
+}
+
 // resendAnswers says whether a resend at psn would answer a pending NAK
 // (an RNR NAK at psn also makes fillLoss decide it delivered) or continue
 // the episode in progress (see Flow.resend): such a fill is a resend

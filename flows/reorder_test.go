@@ -160,6 +160,34 @@ var reorderCases = []struct {
 		ooo:    1,
 	},
 	{
+		// The last request of a flow delivered out of PSN order, then
+		// the ACK of every PSN: a go-back-N responder acknowledges 103
+		// only after 103 was sent again behind a resent 102, so 102
+		// was reordered, not resent after an ACK timeout.
+		name: "a fill held to the end of the capture, then the ACK of all",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 101, us)
+			writes(c, bQP, 103, 103, us)
+			writes(c, bQP, 102, 102, us)
+			ack(c, aQP, 103)
+		},
+		reordered: 1, ooo: 1,
+	},
+	{
+		// An ACK short of the highest PSN proves nothing: a resend.
+		name: "a fill held to the end of the capture, then the ACK of it",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 101, us)
+			writes(c, bQP, 103, 103, us)
+			writes(c, bQP, 102, 102, 4*us)
+			ack(c, aQP, 102)
+		},
+		want: RetxStats{Timeouts: 1, TimeoutResent: 1, TimeoutWait: durs(4 * us),
+			FabricLostPSNs: 1, FabricGaps: 1},
+		events: "fabric_loss@102x1 timeout@102x1",
+		ooo:    1,
+	},
+	{
 		// The ACK does not decide the fill (nor its PSN mirror loss);
 		// the resend of 103 after it does.
 		name: "a fill held, an ACK, then the resend",
