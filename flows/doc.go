@@ -83,7 +83,8 @@
 //     MissingPSNs the PSNs they surely skipped, less those that arrived
 //     later;
 //   - out of order: behind the highest PSN, filling a PSN that a gap had
-//     skipped (OutOfOrder). A packet lost before the mirror and resent
+//     skipped (OutOfOrder); an RDMA READ request fills its responses'
+//     PSNs too, as far as the path MTU tells their number. A packet lost before the mirror and resent
 //     (go-back-N) shows as a gap, then out of order; one the mirror missed
 //     and nobody resent stays in MissingPSNs; so does one only captured
 //     out of PSN order (adaptive routing, a mirror path), which

@@ -79,6 +79,7 @@ func (f *Flow) holdFill(psn uint32, at *FrameRef, wait time.Duration) bool {
 		r := &l.r[i]
 		h.inLoss, h.gap, h.gapAt, h.fabric = true, r.gap, r.at, r.fabric
 		l.cut(i, psn)
+		f.cutSpan(psn, h.gap)
 	}
 	if s.nHeld == 0 {
 		s.heldEvents = len(s.events)

@@ -174,6 +174,19 @@ var reorderCases = []struct {
 		reordered: 1, ooo: 1,
 	},
 	{
+		// Two RDMA READs swapped: the first fills its own PSN and its
+		// responses' (102..105), none missing, none mirror loss.
+		name: "two READ requests reordered",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 101, us) // path MTU 1024
+			c.add(us, readReq(hostA, hostB, bQP, 106, 0x10000, 4096))
+			c.add(us, readReq(hostA, hostB, bQP, 102, 0x20000, 4096)) // 102..105
+			writes(c, bQP, 110, 111, us)
+			ack(c, aQP, 111)
+		},
+		reordered: 1, ooo: 1,
+	},
+	{
 		// An ACK short of the highest PSN proves nothing: a resend.
 		name: "a fill held to the end of the capture, then the ACK of it",
 		play: func(c *clock) {
