@@ -223,14 +223,18 @@
 // the resends of the PSNs after p it carried (retransmitted), unless the
 // mirror missed them. A request out of order is held undecided when it
 // answers no pending NAK (no PSN sequence error or RNR NAK pending at its
-// PSN, nor, not shared, at an earlier one), continues no episode (it is
+// PSN, nor, not shared, an RNR NAK at an earlier one), continues no episode (it is
 // not past the last PSN of an episode in progress), and came less than
 // oneWayAfter (a millisecond) after the request before it (a fabric
 // reorders by microseconds; a millisecond with no request is a requester
 // waiting for its ACK timeout); so are the requests out of order that
 // follow it, up to 4. The next request of the flow that is not out of
 // order (mirror copies are not sequenced) decides them: when it is
-// retransmitted, or a re-issued READ, they are resends, decided exactly
+// retransmitted, or a re-issued READ, they are resends (but when it is
+// the resend at the PSN of a pending PSN sequence error NAK, behind
+// every fill held: a go-back-N resends the NAK's PSN first, so fills
+// after the NAK at later PSNs, before it, were originals reordered),
+// decided exactly
 // as when they came (fabric loss, the episode, its wait: their events take
 // their place in capture order); otherwise (in order, or a gap) they were
 // reordered: Reordered counts them (a method: the count lives in the

@@ -68,7 +68,7 @@ func (f *Flow) holdFill(psn uint32, at *FrameRef, wait time.Duration) bool {
 	}
 	if int(s.nHeld) == maxHeld || wait >= oneWayAfter || f.resendAnswers(psn) {
 		if s.nHeld != 0 {
-			f.decideHeld(false)
+			f.decideHeld(f.heldBeforeGBN(psn))
 		}
 		return false
 	}
@@ -110,13 +110,34 @@ func (t *Table) heldAcked(f *Flow) bool {
 	return at.Time.After(last.Time) || at.Time.Equal(last.Time) && at.Seq > last.Seq
 }
 
+// heldBeforeGBN says whether a request at psn, the next after held fills,
+// is the go-back-N resend a pending PSN sequence error NAK asked for, at
+// its very PSN, behind every fill held: those came after the NAK (a NAK
+// decides the fills held before it), at PSNs after the NAK's, before the
+// requester resent the NAK's own, which a go-back-N resends first (IBTA
+// vol 1 §9.7.5). So they were originals the fabric delivered out of order
+// (adaptive routing), not its resends: reordered.
+func (f *Flow) heldBeforeGBN(psn uint32) bool {
+	s := f.retx
+	p := &s.pending
+	if s.nHeld == 0 || !p.valid || p.rnr || psn != p.psn {
+		return false
+	}
+	for _, h := range s.held[:s.nHeld] {
+		if psnDiff(h.psn, psn) <= 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // resendAnswers says whether a resend at psn would answer a pending NAK
 // (an RNR NAK at psn also makes fillLoss decide it delivered) or continue
 // the episode in progress (see Flow.resend): such a fill is a resend
 // whatever follows it.
 func (f *Flow) resendAnswers(psn uint32) bool {
 	s := f.retx
-	if p := &s.pending; p.valid && (psn == p.psn || !p.shared && psnDiff(psn, p.psn) >= 0) {
+	if p := &s.pending; p.valid && (psn == p.psn || !p.shared && psnDiff(psn, p.psn) >= 0 && p.rnr) {
 		return true
 	}
 	return s.ep.active && psnDiff(psn, s.ep.last) > 0

@@ -187,6 +187,26 @@ var reorderCases = []struct {
 		reordered: 1, ooo: 1,
 	},
 	{
+		// 102 lost before the mirror, 104 delivered late (adaptive
+		// routing), after the NAK of 102: the go-back-N starts at 102,
+		// so 104 before it was the original, reordered, not the NAK's
+		// answer (the real one then taken for a timeout).
+		name: "reordered after a NAK, then its go-back-N",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 101, us)
+			writes(c, bQP, 103, 103, us) // 102 lost
+			writes(c, bQP, 105, 105, us) // 104 late
+			c.add(us, nak(hostB, hostA, aQP, 102, 0, false))
+			writes(c, bQP, 104, 104, us) // the original 104
+			writes(c, bQP, 102, 106, 2*us)
+			ack(c, aQP, 106)
+		},
+		want: RetxStats{GBNEpisodes: 1, GBNResent: 4, GBNRecovery: durs(3 * us), GBNCatchUp: durs(11 * us),
+			FabricLostPSNs: 1, FabricGaps: 1},
+		events:    "fabric_loss@102x1 go_back_n@102x4",
+		reordered: 1, ooo: 2,
+	},
+	{
 		// An ACK short of the highest PSN proves nothing: a resend.
 		name: "a fill held to the end of the capture, then the ACK of it",
 		play: func(c *clock) {
