@@ -84,7 +84,8 @@
 //     MissingPSNs the PSNs they surely skipped, less those that arrived
 //     later;
 //   - out of order: behind the highest PSN, filling a PSN that a gap had
-//     skipped (OutOfOrder). A packet lost before the mirror and resent
+//     skipped (OutOfOrder); an RDMA READ request fills its responses'
+//     PSNs too, as far as the path MTU tells their number. A packet lost before the mirror and resent
 //     (go-back-N) shows as a gap, then out of order; one the mirror missed
 //     and nobody resent stays in MissingPSNs; so does one only captured
 //     out of PSN order (adaptive routing, a mirror path), which
@@ -223,14 +224,18 @@
 // the resends of the PSNs after p it carried (retransmitted), unless the
 // mirror missed them. A request out of order is held undecided when it
 // answers no pending NAK (no PSN sequence error or RNR NAK pending at its
-// PSN, nor, not shared, at an earlier one), continues no episode (it is
+// PSN, nor, not shared, an RNR NAK at an earlier one), continues no episode (it is
 // not past the last PSN of an episode in progress), and came less than
 // oneWayAfter (a millisecond) after the request before it (a fabric
 // reorders by microseconds; a millisecond with no request is a requester
 // waiting for its ACK timeout); so are the requests out of order that
 // follow it, up to 4. The next request of the flow that is not out of
 // order (mirror copies are not sequenced) decides them: when it is
-// retransmitted, or a re-issued READ, they are resends, decided exactly
+// retransmitted, or a re-issued READ, they are resends (but when it is
+// the resend at the PSN of a pending PSN sequence error NAK, behind
+// every fill held: a go-back-N resends the NAK's PSN first, so fills
+// after the NAK at later PSNs, before it, were originals reordered),
+// decided exactly
 // as when they came (fabric loss, the episode, its wait: their events take
 // their place in capture order); otherwise (in order, or a gap) they were
 // reordered: Reordered counts them (a method: the count lives in the
@@ -239,7 +244,11 @@
 // out of order decides those held as resends, and itself as it comes. A
 // PSN sequence error NAK, RNR NAK or fatal NAK applied to the flow, or
 // pending on it, while requests are held, and Finish, decide them as
-// resends first: only a new request proves a reordering. An ACK (or a
+// resends first: only a new request proves a reordering, or, at Finish,
+// the partner's acknowledgement of the flow's highest request PSN after
+// the last of them (a go-back-N responder acknowledges it only once the
+// resends of the PSNs after a resent one came, which would have been
+// captured: the flow's last requests arrived out of order). An ACK (or a
 // READ or atomic response) does not decide them: it acknowledges a resend
 // and a reordered packet alike (and one past h with no resend of h since,
 // only a reordering), and it decides the other PSNs of their gaps, not

@@ -95,7 +95,27 @@ func (f *Flow) fillLoss(psn uint32) {
 	l := &f.retx.loss
 	if i := l.find(psn); i >= 0 {
 		f.decided(i, psn, 1, false)
+		gap := l.r[i].gap
 		l.cut(i, psn) // with the flags decided set
+		f.cutSpan(psn, gap)
+	}
+}
+
+// cutSpan takes out of the undecided PSNs of gap those after psn that the
+// request sequencer filled with the request at psn: an RDMA READ request
+// captured out of order takes its responses' PSNs too (PSNStats.observe),
+// which no request packet carries, so that they are neither lost nor
+// missed by the mirror. A PSN after psn still in one of the sequencer's
+// gaps ends them (a gap's PSNs are contiguous, so one of the same gap
+// that is not is one the READ took).
+func (f *Flow) cutSpan(psn, gap uint32) {
+	l := &f.retx.loss
+	for q := psnAdd(psn, 1); !f.Requests.inGap(q); q = psnAdd(q, 1) {
+		i := l.find(q)
+		if i < 0 || l.r[i].gap != gap {
+			return
+		}
+		l.cut(i, q)
 	}
 }
 

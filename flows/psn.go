@@ -97,6 +97,15 @@ func (s *PSNStats) observe(psn uint32, extraMin, extraMax int32, opens bool) seq
 	if s.fill(psn) {
 		s.MissingPSNs--
 		s.OutOfOrder++
+		// An RDMA READ request takes its responses' PSNs too: those it
+		// surely takes (extraMin) that its gap skipped are no longer
+		// missing (Flow.cutSpan takes them out of the loss too).
+		for q, i := psn, int32(0); i < extraMin; i++ {
+			if q = psnAdd(q, 1); !s.fill(q) {
+				break
+			}
+			s.MissingPSNs--
+		}
 		return seqOutOfOrder
 	}
 	s.Retransmitted++

@@ -68,7 +68,7 @@ func (f *Flow) holdFill(psn uint32, at *FrameRef, wait time.Duration) bool {
 	}
 	if int(s.nHeld) == maxHeld || wait >= oneWayAfter || f.resendAnswers(psn) {
 		if s.nHeld != 0 {
-			f.decideHeld(false)
+			f.decideHeld(f.heldBeforeGBN(psn))
 		}
 		return false
 	}
@@ -79,6 +79,7 @@ func (f *Flow) holdFill(psn uint32, at *FrameRef, wait time.Duration) bool {
 		r := &l.r[i]
 		h.inLoss, h.gap, h.gapAt, h.fabric = true, r.gap, r.at, r.fabric
 		l.cut(i, psn)
+		f.cutSpan(psn, h.gap)
 	}
 	if s.nHeld == 0 {
 		s.heldEvents = len(s.events)
@@ -88,13 +89,55 @@ func (f *Flow) holdFill(psn uint32, at *FrameRef, wait time.Duration) bool {
 	return true
 }
 
+// heldAcked says, at Finish, whether the fills f still holds were
+// reordered: after the last of them, the partner acknowledged every
+// request f carried (the highest request PSN or later), and f's key began
+// no later epoch. A responder acknowledges the highest PSN h only once it
+// has every PSN up to h, in order (IBTA vol 1 §9.7.5): had a fill at p < h
+// been a go-back-N resend, the original p+1..h arrived out of sequence
+// and the requester sent them again after p, which the capture would hold
+// as retransmitted (and they would have decided the fills as resends).
+// So this is the end of a flow that the fabric delivered out of PSN order
+// (adaptive routing), its last request new: not an ACK timeout. What the
+// rule cannot tell is the package doc's (a resend whose go-back-N
+// followers the mirror all missed).
+func (t *Table) heldAcked(f *Flow) bool {
+	p := f.Partner
+	if p == nil || !p.resp.acked() || psnDiff(p.resp.ackedHigh(), f.Requests.HighPSN) < 0 || t.epochEnds[f] != nil {
+		return false
+	}
+	last, at := &f.retx.held[f.retx.nHeld-1].at, &p.resp.ackedAt
+	return at.Time.After(last.Time) || at.Time.Equal(last.Time) && at.Seq > last.Seq
+}
+
+// heldBeforeGBN says whether a request at psn, the next after held fills,
+// is the go-back-N resend a pending PSN sequence error NAK asked for, at
+// its very PSN, behind every fill held: those came after the NAK (a NAK
+// decides the fills held before it), at PSNs after the NAK's, before the
+// requester resent the NAK's own, which a go-back-N resends first (IBTA
+// vol 1 §9.7.5). So they were originals the fabric delivered out of order
+// (adaptive routing), not its resends: reordered.
+func (f *Flow) heldBeforeGBN(psn uint32) bool {
+	s := f.retx
+	p := &s.pending
+	if s.nHeld == 0 || !p.valid || p.rnr || psn != p.psn {
+		return false
+	}
+	for _, h := range s.held[:s.nHeld] {
+		if psnDiff(h.psn, psn) <= 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // resendAnswers says whether a resend at psn would answer a pending NAK
 // (an RNR NAK at psn also makes fillLoss decide it delivered) or continue
 // the episode in progress (see Flow.resend): such a fill is a resend
 // whatever follows it.
 func (f *Flow) resendAnswers(psn uint32) bool {
 	s := f.retx
-	if p := &s.pending; p.valid && (psn == p.psn || !p.shared && psnDiff(psn, p.psn) >= 0) {
+	if p := &s.pending; p.valid && (psn == p.psn || !p.shared && psnDiff(psn, p.psn) >= 0 && p.rnr) {
 		return true
 	}
 	return s.ep.active && psnDiff(psn, s.ep.last) > 0

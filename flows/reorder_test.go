@@ -160,6 +160,67 @@ var reorderCases = []struct {
 		ooo:    1,
 	},
 	{
+		// The last request of a flow delivered out of PSN order, then
+		// the ACK of every PSN: a go-back-N responder acknowledges 103
+		// only after 103 was sent again behind a resent 102, so 102
+		// was reordered, not resent after an ACK timeout.
+		name: "a fill held to the end of the capture, then the ACK of all",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 101, us)
+			writes(c, bQP, 103, 103, us)
+			writes(c, bQP, 102, 102, us)
+			ack(c, aQP, 103)
+		},
+		reordered: 1, ooo: 1,
+	},
+	{
+		// Two RDMA READs swapped: the first fills its own PSN and its
+		// responses' (102..105), none missing, none mirror loss.
+		name: "two READ requests reordered",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 101, us) // path MTU 1024
+			c.add(us, readReq(hostA, hostB, bQP, 106, 0x10000, 4096))
+			c.add(us, readReq(hostA, hostB, bQP, 102, 0x20000, 4096)) // 102..105
+			writes(c, bQP, 110, 111, us)
+			ack(c, aQP, 111)
+		},
+		reordered: 1, ooo: 1,
+	},
+	{
+		// 102 lost before the mirror, 104 delivered late (adaptive
+		// routing), after the NAK of 102: the go-back-N starts at 102,
+		// so 104 before it was the original, reordered, not the NAK's
+		// answer (the real one then taken for a timeout).
+		name: "reordered after a NAK, then its go-back-N",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 101, us)
+			writes(c, bQP, 103, 103, us) // 102 lost
+			writes(c, bQP, 105, 105, us) // 104 late
+			c.add(us, nak(hostB, hostA, aQP, 102, 0, false))
+			writes(c, bQP, 104, 104, us) // the original 104
+			writes(c, bQP, 102, 106, 2*us)
+			ack(c, aQP, 106)
+		},
+		want: RetxStats{GBNEpisodes: 1, GBNResent: 4, GBNRecovery: durs(3 * us), GBNCatchUp: durs(11 * us),
+			FabricLostPSNs: 1, FabricGaps: 1},
+		events:    "fabric_loss@102x1 go_back_n@102x4",
+		reordered: 1, ooo: 2,
+	},
+	{
+		// An ACK short of the highest PSN proves nothing: a resend.
+		name: "a fill held to the end of the capture, then the ACK of it",
+		play: func(c *clock) {
+			writes(c, bQP, 100, 101, us)
+			writes(c, bQP, 103, 103, us)
+			writes(c, bQP, 102, 102, 4*us)
+			ack(c, aQP, 102)
+		},
+		want: RetxStats{Timeouts: 1, TimeoutResent: 1, TimeoutWait: durs(4 * us),
+			FabricLostPSNs: 1, FabricGaps: 1},
+		events: "fabric_loss@102x1 timeout@102x1",
+		ooo:    1,
+	},
+	{
 		// The ACK does not decide the fill (nor its PSN mirror loss);
 		// the resend of 103 after it does.
 		name: "a fill held, an ACK, then the resend",

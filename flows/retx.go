@@ -308,7 +308,7 @@ func (f *Flow) noteRequest(res seqResult, psn, last uint32, fa *FrameAt, prev in
 	if s != nil && s.nHeld != 0 && res != seqOutOfOrder {
 		// The next request after held fills: a retransmission makes
 		// them resends, a new request a reordering (reorder.go).
-		f.decideHeld(res != seqRetransmit)
+		f.decideHeld(res != seqRetransmit || f.heldBeforeGBN(psn))
 	}
 	switch res {
 	case seqFirst:

@@ -145,8 +145,9 @@ func (t *Table) requester(s *Flow) *Flow {
 func (t *Table) finishLoss() {
 	for _, f := range t.flows {
 		if f.held() {
-			// Fills held to the end of the capture: resends.
-			f.decideHeld(false)
+			// Fills held to the end of the capture: resends, unless
+			// the responder acknowledged everything after them.
+			f.decideHeld(t.heldAcked(f))
 		}
 	}
 	for _, f := range t.flows {
