@@ -106,10 +106,64 @@ func CaptureHealth(in *Input) []Finding {
 	if in.flowScan().copies > 0 {
 		out = append(out, copiesFinding(in))
 	}
+	if in.flowScan().fileCopies > 0 {
+		out = append(out, fileCopiesFinding(in))
+	}
 	if f, ok := earlyFinding(in); ok {
 		out = append(out, f)
 	}
 	return out
+}
+
+// fileCopiesFinding reports the packets captured in two input files taken
+// in parallel (flows.Flow.FileCopies): counted once, and the clock offset
+// between the files their copies show.
+func fileCopiesFinding(in *Input) Finding {
+	sc := in.flowScan()
+	n := sc.fileCopies
+	var lo, hi time.Duration
+	seen := false
+	for _, fl := range sc.fileCopied {
+		if l, h, ok := fl.FileOffset(); ok {
+			if !seen {
+				lo, hi, seen = l, h, true
+			}
+			lo, hi = min(lo, l), max(hi, h)
+		}
+	}
+	f := Finding{
+		Kind:     KindCaptureHealth,
+		Severity: Info,
+		Title: fmt.Sprintf("The capture files hold the same packets: %s captured in two files (%s), counted once",
+			plural(n, "frame"), plural(len(sc.fileCopied), "flow")),
+		Detail: fmt.Sprintf("%d RoCE frames repeat a packet of their flow that another input file, overlapping it in time, holds: "+
+			"captures taken in parallel of one traffic (one per host, or two mirror ports), where a packet is captured where it leaves "+
+			"and where it arrives. A packet new to its file's sequence of the flow whose PSN a parallel file carried, less than %s before, "+
+			"is that file's packet again, whatever the offset between the files' clocks; resends count once each, however many files hold them. "+
+			"The flows' packets, bytes and rates and the retransmission findings count each packet once.",
+			n, flowtable.HumanDuration(flows.MaxFileOffset)),
+		Evidence: Evidence{Counts: map[string]float64{"file_copies": float64(n), "flows": float64(len(sc.fileCopied))}},
+	}
+	if seen {
+		f.Detail += fmt.Sprintf(" A packet's second capture came %s to %s after its first (the newest packet of the other file, "+
+			"captured again): the files' clocks differ by about that, less the time from one capture point to the other, "+
+			"a better measure of their offset than responses captured before their requests.",
+			signedDuration(lo), signedDuration(hi))
+		f.Evidence.Counts["offset_min_s"], f.Evidence.Counts["offset_max_s"] = lo.Seconds(), hi.Seconds()
+	}
+	for _, x := range sc.fileCopied {
+		f.Flows = append(f.Flows, x.ID)
+		f.Nodes = append(f.Nodes, nodeOf(in, x.Key.Src), nodeOf(in, x.Key.Dst))
+	}
+	return f
+}
+
+// signedDuration is HumanDuration with a sign for a negative d.
+func signedDuration(d time.Duration) string {
+	if d < 0 {
+		return "-" + flowtable.HumanDuration(-d)
+	}
+	return flowtable.HumanDuration(d)
 }
 
 // earlyFinding reports the responses captured before the requests they
