@@ -572,7 +572,11 @@
 //     a resend, in order).
 //
 // Copies across files count in FileCopies, not MirrorDuplicates, and are
-// in no other counter; Table.CopyAcrossFiles says so for the reports. The
+// in no other counter; Table.CopyAcrossFiles says so for the reports.
+// FileOffsets says, for each two files, how long after a file's newest
+// packet (known to the nanosecond: its own capture, or the flow's last
+// request) its copy in the other came: the path from one capture point to
+// the other plus the clocks' offset, which copies both ways cancel out. The
 // per-packet path pays one compare (the packet's file against the flow's
 // last packet's) for a packet in order. The rule cannot tell: which
 // transmission of a PSN a copy repeats (it counts resends per file, not

@@ -51,17 +51,24 @@ func (f *Flow) FileCopies() uint64 {
 	return f.cold.files.copies
 }
 
-// FileOffset returns the clock offset the flow's copies across files
-// showed: how long after a packet's capture in one file its copy in a
-// parallel file was captured, the least and the most (a copy at the
-// highest PSN the other file had: the capture's own delay is in it), and
-// whether there was one.
-func (f *Flow) FileOffset() (lo, hi time.Duration, ok bool) {
-	if f.cold == nil || f.cold.files == nil || !f.cold.files.offOK {
-		return 0, 0, false
+// FileOffset is what a flow's copies across files showed of the offset
+// between two files' clocks: how long after a packet's capture in file
+// First (as FrameRef.File numbers them) its copy in file Second was
+// captured, the least and the most, over the copies of the newest packet
+// First had (the time between the two capture points is in it, and the
+// second capture may come later still when a burst is captured).
+type FileOffset struct {
+	First, Second int
+	Min, Max      time.Duration
+}
+
+// FileOffsets returns the flow's FileOffset for each pair of files its
+// copies across files showed one for, in the order first seen.
+func (f *Flow) FileOffsets() []FileOffset {
+	if f.cold == nil || f.cold.files == nil {
+		return nil
 	}
-	x := f.cold.files
-	return time.Duration(x.offLo), time.Duration(x.offHi), true
+	return f.cold.files.offsets
 }
 
 // Spaces a fileSeq follows.
@@ -80,6 +87,7 @@ type fileSpace struct {
 	at      int64
 	resends uint64
 	fills   uint64 // packets it carried that filled a gap of the flow, or their copies
+	exact   bool   // at is the time of the packet that reached hi
 }
 
 // fileSeq is one file's view of a flow.
@@ -93,13 +101,11 @@ type fileSeq struct {
 // last packet came from skip it (Table.addFlow): their advance is given
 // to that file at the next packet that looks (sync).
 type fileSeqs struct {
-	files  []fileSeq
-	sync   [3]uint32 // the flow's highest PSNs (position) when last looked
-	syncOK [3]bool
-	copies uint64
-	offLo  int64
-	offHi  int64
-	offOK  bool
+	files   []fileSeq
+	sync    [3]uint32 // the flow's highest PSNs (position) when last looked
+	syncOK  [3]bool
+	copies  uint64
+	offsets []FileOffset
 }
 
 // flowHigh returns f's highest PSN (position) of space sp and whether it
@@ -156,7 +162,13 @@ func (x *fileSeqs) syncFiles(f *Flow) {
 		}
 		if last != nil {
 			if s := &last.sp[sp]; !s.ok || ahead(sp, hi, s.hi) {
-				s.hi, s.ok, s.at = hi, true, at
+				// The time hi was reached is known for the requests
+				// when the last of them reached it (reqW.last); else
+				// f's last packet's is later, and exact says not.
+				s.hi, s.ok, s.at, s.exact = hi, true, at, false
+				if sp == xRequests && f.Requests.LastPSN == hi {
+					s.at, s.exact = f.reqW.last, true
+				}
 			}
 		}
 		x.sync[sp], x.syncOK[sp] = hi, true
@@ -201,11 +213,11 @@ func (t *Table) acrossFiles(f *Flow, sp int, psn uint32, behind bool, at *FrameA
 	own := &s.sp[sp]
 	fresh := !own.ok || ahead(sp, psn, own.hi)
 	if fresh {
-		own.hi, own.ok, own.at = psn, true, at.Nanos
+		own.hi, own.ok, own.at, own.exact = psn, true, at.Nanos, true
 	}
 	fills := sp == xRequests && f.Requests.inGap(psn) || sp == xReadResponses && f.ReadResponses.inGap(psn)
 	switch {
-	case !behind && fresh && sp == xRequests && t.carriedElsewhere(x, sp, psn, at) != nil:
+	case !behind && fresh && sp == xRequests && t.carries(x, sp, psn, at):
 		// Ahead of the flow's highest, yet a parallel file carried it:
 		// a READ re-issued at a later PSN (Flow.rereads), captured again.
 		return fileCopy
@@ -226,38 +238,49 @@ func (t *Table) acrossFiles(f *Flow, sp int, psn uint32, behind bool, at *FrameA
 		}
 		return fileOwn
 	}
-	if y := t.carriedElsewhere(x, sp, psn, at); y != nil {
-		if psn == y.hi {
-			x.noteOffset(at.Nanos - y.at)
+	if o, y := t.carriedElsewhere(x, sp, psn, at); y != nil {
+		if psn == y.hi && y.exact {
+			x.noteOffset(o.file, at.File, time.Duration(at.Nanos-y.at))
 		}
 		return fileCopy
 	}
 	return fileUndecided
 }
 
-// carriedElsewhere returns the state of a file parallel to at.File that
-// carried psn in space sp, less than MaxFileOffset before at, nil if none.
-func (t *Table) carriedElsewhere(x *fileSeqs, sp int, psn uint32, at *FrameAt) *fileSpace {
+// carriedElsewhere returns a file parallel to at.File that carried psn in
+// space sp, less than MaxFileOffset before at, and its state there; nil
+// if none.
+func (t *Table) carriedElsewhere(x *fileSeqs, sp int, psn uint32, at *FrameAt) (*fileSeq, *fileSpace) {
 	for k := range x.files {
 		o := &x.files[k]
 		if o.file == at.File || !t.par.Parallel(o.file, at.File) {
 			continue
 		}
 		if y := &o.sp[sp]; y.ok && !ahead(sp, psn, y.hi) && at.Nanos-y.at < int64(MaxFileOffset) {
-			return y
+			return o, y
 		}
 	}
-	return nil
+	return nil, nil
 }
 
-// noteOffset notes the time from a packet's capture in one file to its
-// copy's in another.
-func (x *fileSeqs) noteOffset(d int64) {
-	if !x.offOK {
-		x.offLo, x.offHi, x.offOK = d, d, true
-		return
+// carries says whether carriedElsewhere finds a file.
+func (t *Table) carries(x *fileSeqs, sp int, psn uint32, at *FrameAt) bool {
+	_, y := t.carriedElsewhere(x, sp, psn, at)
+	return y != nil
+}
+
+// noteOffset notes d from a packet's capture in file first to its copy's
+// in file second.
+func (x *fileSeqs) noteOffset(first, second int, d time.Duration) {
+	for i := range x.offsets {
+		if o := &x.offsets[i]; o.First == first && o.Second == second {
+			o.Min, o.Max = min(o.Min, d), max(o.Max, d)
+			return
+		}
 	}
-	x.offLo, x.offHi = min(x.offLo, d), max(x.offHi, d)
+	if len(x.offsets) < maxFileSeqs {
+		x.offsets = append(x.offsets, FileOffset{First: first, Second: second, Min: d, Max: d})
+	}
 }
 
 // resentAcross says whether a packet of space sp at psn, which its file
