@@ -57,6 +57,13 @@ type Merger struct {
 	sums  []uint64     // a parked file's first record's data, hashed; nil unless files are parked
 	seed  maphash.Seed // of sums
 	rank  []int32      // a file's place in the order of first records (time, then file): its ties' order
+
+	// begun says a file's first record was returned; parallel holds, for
+	// each file, the files still being read when its first record was
+	// (see Parallel). Written before the file's first record is
+	// returned, read only for files whose records were.
+	begun    []bool
+	parallel [][]int32
 }
 
 // OpenMerged opens every path. An error opening any of them (missing file,
@@ -68,7 +75,8 @@ type Merger struct {
 // record is read (see park), and reopened when that record comes up.
 func OpenMerged(paths []string) (*Merger, error) {
 	m := &Merger{last: -1, paths: paths, size: bufSize,
-		readers: make([]*Reader, len(paths)), heads: make([]Record, len(paths))}
+		readers: make([]*Reader, len(paths)), heads: make([]Record, len(paths)),
+		begun: make([]bool, len(paths)), parallel: make([][]int32, len(paths))}
 	if len(paths) > 4 {
 		m.size = mergeBufSize
 	}
@@ -333,7 +341,39 @@ func (m *Merger) merge(rec *Record) (file int, err error) {
 	}
 	*rec = m.heads[it.file]
 	m.last = int(it.file)
+	if !m.begun[it.file] {
+		m.begin(it.file)
+	}
 	return m.last, nil
+}
+
+// begin notes that file i's first record is being returned: the files
+// begun and not done yet overlap it in time (Parallel).
+func (m *Merger) begin(i int32) {
+	m.begun[i] = true
+	for j, r := range m.readers {
+		if int32(j) != i && r != nil && m.begun[j] {
+			m.parallel[i] = append(m.parallel[i], int32(j))
+		}
+	}
+}
+
+// Parallel says whether files a and b (as Next numbers them), both of
+// which have given a record, overlap in time: the one that began later
+// began before the other ended. Captures of one traffic taken in
+// parallel (one per host, two mirror ports) overlap; the rotated files of
+// one capture follow each other (the last record of one comes before the
+// first of the next, or at the same time), and do not. Once both have
+// given a record the answer does not change, so a reader of the records
+// (on any goroutine the records were handed to) may ask.
+func (m *Merger) Parallel(a, b int) bool {
+	if a == b || a < 0 || b < 0 || a >= len(m.rank) || b >= len(m.rank) {
+		return false
+	}
+	if m.rank[a] < m.rank[b] {
+		a, b = b, a
+	}
+	return slices.Contains(m.parallel[a], int32(b))
 }
 
 // InterfaceOf returns the interface of a record that Next or NextBatch

@@ -53,6 +53,12 @@ type packetSink interface {
 	AddFrame(p *packet.Packet, at *flows.FrameAt)
 }
 
+// parallelAware is a sink that counts a packet captured in two input files
+// taken in parallel once (flows.Table, reports.Collector).
+type parallelAware interface {
+	SetParallelFiles(flows.ParallelFiles)
+}
+
 // analyzeOptions say how to run an analysis pass.
 type analyzeOptions struct {
 	Files    []string // the capture files, directories expanded (expandCaptures)
@@ -111,6 +117,11 @@ func analyze(o analyzeOptions) (*captureStats, error) {
 			sinks = append(sinks, o.Sinks...)
 		}
 		fas[i] = newShardAnalyzer(&captureStats{Files: paths}, sinks, i, split)
+		for _, s := range sinks {
+			if p, ok := s.(parallelAware); ok && len(paths) > 1 {
+				p.SetParallelFiles(m) // files taken in parallel hold the same packets (see flows, "Copies across files")
+			}
+		}
 	}
 	var clock clockWatch
 	in := &timedInput{m: m} // untimed frames take a time (see timedInput)

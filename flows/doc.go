@@ -548,6 +548,53 @@
 // another; unless the copy of a last request showed the mirror's lag
 // to be more than twice the time from the READ to the re-issue.
 //
+// # Copies across files
+//
+// Captures taken in parallel of one traffic (one per host, or two mirror
+// ports) and read together hold a packet once in each file that saw it:
+// where it left and where it arrived, each at its own clock's time. Host
+// clocks differ by hundreds of microseconds to milliseconds, more than a
+// mirror's copy lags (MirrorWindow), so the rules above would take the
+// second capture of a packet for a resend, and the flow an ACK timeout.
+// A Table told which of its files overlap in time (SetParallelFiles;
+// capture.Merger.Parallel: the file that began later began before the
+// other ended; the rotated files of one capture follow each other and do
+// not overlap) follows, once a flow has a packet from a second file
+// parallel to the first, each file's own view of the flow (at most
+// maxFileSeqs files): the highest PSN of its requests, of its READ
+// responses and the highest response position, and how many of its
+// packets were resends or filled a gap. A packet of the flow from a file
+// other than its last packet's (or any of its sequenced packets and
+// responses behind the highest, once the flow follows its files) is:
+//
+//   - a copy across files when it is new to its file's sequence (ahead of
+//     the highest its file carried) and a parallel file carried its PSN
+//     less than MaxFileOffset (100 ms) before: whatever the offset between
+//     the clocks, up to that bound, and whichever file's clock is ahead;
+//     and it does not begin a new connection on the key (startsEpoch), as
+//     the flow's first PSN again after it went idle would;
+//   - a parallel file's resend (or gap filled) captured again when its
+//     file carried its PSN before and that file showed more resends (gaps
+//     filled) than this one has: a resend captured in both files counts
+//     once, and one captured in one file only counts;
+//   - otherwise it is as the rules for one file take it (a mirror's copy,
+//     a resend, in order).
+//
+// Copies across files count in FileCopies, not MirrorDuplicates, and are
+// in no other counter; Table.CopyAcrossFiles says so for the reports.
+// FileOffsets says, for each two files, how long after a file's newest
+// packet (known to the nanosecond: its own capture, or the flow's last
+// request) its copy in the other came: the path from one capture point to
+// the other plus the clocks' offset, which copies both ways cancel out. The
+// per-packet path pays one compare (the packet's file against the flow's
+// last packet's) for a packet in order. The rule cannot tell: which
+// transmission of a PSN a copy repeats (it counts resends per file, not
+// per PSN); a resend whose PSN its file never carried before (its file
+// missed the original) from a copy; a CNP's copy (cnp.go's rule holds only
+// within MirrorWindow: CNPs captured in two files count twice); nor a CE
+// mark only the second file's capture shows (the packet's first capture
+// counts, as captured).
+//
 // # Responses before their requests
 //
 // A responder answers only what it received, so a response captured before

@@ -293,6 +293,7 @@ type flowCold struct {
 	cnps         *cnpRing                 // the latest CNPs, for their copies (cnp.go)
 	cnpsCE       uint64                   // CNPsCE
 	lag          int64                    // the last copy of the flow's last request: its time after the request, ns (Flow.readCopyDue)
+	files        *fileSeqs                // the flow's sequences per file, once it came from parallel files (xfile.go)
 }
 
 // MirrorDuplicates is the number of packets of this flow that the mirror

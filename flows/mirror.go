@@ -212,11 +212,75 @@ const (
 	spaceReadResponses
 )
 
-// copied says whether p, of opcode class c, captured at now, at or behind
+// copied says whether p, of opcode class c, captured at at, at or behind
 // the highest PSN of its space or response of f (see repeats), or a CNP
-// (cnpCopied), is a mirror's copy, and counts it in f's MirrorDuplicates
-// if so. Out of Table.addFlow, whose packets in order do not call it.
-func (t *Table) copied(f *Flow, p *packet.Packet, c opBits, now int64) bool {
+// (cnpCopied), or from another file than f's last packet, is a mirror's
+// copy or a parallel file's (see "Copies across files"), and counts it in
+// f's MirrorDuplicates or FileCopies if so. Out of Table.addFlow, whose
+// packets in order from the file of the flow's last packet do not call it.
+func (t *Table) copied(f *Flow, p *packet.Packet, c opBits, at *FrameAt) bool {
+	now := at.Nanos
+	t.copyAcross = false
+	sp, psn, seq := fileSpaceOf(p, c)
+	if t.par != nil && f.Packets != 0 && (at.File != f.Last.File || f.cold != nil && f.cold.files != nil) {
+		if !seq || f.otherSender(&p.BTH) {
+			if x := f.coldFiles(); x != nil {
+				x.syncFiles(f) // before its packet makes another file f's last
+			}
+		} else {
+			switch t.acrossFiles(f, sp, psn, f.behindIn(sp, psn, c), at) {
+			case fileFirst:
+				return false
+			case fileCopy:
+				return t.copiedAcross(f)
+			case fileOwn:
+				if t.resentAcross(f, sp, psn, at) {
+					return t.copiedAcross(f)
+				}
+				if t.copiedOne(f, p, c, now) {
+					return true
+				}
+				f.cold.files.resent(sp, at.File)
+				return false
+			}
+		}
+	}
+	if seq && !f.behindIn(sp, psn, c) {
+		return false // in order, from another file than the flow's last packet
+	}
+	return t.copiedOne(f, p, c, now)
+}
+
+// copiedAcross counts a parallel file's copy of a packet of f.
+func (t *Table) copiedAcross(f *Flow) bool {
+	f.cold.files.copies++
+	t.copyAcross, t.copyMarked = true, false
+	return true
+}
+
+// coldFiles is f's per-file state, nil if none.
+func (f *Flow) coldFiles() *fileSeqs {
+	if f.cold == nil {
+		return nil
+	}
+	return f.cold.files
+}
+
+// behindIn says whether a packet at psn (position) of space sp, of
+// opcode class c, is at or behind f's highest there: Table.addFlow's
+// compares.
+func (f *Flow) behindIn(sp int, psn uint32, c opBits) bool {
+	switch sp {
+	case xRequests:
+		return f.Requests.behind(psn, c)
+	case xReadResponses:
+		return f.ReadResponses.behind(psn, c)
+	}
+	return posAtOrBehind(psn, f.resp.top)
+}
+
+// copiedOne is copied by the rules for one file (see "Mirror copies").
+func (t *Table) copiedOne(f *Flow, p *packet.Packet, c opBits, now int64) bool {
 	if c&opCNP != 0 {
 		return t.cnpCopied(f, p, now) // cnp.go
 	}

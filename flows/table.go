@@ -68,6 +68,12 @@ type Table struct {
 	ce         []ceRings
 	copyMarked bool
 
+	// par says which input files were taken in parallel, nil if none
+	// (SetParallelFiles); copyAcross says the last copy Table.copied
+	// took was a parallel file's (CopyAcrossFiles).
+	par        ParallelFiles
+	copyAcross bool
+
 	// cnpHosts is, per source and destination address, what their CNPs'
 	// IPv4 IDs have shown (cnp.go).
 	cnpHosts map[hostPair]*cnpHost
@@ -196,15 +202,15 @@ func (t *Table) addFlow(p *packet.Packet, at *FrameAt, delta bool) (f *Flow, ret
 	// compare.
 	switch h := &p.BTH; {
 	case c&opRequest != 0:
-		if f.Requests.behind(h.PSN, c) && t.copied(f, p, c, at.Nanos) {
+		if (f.Requests.behind(h.PSN, c) || at.File != f.Last.File) && t.copied(f, p, c, at) {
 			return f, 0, 0, true
 		}
 	case c&opReadResponse != 0:
-		if f.ReadResponses.behind(h.PSN, c) && t.copied(f, p, c, at.Nanos) {
+		if (f.ReadResponses.behind(h.PSN, c) || at.File != f.Last.File) && t.copied(f, p, c, at) {
 			return f, 0, 0, true
 		}
 	case c&(opResponse|opCNP) != 0:
-		if (c&opCNP != 0 || posAtOrBehind(respPos(h), f.resp.top)) && t.copied(f, p, c, at.Nanos) {
+		if (c&opCNP != 0 || posAtOrBehind(respPos(h), f.resp.top) || at.File != f.Last.File) && t.copied(f, p, c, at) {
 			return f, 0, 0, true
 		}
 	}
@@ -328,14 +334,14 @@ func (t *Table) startsEpoch(f *Flow, p *packet.Packet, c opBits, at *FrameAt) bo
 		r := &f.resp
 		jumps = r.started && far(p.BTH.PSN, r.high(), psnAdd(r.high(), 1), t.cfg.EpochJump)
 		if !jumps && r.started && psnDiff(p.BTH.PSN, r.high()) < 0 && at.Time.Sub(f.Last.Time) >= t.cfg.EpochIdle {
-			return t.answersRestart(f, p.BTH.PSN)
+			return t.answersRestart(f, p.BTH.PSN) && !t.fileCopyDue(f, p, c, at)
 		}
 	}
 	if !jumps || at.Time.Sub(f.Last.Time) < t.cfg.EpochIdle {
 		return false
 	}
 	// Another UD sender's PSNs are its own (otherSender).
-	return c&opRequest == 0 || !f.otherSender(&p.BTH)
+	return (c&opRequest == 0 || !f.otherSender(&p.BTH)) && !t.fileCopyDue(f, p, c, at)
 }
 
 // restarts says whether a request at psn sends the flow's requests again

@@ -101,3 +101,7 @@ type Timeline struct {
 	Retransmits Series         // retransmitted packets per bin
 	PSNGaps     Series         // PSN gaps per bin
 }
+
+// SetParallelFiles tells the collector's table which input files were
+// taken in parallel (flows.Table.SetParallelFiles).
+func (c *Collector) SetParallelFiles(p flows.ParallelFiles) { c.Table.SetParallelFiles(p) }

@@ -172,6 +172,9 @@ func (c *Collector) addRoCE(p *packet.Packet, fa *flows.FrameAt) {
 		return
 	}
 	if copied {
+		if c.Table.CopyAcrossFiles() {
+			return // a parallel file's capture of a packet counted already
+		}
 		s.health.copies.add(*at)
 		if p.ECN&3 == 3 && c.Table.CopyMarkedCE() {
 			s.copyCE(p, at, bin)

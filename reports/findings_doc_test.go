@@ -390,6 +390,8 @@ func docCountInputs(t *testing.T) []*Input {
 	ins = append(ins, in)
 	// ACKs captured before the requests they acknowledge.
 	ins = append(ins, earlyInput(-20*time.Microsecond))
+	// Two files taken in parallel: each packet in both.
+	ins = append(ins, parallelInput(700*time.Microsecond))
 	// Frames cut inside their BTH.
 	ins = append(ins, docScenario(t, `
 name: doc_bth_cut

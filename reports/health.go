@@ -113,6 +113,9 @@ func CaptureHealth(in *Input) []Finding {
 	if in.flowScan().copies > 0 {
 		out = append(out, copiesFinding(in))
 	}
+	if in.flowScan().fileCopies > 0 {
+		out = append(out, fileCopiesFinding(in))
+	}
 	if f, ok := earlyFinding(in); ok {
 		out = append(out, f)
 	}
@@ -120,6 +123,101 @@ func CaptureHealth(in *Input) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// fileCopiesFinding reports the packets captured in two input files taken
+// in parallel (flows.Flow.FileCopies): counted once, and the clock offset
+// between each two files their copies show (flows.Flow.FileOffsets).
+func fileCopiesFinding(in *Input) Finding {
+	sc := in.flowScan()
+	n := sc.fileCopies
+	type pair struct{ first, second int }
+	offs := map[pair]*flows.FileOffset{}
+	var order []pair
+	for _, fl := range sc.fileCopied {
+		for _, o := range fl.FileOffsets() {
+			k := pair{o.First, o.Second}
+			if a := offs[k]; a != nil {
+				a.Min, a.Max = min(a.Min, o.Min), max(a.Max, o.Max)
+				continue
+			}
+			o := o
+			offs[k] = &o
+			order = append(order, k)
+		}
+	}
+	slices.SortFunc(order, func(a, b pair) int {
+		if c := cmp.Compare(a.first, b.first); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.second, b.second)
+	})
+	file := func(i int) string {
+		if i >= 0 && i < len(in.Capture.Files) {
+			return in.Capture.Files[i]
+		}
+		return fmt.Sprintf("file %d", i+1)
+	}
+	f := Finding{
+		Kind:     KindCaptureHealth,
+		Severity: Info,
+		Title: fmt.Sprintf("The capture files hold the same packets: %s captured in two files (%s), counted once",
+			plural(n, "frame"), plural(len(sc.fileCopied), "flow")),
+		Detail: fmt.Sprintf("%d RoCE frames repeat a packet of their flow that another input file, overlapping it in time, holds: "+
+			"captures taken in parallel of one traffic (one per host, or two mirror ports), where a packet is captured where it leaves "+
+			"and where it arrives. A packet new to its file's sequence of the flow whose PSN a parallel file carried, less than %s before, "+
+			"is that file's packet again, whatever the offset between the files' clocks; resends count once each, however many files hold them. "+
+			"The flows' packets, bytes and rates and the retransmission findings count each packet once.",
+			n, flowtable.HumanDuration(flows.MaxFileOffset)),
+		Evidence: Evidence{Counts: map[string]float64{"file_copies": float64(n), "flows": float64(len(sc.fileCopied))}},
+	}
+	if len(order) > 0 {
+		lo, hi := offs[order[0]].Min, offs[order[0]].Max
+		var lines detailLines
+		for _, k := range order {
+			o := offs[k]
+			lo, hi = min(lo, o.Min), max(hi, o.Max)
+			lines.add(func() string {
+				return fmt.Sprintf("%s captured a packet %s to %s after %s did", file(k.second), signedDuration(o.Min), signedDuration(o.Max), file(k.first))
+			})
+		}
+		for _, k := range order {
+			back := offs[pair{k.second, k.first}]
+			if back == nil || k.first > k.second {
+				continue
+			}
+			// One way the least lag is the path's latency plus the
+			// offset, the other way the latency less it.
+			d := (offs[k].Min - back.Min) / 2
+			lines.add(func() string {
+				how := "ahead of"
+				if d < 0 {
+					how, d = "behind", -d
+				}
+				return fmt.Sprintf("the clock of %s is about %s %s %s's (half the difference of the least lags each way)",
+					file(k.second), flowtable.HumanDuration(d), how, file(k.first))
+			})
+		}
+		f.Detail += " The second capture of a file's newest packet came that long after the first, for each two files (below): " +
+			"the least of it is the time from one capture point to the other plus the offset between the files' clocks; " +
+			"with copies both ways the latency cancels, and half the difference of the least lags each way is the offset, " +
+			"a better measure of it than responses captured before their requests."
+		f.Evidence.Counts["offset_min_s"], f.Evidence.Counts["offset_max_s"] = lo.Seconds(), hi.Seconds()
+		f.Evidence.Details = lines.capped()
+	}
+	for _, x := range sc.fileCopied {
+		f.Flows = append(f.Flows, x.ID)
+		f.Nodes = append(f.Nodes, nodeOf(in, x.Key.Src), nodeOf(in, x.Key.Dst))
+	}
+	return f
+}
+
+// signedDuration is HumanDuration with a sign for a negative d.
+func signedDuration(d time.Duration) string {
+	if d < 0 {
+		return "-" + flowtable.HumanDuration(-d)
+	}
+	return flowtable.HumanDuration(d)
 }
 
 // earlyFinding reports the responses captured before the requests they

@@ -40,6 +40,10 @@ type flowScan struct {
 	// copied: flows with mirror duplicates.
 	icrc, cm, copied []*flows.Flow
 	copies           uint64 // mirror duplicates over all flows
+	// fileCopied: flows with packets captured in two parallel files;
+	// fileCopies: those second captures over all flows.
+	fileCopied []*flows.Flow
+	fileCopies uint64
 
 	flows []*flows.Flow
 	byID  map[int]*flows.Flow // made when IDs are not 1, 2, ... in order
@@ -129,6 +133,10 @@ func newFlowScan(fs []*flows.Flow) *flowScan {
 		if f.MirrorDuplicates() > 0 {
 			s.copied = append(s.copied, f)
 			s.copies += f.MirrorDuplicates()
+		}
+		if f.FileCopies() > 0 {
+			s.fileCopied = append(s.fileCopied, f)
+			s.fileCopies += f.FileCopies()
 		}
 		if f.ID != i+1 && s.byID == nil {
 			s.byID = map[int]*flows.Flow{}

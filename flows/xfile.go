@@ -1,0 +1,367 @@
+package flows
+
+import (
+	"time"
+
+	"github.com/rocedump/rocedump/decode/packet"
+)
+
+// Copies across files: captures taken in parallel of one traffic (one
+// per host, or two mirror ports) and analysed together hold a packet
+// once in each file that saw it, each at its own clock's time. Host
+// clocks disagree by hundreds of microseconds to milliseconds, more than
+// a mirror's copy lags (MirrorWindow), so the second capture of a packet
+// would count as a resend. See the package doc, "Copies across files".
+
+// MaxFileOffset is how far apart the clocks of two parallel files may be
+// for a packet in one to be taken for the other's copy: a packet new to
+// its file whose PSN the other file last went past more than this long
+// before is a resend.
+const MaxFileOffset = 100 * time.Millisecond
+
+// maxFileSeqs is how many files a flow follows the sequences of; a
+// flow's packets from further files are taken as the rules for one file
+// take them.
+const maxFileSeqs = 8
+
+// ParallelFiles says which capture files overlap in time
+// (capture.Merger.Parallel): files a and b, as FrameRef.File numbers
+// them, both of which have given the table a frame.
+type ParallelFiles interface {
+	Parallel(a, b int) bool
+}
+
+// SetParallelFiles tells the table which of its input files were taken in
+// parallel (nil: none, the default): the packets of a flow captured in
+// two of them are counted once (see "Copies across files").
+func (t *Table) SetParallelFiles(p ParallelFiles) { t.par = p }
+
+// CopyAcrossFiles says whether the last copy Table.AddFlowDelta reported
+// (copied) was another file's capture of a packet rather than a mirror's
+// copy (Flow.FileCopies).
+func (t *Table) CopyAcrossFiles() bool { return t.copyAcross }
+
+// FileCopies is the number of packets of this flow captured again in a
+// parallel file (see "Copies across files"): like MirrorDuplicates,
+// they are in no other counter.
+func (f *Flow) FileCopies() uint64 {
+	if f.cold == nil || f.cold.files == nil {
+		return 0
+	}
+	return f.cold.files.copies
+}
+
+// FileOffset is what a flow's copies across files showed of the offset
+// between two files' clocks: how long after a packet's capture in file
+// First (as FrameRef.File numbers them) its copy in file Second was
+// captured, the least and the most, over the copies of the newest packet
+// First had (the time between the two capture points is in it, and the
+// second capture may come later still when a burst is captured).
+type FileOffset struct {
+	First, Second int
+	Min, Max      time.Duration
+}
+
+// FileOffsets returns the flow's FileOffset for each pair of files its
+// copies across files showed one for, in the order first seen.
+func (f *Flow) FileOffsets() []FileOffset {
+	if f.cold == nil || f.cold.files == nil {
+		return nil
+	}
+	return f.cold.files.offsets
+}
+
+// Spaces a fileSeq follows.
+const (
+	xRequests = iota
+	xReadResponses
+	xResponses
+)
+
+// fileSpace is what one file showed of one of a flow's sequences: the
+// highest PSN (position, for responses) and when it got there, and the
+// packets it carried again that were no copies (its own resends).
+type fileSpace struct {
+	hi      uint32
+	ok      bool
+	at      int64
+	resends uint64
+	fills   uint64 // packets it carried that filled a gap of the flow, or their copies
+	exact   bool   // at is the time of the packet that reached hi
+}
+
+// fileSeq is one file's view of a flow.
+type fileSeq struct {
+	file int
+	sp   [3]fileSpace
+}
+
+// fileSeqs follows a flow's sequences per file, from the first packet of
+// it in a second file on. The packets in order of the file the flow's
+// last packet came from skip it (Table.addFlow): their advance is given
+// to that file at the next packet that looks (sync).
+type fileSeqs struct {
+	files   []fileSeq
+	sync    [3]uint32 // the flow's highest PSNs (position) when last looked
+	syncOK  [3]bool
+	copies  uint64
+	offsets []FileOffset
+}
+
+// flowHigh returns f's highest PSN (position) of space sp and whether it
+// has one.
+func flowHigh(f *Flow, sp int) (uint32, bool) {
+	switch sp {
+	case xRequests:
+		// A READ re-issued at a later PSN leaves HighPSN (Flow.rereads).
+		s := &f.Requests
+		if psnDiff(s.LastPSN, s.HighPSN) > 0 {
+			return s.LastPSN, s.started()
+		}
+		return s.HighPSN, s.started()
+	case xReadResponses:
+		return f.ReadResponses.HighPSN, f.ReadResponses.started()
+	}
+	return f.resp.top, f.resp.started
+}
+
+// ahead says whether a is past b in space sp.
+func ahead(sp int, a, b uint32) bool {
+	if sp == xResponses {
+		return posDiff(a, b) > 0
+	}
+	return psnDiff(a, b) > 0
+}
+
+// seq returns the state of file i, made if need be; nil when the flow
+// follows maxFileSeqs files already.
+func (x *fileSeqs) seq(i int) *fileSeq {
+	for k := range x.files {
+		if x.files[k].file == i {
+			return &x.files[k]
+		}
+	}
+	if len(x.files) == maxFileSeqs {
+		return nil
+	}
+	x.files = append(x.files, fileSeq{file: i})
+	return &x.files[len(x.files)-1]
+}
+
+// syncFiles gives the advance of f's sequences since it last looked to
+// the file of f's last packet: every packet since came from it (a packet
+// from another file looks, and a packet only changes f.Last when it is
+// no copy).
+func (x *fileSeqs) syncFiles(f *Flow) {
+	at := TimeNanos(f.Last.Time, f.Last.Time.UnixNano())
+	last := x.seq(f.Last.File)
+	for sp := range 3 {
+		hi, ok := flowHigh(f, sp)
+		if !ok || x.syncOK[sp] && hi == x.sync[sp] {
+			continue
+		}
+		if last != nil {
+			if s := &last.sp[sp]; !s.ok || ahead(sp, hi, s.hi) {
+				// The time hi was reached is known for the requests
+				// when the last of them reached it (reqW.last); else
+				// f's last packet's is later, and exact says not.
+				s.hi, s.ok, s.at, s.exact = hi, true, at, false
+				if sp == xRequests && f.Requests.LastPSN == hi {
+					s.at, s.exact = f.reqW.last, true
+				}
+			}
+		}
+		x.sync[sp], x.syncOK[sp] = hi, true
+	}
+}
+
+// fileVerdict is what acrossFiles says of a packet.
+type fileVerdict uint8
+
+const (
+	fileUndecided fileVerdict = iota // the rules for one file decide
+	fileFirst                        // new to the flow, or it fills a gap: no copy
+	fileCopy                         // another parallel file's packet, captured again
+	fileOwn                          // its file carried it before: a mirror's copy or a resend (resentAcross)
+)
+
+// acrossFiles looks at a packet of f from file at.File when f's packets
+// came from more than one file (or this one is the first from another),
+// sp being its space and psn its PSN (position), behind says it is at or
+// behind f's highest. A packet new to its file, which a parallel file
+// carried, less than MaxFileOffset before, is that file's copy.
+func (t *Table) acrossFiles(f *Flow, sp int, psn uint32, behind bool, at *FrameAt) fileVerdict {
+	c := f.coldState()
+	x := c.files
+	if x == nil {
+		if !t.par.Parallel(f.Last.File, at.File) {
+			return fileUndecided // rotated files of one capture
+		}
+		x = &fileSeqs{}
+		c.files = x
+		// The flow's resends and gaps filled so far are its first file's.
+		if s := x.seq(f.Last.File); s != nil {
+			s.sp[xRequests].resends, s.sp[xRequests].fills = f.Requests.Retransmitted, f.Requests.OutOfOrder
+			s.sp[xReadResponses].resends, s.sp[xReadResponses].fills = f.ReadResponses.Retransmitted, f.ReadResponses.OutOfOrder
+		}
+	}
+	x.syncFiles(f)
+	s := x.seq(at.File)
+	if s == nil {
+		return fileUndecided
+	}
+	own := &s.sp[sp]
+	fresh := !own.ok || ahead(sp, psn, own.hi)
+	if fresh {
+		own.hi, own.ok, own.at, own.exact = psn, true, at.Nanos, true
+	}
+	fills := sp == xRequests && f.Requests.inGap(psn) || sp == xReadResponses && f.ReadResponses.inGap(psn)
+	switch {
+	case !behind && fresh && sp == xRequests && t.carries(x, sp, psn, at):
+		// Ahead of the flow's highest, yet a parallel file carried it:
+		// a READ re-issued at a later PSN (Flow.rereads), captured again.
+		return fileCopy
+	case !behind:
+		return fileFirst
+	case fills:
+		own.fills++
+		return fileFirst
+	case !fresh:
+		// A packet that filled a gap in a parallel file, which this
+		// file lacked too: that file's packet again.
+		for k := range x.files {
+			o := &x.files[k]
+			if y := &o.sp[sp]; o.file != at.File && y.fills > own.fills && !ahead(sp, psn, y.hi) && t.par.Parallel(o.file, at.File) {
+				own.fills++
+				return fileCopy
+			}
+		}
+		return fileOwn
+	}
+	if o, y := t.carriedElsewhere(x, sp, psn, at); y != nil {
+		if psn == y.hi && y.exact {
+			x.noteOffset(o.file, at.File, time.Duration(at.Nanos-y.at))
+		}
+		return fileCopy
+	}
+	return fileUndecided
+}
+
+// carriedElsewhere returns a file parallel to at.File that carried psn in
+// space sp, less than MaxFileOffset before at, and its state there; nil
+// if none.
+func (t *Table) carriedElsewhere(x *fileSeqs, sp int, psn uint32, at *FrameAt) (*fileSeq, *fileSpace) {
+	for k := range x.files {
+		o := &x.files[k]
+		if o.file == at.File || !t.par.Parallel(o.file, at.File) {
+			continue
+		}
+		if y := &o.sp[sp]; y.ok && !ahead(sp, psn, y.hi) && at.Nanos-y.at < int64(MaxFileOffset) {
+			return o, y
+		}
+	}
+	return nil, nil
+}
+
+// carries says whether carriedElsewhere finds a file.
+func (t *Table) carries(x *fileSeqs, sp int, psn uint32, at *FrameAt) bool {
+	_, y := t.carriedElsewhere(x, sp, psn, at)
+	return y != nil
+}
+
+// noteOffset notes d from a packet's capture in file first to its copy's
+// in file second.
+func (x *fileSeqs) noteOffset(first, second int, d time.Duration) {
+	for i := range x.offsets {
+		if o := &x.offsets[i]; o.First == first && o.Second == second {
+			o.Min, o.Max = min(o.Min, d), max(o.Max, d)
+			return
+		}
+	}
+	if len(x.offsets) < maxFileSeqs {
+		x.offsets = append(x.offsets, FileOffset{First: first, Second: second, Min: d, Max: d})
+	}
+}
+
+// resentAcross says whether a packet of space sp at psn, which its file
+// carried before, is a parallel file's resend captured again: that file
+// showed more resends than this one has, and carried psn. It counts it
+// among its file's resends if so; resent counts the others that are no
+// copies.
+func (t *Table) resentAcross(f *Flow, sp int, psn uint32, at *FrameAt) bool {
+	x := f.cold.files
+	s := x.seq(at.File)
+	if s == nil || sp == xResponses {
+		return false
+	}
+	own := &s.sp[sp]
+	for k := range x.files {
+		o := &x.files[k]
+		if o.file == at.File || !t.par.Parallel(o.file, at.File) {
+			continue
+		}
+		if y := &o.sp[sp]; y.ok && y.resends > own.resends && !ahead(sp, psn, y.hi) {
+			own.resends++
+			return true
+		}
+	}
+	return false
+}
+
+// resent counts a resend of space sp in file i.
+func (x *fileSeqs) resent(sp, i int) {
+	if s := x.seq(i); s != nil && sp != xResponses {
+		s.sp[sp].resends++
+	}
+}
+
+// fileSpaceOf returns the space of a packet of opcode class c and its PSN
+// (position) there, and whether it has one.
+func fileSpaceOf(p *packet.Packet, c opBits) (int, uint32, bool) {
+	switch {
+	case c&opRequest != 0:
+		return xRequests, p.BTH.PSN, true
+	case c&opReadResponse != 0:
+		return xReadResponses, p.BTH.PSN, true
+	case c&opResponse != 0:
+		return xResponses, respPos(&p.BTH), true
+	}
+	return 0, 0, false
+}
+
+// fileCopyDue says whether p, of opcode class c, which would begin a new
+// connection on f's key (Table.startsEpoch: a PSN far behind after f went
+// idle, or f's first PSN again), is new to its file while a parallel file
+// carried its PSN on f: that file's copy, captured later by a clock
+// behind, not a connection begun again.
+func (t *Table) fileCopyDue(f *Flow, p *packet.Packet, c opBits, at *FrameAt) bool {
+	if t.par == nil || f.Packets == 0 {
+		return false
+	}
+	sp, psn, ok := fileSpaceOf(p, c)
+	if !ok {
+		return false
+	}
+	x := f.coldFiles()
+	if x == nil {
+		if at.File == f.Last.File || !t.par.Parallel(f.Last.File, at.File) {
+			return false
+		}
+		hi, ok := flowHigh(f, sp)
+		return ok && !ahead(sp, psn, hi)
+	}
+	x.syncFiles(f)
+	for k := range x.files {
+		if s := &x.files[k]; s.file == at.File && s.sp[sp].ok && !ahead(sp, psn, s.sp[sp].hi) {
+			return false // its file carried psn: not new to it
+		}
+	}
+	for k := range x.files {
+		o := &x.files[k]
+		if o.file != at.File && t.par.Parallel(o.file, at.File) && o.sp[sp].ok && !ahead(sp, psn, o.sp[sp].hi) &&
+			at.Nanos-o.sp[sp].at < int64(MaxFileOffset) {
+			return true
+		}
+	}
+	return false
+}

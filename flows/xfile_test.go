@@ -1,0 +1,169 @@
+package flows
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+// filesOverlap is a ParallelFiles that says every two files overlap
+// (parallel captures) or none do (rotated files).
+type filesOverlap bool
+
+func (o filesOverlap) Parallel(a, b int) bool { return bool(o) && a != b }
+
+// inFiles returns tape captured in two files: file 0 as the tape has it,
+// file 1 with every packet keep selects, offset later (the clocks of two
+// hosts disagree), merged in time order, file 0 first at a tie.
+func inFiles(tape []taped, offset time.Duration, keep func(i int) bool) []taped {
+	out := slices.Clone(tape)
+	for i, e := range tape {
+		if keep != nil && !keep(i) {
+			continue
+		}
+		e.at.File = 1
+		e.at.Time = e.at.Time.Add(offset)
+		e.at.Frame += copyFrame
+		out = append(out, e)
+	}
+	slices.SortStableFunc(out, func(a, b taped) int {
+		if c := a.at.Time.Compare(b.at.Time); c != 0 {
+			return c
+		}
+		return a.at.File - b.at.File
+	})
+	return out
+}
+
+// replayFiles is replay with the files' overlap told.
+func replayFiles(tape []taped, par ParallelFiles) *Table {
+	tab := NewTable(Config{})
+	tab.SetParallelFiles(par)
+	for i := range tape {
+		e := &tape[i]
+		p := e.p
+		tab.Add(&p, e.at)
+	}
+	tab.Finish()
+	return tab
+}
+
+// fileOffsets are the clock offsets the tests try: within a mirror's
+// window, past it (the 659 µs of two NCCL hosts), milliseconds, tens of
+// them; and the second file's clock behind the first's.
+var fileOffsets = []time.Duration{3 * time.Microsecond, 659 * time.Microsecond, 3 * time.Millisecond, 40 * time.Millisecond, -700 * time.Microsecond}
+
+// fileCopies sums the flows' FileCopies.
+func fileCopies(tab *Table) (n uint64) {
+	for _, f := range tab.Flows() {
+		n += f.FileCopies()
+	}
+	return n
+}
+
+// TestParallelFiles captures each sequence of retransmission cases in two
+// files taken in parallel, the second's clock off by each of fileOffsets:
+// every packet, resends included (a resend is in both files, case (c)),
+// is counted once, and the flows count what the one capture does.
+func TestParallelFiles(t *testing.T) {
+	cases := map[string]func(c *clock){}
+	for _, tc := range retxCases {
+		cases[tc.name] = tc.play
+	}
+	cases["a timeout's resend 1 ms after"] = func(c *clock) {
+		for psn := range uint32(4) {
+			c.add(us, roce(hostA, hostB, opWriteOnly, bQP, psn, 64))
+			ack(c, aQP, psn)
+		}
+		c.add(us, roce(hostA, hostB, opWriteOnly, bQP, 4, 64))
+		c.add(time.Millisecond, roce(hostA, hostB, opWriteOnly, bQP, 4, 64))
+		ack(c, aQP, 4)
+	}
+	for name, play := range cases {
+		var tape []taped
+		c := newClock(Config{})
+		c.tape = &tape
+		play(c)
+		plain := replay(tape)
+		for _, off := range fileOffsets {
+			t.Run(fmt.Sprintf("%s/%v", name, off), func(t *testing.T) {
+				tab := replayFiles(inFiles(tape, off, nil), filesOverlap(true))
+				sameFlows(t, plain, tab, 0, true)
+				if n, want := fileCopies(tab), uint64(len(tape)); n+mirrorDups(tab) != want {
+					t.Errorf("%d copies across files and %d mirror duplicates, want %d in all", n, mirrorDups(tab), want)
+				}
+			})
+		}
+	}
+}
+
+func mirrorDups(tab *Table) (n uint64) {
+	for _, f := range tab.Flows() {
+		n += f.MirrorDuplicates()
+	}
+	return n
+}
+
+// TestParallelFilesResendInOne: a timeout's resend that only one of two
+// parallel files captured (the other's capture dropped it: case (b)) is a
+// resend, whichever file has it and whichever clock is ahead.
+func TestParallelFilesResendInOne(t *testing.T) {
+	var tape []taped
+	c := newClock(Config{})
+	c.tape = &tape
+	for psn := range uint32(4) {
+		c.add(us, roce(hostA, hostB, opWriteOnly, bQP, psn, 64))
+		ack(c, aQP, psn)
+	}
+	c.add(us, roce(hostA, hostB, opWriteOnly, bQP, 4, 64))
+	c.add(2*time.Millisecond, roce(hostA, hostB, opWriteOnly, bQP, 4, 64))
+	resend := tape[len(tape)-1].at.Frame
+	ack(c, aQP, 4)
+	plain := replay(tape)
+	if r := plain.Flows()[0].Retx; r.Timeouts != 1 || r.TimeoutResent != 1 {
+		t.Fatalf("plain: %+v, want one timeout", r)
+	}
+	for _, off := range fileOffsets {
+		for lacks := range 2 {
+			t.Run(fmt.Sprintf("file %d lacks it/%v", lacks, off), func(t *testing.T) {
+				var two []taped
+				for _, e := range inFiles(tape, off, nil) {
+					if e.at.File != lacks || e.at.Frame%copyFrame != resend {
+						two = append(two, e)
+					}
+				}
+				tab := replayFiles(two, filesOverlap(true))
+				sameFlows(t, plain, tab, 0, true)
+			})
+		}
+	}
+}
+
+// TestRotatedFiles: the rotated files of one capture (the second begins
+// as the first ends) hold no copies of each other: a timeout's resend
+// right after the rotation counts (case (a)).
+func TestRotatedFiles(t *testing.T) {
+	var tape []taped
+	c := newClock(Config{})
+	c.tape = &tape
+	for psn := range uint32(4) {
+		c.add(us, roce(hostA, hostB, opWriteOnly, bQP, psn, 64))
+		ack(c, aQP, psn)
+	}
+	c.add(us, roce(hostA, hostB, opWriteOnly, bQP, 4, 64))
+	c.add(us, roce(hostA, hostB, opWriteOnly, bQP, 5, 64))
+	rotate := len(tape)
+	c.add(time.Millisecond, roce(hostA, hostB, opWriteOnly, bQP, 4, 64))
+	c.add(us, roce(hostA, hostB, opWriteOnly, bQP, 5, 64))
+	ack(c, aQP, 5)
+	plain := replay(tape)
+	if r := plain.Flows()[0].Retx; r.Timeouts != 1 || r.TimeoutResent != 2 {
+		t.Fatalf("plain: %+v, want one timeout, two resent", r)
+	}
+	rotated := slices.Clone(tape)
+	for i := rotate; i < len(rotated); i++ {
+		rotated[i].at.File = 1
+	}
+	sameFlows(t, plain, replayFiles(rotated, filesOverlap(false)), 0, true)
+}

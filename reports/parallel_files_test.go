@@ -1,0 +1,88 @@
+package reports
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rocedump/rocedump/decode/bth"
+	"github.com/rocedump/rocedump/flows"
+)
+
+// allParallel says every two files overlap in time.
+type allParallel struct{}
+
+func (allParallel) Parallel(a, b int) bool { return a != b }
+
+// parallelInput is one connection captured at both hosts: every WRITE
+// and ACK in file 0 and again in file 1, whose clock is offset behind.
+func parallelInput(offset time.Duration) *Input {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	type ev struct {
+		at   time.Duration
+		file int
+		ack  bool
+		psn  uint32
+	}
+	var evs []ev
+	for i := range 40 {
+		at := time.Duration(i) * 10 * time.Microsecond
+		for file, d := range []time.Duration{0, offset} {
+			evs = append(evs, ev{at: at + d, file: file, psn: uint32(i)}, ev{at: at + d + 4*time.Microsecond, file: file, ack: true, psn: uint32(i)})
+		}
+	}
+	slices.SortStableFunc(evs, func(a, b ev) int { return cmp.Compare(a.at, b.at) })
+	tab := flows.NewTable(flows.Config{})
+	tab.SetParallelFiles(allParallel{})
+	frames := [2]int{}
+	for _, e := range evs {
+		p := roce("10.0.0.1", "10.0.0.2", 0x200, opWriteOnly, e.psn, 26, 2)
+		if e.ack {
+			p = roce("10.0.0.2", "10.0.0.1", 0x100, bth.Opcode(0x11), e.psn, 26, 2)
+			p.BTH.AETH.Syndrome = 0x1f
+		}
+		p.BTH.Ext = p.BTH.Opcode.Headers()
+		frames[e.file]++
+		tab.Add(p, flows.FrameRef{File: e.file, Frame: frames[e.file], Time: t0.Add(e.at)})
+	}
+	tab.Finish()
+	in := &Input{Config: Config{}.WithDefaults(), Flows: tab.Flows()}
+	in.Capture.Files = []string{"node0.pcap", "node1.pcap"}
+	in.Capture.Packets, in.Capture.RoCE = uint64(len(evs)), uint64(len(evs))
+	return in
+}
+
+// TestParallelFilesFinding: two captures of one connection, the second's
+// clock 700 µs behind, count each packet once (no resend, no timeout, no
+// mirror copy) and capture_health says the files hold the same packets,
+// with the offset their copies show.
+func TestParallelFilesFinding(t *testing.T) {
+	in := parallelInput(700 * time.Microsecond)
+	r := Run(in, "test")
+	var found *Finding
+	for i, f := range r.Findings {
+		switch {
+		case strings.Contains(f.Title, "same packets"):
+			found = &r.Findings[i]
+		case f.Kind == KindRetransmission || strings.Contains(f.Title, "mirror"):
+			t.Errorf("finding %q", f.Title)
+		}
+	}
+	if found == nil {
+		t.Fatal("no finding says the files hold the same packets")
+	}
+	c := found.Evidence.Counts
+	if c["file_copies"] != 80 || c["flows"] != 2 {
+		t.Errorf("counts %v, want 80 file copies on 2 flows", c)
+	}
+	if lo, hi := c["offset_min_s"], c["offset_max_s"]; lo != 700e-6 || hi != 700e-6 {
+		t.Errorf("offset %v to %v s, want 700 µs", lo, hi)
+	}
+	for _, f := range in.Flows {
+		if f.Packets != 40 || f.Requests.Retransmitted != 0 {
+			t.Errorf("flow %d: %d packets, %d resent; want 40, 0", f.ID, f.Packets, f.Requests.Retransmitted)
+		}
+	}
+}
