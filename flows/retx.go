@@ -196,6 +196,9 @@ type retxState struct {
 	nHeld      uint8
 	heldEvents int // len(events) when the first was held
 	reordered  uint64
+	// reorderBehind and reorderLate: Flow.ReorderDepth.
+	reorderBehind uint32
+	reorderLate   time.Duration
 
 	// early: responses captured before the requests they answer
 	// (early.go); nil if none was.

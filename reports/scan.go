@@ -39,7 +39,10 @@ type flowScan struct {
 	// icrc: flows with ICRC errors; cm: flows with an RDMA CM exchange;
 	// copied: flows with mirror duplicates.
 	icrc, cm, copied []*flows.Flow
-	copies           uint64 // mirror duplicates over all flows
+	// reord: flows with requests reordered (Flow.Reordered) or READ
+	// responses captured out of PSN order (Reordering).
+	reord  []*flows.Flow
+	copies uint64 // mirror duplicates over all flows
 
 	flows []*flows.Flow
 	byID  map[int]*flows.Flow // made when IDs are not 1, 2, ... in order
@@ -125,6 +128,9 @@ func newFlowScan(fs []*flows.Flow) *flowScan {
 		}
 		if f.CM != nil {
 			s.cm = append(s.cm, f)
+		}
+		if f.Reordered() > 0 || f.ReadResponses.OutOfOrder > 0 {
+			s.reord = append(s.reord, f)
 		}
 		if f.MirrorDuplicates() > 0 {
 			s.copied = append(s.copied, f)
