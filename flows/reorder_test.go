@@ -287,6 +287,63 @@ var reorderCases = []struct {
 		events: "fabric_loss@101x1 timeout@101x5 fabric_loss@102x1 fabric_loss@103x1 fabric_loss@104x1 fabric_loss@105x1",
 		ooo:    5,
 	},
+	{
+		// The flow's first two requests swapped (adaptive routing): 100
+		// is just before the first PSN captured, right after it, with
+		// nothing to answer: a fill of the start, not a resend after a
+		// 1 µs ACK timeout.
+		name: "the first two requests swapped",
+		play: func(c *clock) {
+			writes(c, bQP, 101, 101, us)
+			writes(c, bQP, 100, 100, us)
+			writes(c, bQP, 102, 104, us)
+			ack(c, aQP, 104)
+		},
+		reordered: 1, ooo: 1,
+	},
+	{
+		// Swapped, then its go-back-N: the next request is a resend, so
+		// the fill of the start was one too.
+		name: "the first two requests swapped, then resent",
+		play: func(c *clock) {
+			writes(c, bQP, 101, 101, us)
+			writes(c, bQP, 100, 100, us)
+			writes(c, bQP, 101, 101, us)
+			writes(c, bQP, 102, 102, us)
+			ack(c, aQP, 102)
+		},
+		want:   RetxStats{Timeouts: 1, TimeoutResent: 2, TimeoutWait: durs(us)},
+		events: "timeout@100x2",
+		ooo:    1,
+	},
+	{
+		// A capture that starts mid-stream, then the requester resends
+		// the request before the first captured after its ACK timeout:
+		// a resend, not a fill (it waited).
+		name: "the request before the first resent after a timeout",
+		play: func(c *clock) {
+			writes(c, bQP, 101, 102, us)
+			writes(c, bQP, 100, 102, 4*time.Millisecond)
+			ack(c, aQP, 102)
+		},
+		want:   RetxStats{Timeouts: 1, TimeoutResent: 3, TimeoutWait: durs(4 * time.Millisecond)},
+		events: "timeout@100x3",
+	},
+	{
+		// Swapped, and later the start resent after a timeout: the
+		// second 100 is a resend (each PSN fills the start once).
+		name: "the first two requests swapped, the first resent later",
+		play: func(c *clock) {
+			writes(c, bQP, 101, 101, us)
+			writes(c, bQP, 100, 100, us)
+			writes(c, bQP, 102, 102, us)
+			writes(c, bQP, 100, 102, 4*time.Millisecond)
+			ack(c, aQP, 102)
+		},
+		want:      RetxStats{Timeouts: 1, TimeoutResent: 3, TimeoutWait: durs(4 * time.Millisecond)},
+		events:    "timeout@100x3",
+		reordered: 1, ooo: 1,
+	},
 }
 
 // TestReorder checks reorderCases.

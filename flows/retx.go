@@ -199,6 +199,9 @@ type retxState struct {
 	// reorderBehind and reorderLate: Flow.ReorderDepth.
 	reorderBehind uint32
 	reorderLate   time.Duration
+	// startFilled: the PSNs just before the flow's first request PSN that
+	// came as fills of its start (startFill), bit i for FirstPSN-1-i.
+	startFilled uint8
 
 	// early: responses captured before the requests they answer
 	// (early.go); nil if none was.
@@ -302,11 +305,43 @@ func (f *Flow) event(e RetxEvent) int {
 	return len(s.events) - 1
 }
 
+// startFill says whether a request at psn that the sequencer took for a
+// retransmission (behind the highest PSN, at no PSN a gap skipped) is
+// rather a fill of the flow's start: a PSN just before the first request
+// PSN of the flow (at most 8 before, each once), which the capture never
+// held, that came less than oneWayAfter after the request before it, with
+// no NAK pending and no episode in progress to explain a resend. The
+// fabric delivered the flow's first requests out of PSN order (adaptive
+// routing: PSN 1, then 0). It is then counted out of order, not
+// retransmitted, and goes the way of any fill (holdFill): the next request
+// decides whether it was reordered or a resend. A resend of the first
+// request after an ACK timeout waited longer; one after a NAK has it
+// pending; and a capture that starts mid-stream gains nothing here that a
+// fill would not: a PSN before the first is either the original overtaken
+// or a resend that the requests after it reveal.
+func (f *Flow) startFill(psn uint32, nanos, prev int64) bool {
+	d := psnDiff(f.Requests.FirstPSN, psn)
+	if d < 1 || d > 8 || !connected(f.Transport) || sinceNanos(nanos, prev) >= oneWayAfter {
+		return false
+	}
+	if s := f.retx; s != nil && (s.pending.valid || s.ep.active || s.startFilled&(1<<(d-1)) != 0) {
+		return false
+	}
+	s := f.ensureRetx()
+	s.startFilled |= 1 << (d - 1)
+	f.Requests.Retransmitted--
+	f.Requests.OutOfOrder++
+	return true
+}
+
 // noteRequest follows resend episodes and gaps after a request packet at
 // psn was sequenced as res (not for re-issued READs); last is the PSN of
 // the request before it and prev its capture time (FrameAt.Nanos).
 func (f *Flow) noteRequest(res seqResult, psn, last uint32, fa *FrameAt, prev int64) {
 	at := &fa.FrameRef
+	if res == seqRetransmit && f.startFill(psn, fa.Nanos, prev) {
+		res = seqOutOfOrder
+	}
 	s := f.retx
 	if s != nil && s.nHeld != 0 && res != seqOutOfOrder {
 		// The next request after held fills: a retransmission makes
