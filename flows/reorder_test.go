@@ -344,6 +344,36 @@ var reorderCases = []struct {
 		events:    "timeout@100x3",
 		reordered: 1, ooo: 1,
 	},
+	{
+		// A timeout's resend burst reordered by the fabric: 377, 376,
+		// 378, then new requests, then 379. One timeout, four resent.
+		name: "a timeout resend burst reordered",
+		play: func(c *clock) {
+			writes(c, bQP, 370, 379, us)
+			writes(c, bQP, 377, 377, 4*time.Millisecond)
+			writes(c, bQP, 376, 376, us)
+			writes(c, bQP, 378, 378, us)
+			writes(c, bQP, 380, 382, us)
+			writes(c, bQP, 379, 379, us)
+			ack(c, aQP, 382)
+		},
+		want:   RetxStats{Timeouts: 1, TimeoutResent: 4, TimeoutWait: durs(4 * time.Millisecond)},
+		events: "timeout@377x4",
+	},
+	{
+		// The same PSN resent twice right after is no reordering of one
+		// burst: a second resend.
+		name: "a resend repeated is a second episode",
+		play: func(c *clock) {
+			writes(c, bQP, 370, 379, us)
+			writes(c, bQP, 377, 378, 4*time.Millisecond)
+			writes(c, bQP, 377, 377, us)
+			writes(c, bQP, 380, 380, us)
+			ack(c, aQP, 380)
+		},
+		want:   RetxStats{Timeouts: 2, TimeoutResent: 3, TimeoutWait: durs(4*time.Millisecond, us)},
+		events: "timeout@377x2 timeout@377x1",
+	},
 }
 
 // TestReorder checks reorderCases.

@@ -275,6 +275,9 @@ type episode struct {
 	active bool
 	kind   RetxEventKind // EventGoBackN, EventTimeout, EventRNRRetry or EventReissueResend
 	last   uint32        // last PSN resent
+	lo     uint32        // lowest PSN resent
+	high   uint32        // the highest request PSN when it began
+	ended  bool          // a new request ended it (not active): reordered resends may still follow
 	nakAt  time.Time     // go-back-N: the NAK's time
 	event  int           // index of its event in events, -1 if not kept
 }
@@ -373,7 +376,7 @@ func (f *Flow) noteRequest(res seqResult, psn, last uint32, fa *FrameAt, prev in
 			if s.ep.kind == EventGoBackN {
 				f.Retx.GBNCatchUp.add(at.Time.Sub(s.ep.nakAt))
 			}
-			s.ep.active = false
+			s.ep.active, s.ep.ended = false, true
 		}
 		if p := &s.pending; p.valid && p.rnr && p.psn == psn {
 			// The RNR retry of a packet the mirror missed: no resend
@@ -438,8 +441,20 @@ func (f *Flow) resend(psn uint32, at *FrameRef, sincePrev time.Duration) RetxEve
 		// expired.
 		f.startEpisode(EventReissueResend, psn, at, RetxEvent{Kind: EventReissueResend, At: *at, PSN: psn, Count: 1, Wait: sincePrev})
 		return EventReissueResend
-	case ep.active && psnDiff(psn, ep.last) > 0:
-		ep.last = psn
+	case ep.active && psnDiff(psn, ep.last) > 0,
+		// A resend burst the fabric reordered (adaptive routing): a
+		// resend just before the episode's lowest, right after the
+		// one before it; or one past its last resend, up to the highest
+		// PSN when it began, right after the new requests that ended
+		// it. No NAK pending, no ACK timer waited: the same episode.
+		!p.valid && sincePrev < oneWayAfter && ep.active && psnDiff(psn, ep.lo) < 0 && psnDiff(ep.lo, psn) <= 8,
+		!p.valid && sincePrev < oneWayAfter && ep.ended && psnDiff(psn, ep.last) > 0 && psnDiff(psn, ep.high) <= 0 &&
+			psnDiff(f.Requests.HighPSN, psn) <= 16:
+		if psnDiff(psn, ep.last) > 0 {
+			ep.last = psn
+		} else {
+			ep.lo = psn
+		}
 		f.countResent(ep.kind)
 		if ep.event >= 0 {
 			s.events[ep.event].Count++
@@ -474,7 +489,7 @@ func (f *Flow) resend(psn uint32, at *FrameRef, sincePrev time.Duration) RetxEve
 func (f *Flow) startEpisode(kind RetxEventKind, psn uint32, at *FrameRef, e RetxEvent) {
 	f.countResent(kind)
 	idx := f.event(e)
-	f.retx.ep = episode{active: true, kind: kind, last: psn, event: idx}
+	f.retx.ep = episode{active: true, kind: kind, last: psn, lo: psn, high: f.Requests.HighPSN, event: idx}
 }
 
 func (f *Flow) countResent(kind RetxEventKind) {
