@@ -50,6 +50,8 @@ Findings (the "kind" of each):
   retransmission        go-back-N after NAKs, timeout resends, RNR NAKs, other NAKs
   mirror_loss           PSN gaps the responder ACKed past: the mirror, not the
                         fabric, lost them (loss analysis then needs care)
+  reordering            packets out of PSN order with nothing lost (how far):
+                        adaptive routing by design, else ECMP or the mirror
   congestion            CNPs per QP and source, FECN/BECN
   ecn_not_acted         CE marks with no CNP back; RoCE that is not ECN-capable
   dscp_mismatch         RoCE data or CNPs on an unexpected DSCP (--data-dscp,

@@ -53,6 +53,9 @@ type heldFill struct {
 	at     FrameRef
 	gapAt  FrameRef
 	wait   time.Duration
+	// behind: how many PSNs behind the flow's highest request PSN it
+	// came (the positions it was overtaken by, at most).
+	behind uint32
 	// reissue: the re-issued READ it came right after, whose recovery
 	// it may start (retxState.reissue, which it takes).
 	reissue reissueMark
@@ -72,7 +75,7 @@ func (f *Flow) holdFill(psn uint32, at *FrameRef, wait time.Duration) bool {
 		}
 		return false
 	}
-	h := heldFill{psn: psn, at: *at, wait: wait, reissue: s.reissue}
+	h := heldFill{psn: psn, at: *at, wait: wait, reissue: s.reissue, behind: uint32(max(0, psnDiff(f.Requests.HighPSN, psn)))}
 	s.reissue = reissueMark{}
 	l := &s.loss
 	if i := l.find(psn); i >= 0 {
@@ -178,6 +181,12 @@ func (f *Flow) decideHeld(reordered bool) {
 		h := &s.held[i]
 		if reordered {
 			s.reordered++
+			s.reorderBehind = max(s.reorderBehind, h.behind)
+			if h.inLoss {
+				// Late by the time since the packet that overtook it
+				// (the one past its PSN that opened its gap).
+				s.reorderLate = max(s.reorderLate, h.at.Time.Sub(h.gapAt.Time))
+			}
 			continue
 		}
 		if h.inLoss {
@@ -215,6 +224,18 @@ func (f *Flow) Reordered() uint64 {
 		return 0
 	}
 	return f.retx.reordered
+}
+
+// ReorderDepth says how far the requests Reordered counts were out of
+// order: the most PSNs behind the flow's highest request PSN one of them
+// came, and the longest time one came after the first request past its
+// PSN (the packet whose gap it filled; 0 when none of them was still in
+// an undecided gap). Measured once per reordered packet, not per packet.
+func (f *Flow) ReorderDepth() (psns uint32, late time.Duration) {
+	if f.retx == nil {
+		return 0, 0
+	}
+	return f.retx.reorderBehind, f.retx.reorderLate
 }
 
 // SetReordered sets what Reordered returns, for a Flow made from a flow

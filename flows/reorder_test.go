@@ -287,6 +287,93 @@ var reorderCases = []struct {
 		events: "fabric_loss@101x1 timeout@101x5 fabric_loss@102x1 fabric_loss@103x1 fabric_loss@104x1 fabric_loss@105x1",
 		ooo:    5,
 	},
+	{
+		// The flow's first two requests swapped (adaptive routing): 100
+		// is just before the first PSN captured, right after it, with
+		// nothing to answer: a fill of the start, not a resend after a
+		// 1 µs ACK timeout.
+		name: "the first two requests swapped",
+		play: func(c *clock) {
+			writes(c, bQP, 101, 101, us)
+			writes(c, bQP, 100, 100, us)
+			writes(c, bQP, 102, 104, us)
+			ack(c, aQP, 104)
+		},
+		reordered: 1, ooo: 1,
+	},
+	{
+		// Swapped, then its go-back-N: the next request is a resend, so
+		// the fill of the start was one too.
+		name: "the first two requests swapped, then resent",
+		play: func(c *clock) {
+			writes(c, bQP, 101, 101, us)
+			writes(c, bQP, 100, 100, us)
+			writes(c, bQP, 101, 101, us)
+			writes(c, bQP, 102, 102, us)
+			ack(c, aQP, 102)
+		},
+		want:   RetxStats{Timeouts: 1, TimeoutResent: 2, TimeoutWait: durs(us)},
+		events: "timeout@100x2",
+		ooo:    1,
+	},
+	{
+		// A capture that starts mid-stream, then the requester resends
+		// the request before the first captured after its ACK timeout:
+		// a resend, not a fill (it waited).
+		name: "the request before the first resent after a timeout",
+		play: func(c *clock) {
+			writes(c, bQP, 101, 102, us)
+			writes(c, bQP, 100, 102, 4*time.Millisecond)
+			ack(c, aQP, 102)
+		},
+		want:   RetxStats{Timeouts: 1, TimeoutResent: 3, TimeoutWait: durs(4 * time.Millisecond)},
+		events: "timeout@100x3",
+	},
+	{
+		// Swapped, and later the start resent after a timeout: the
+		// second 100 is a resend (each PSN fills the start once).
+		name: "the first two requests swapped, the first resent later",
+		play: func(c *clock) {
+			writes(c, bQP, 101, 101, us)
+			writes(c, bQP, 100, 100, us)
+			writes(c, bQP, 102, 102, us)
+			writes(c, bQP, 100, 102, 4*time.Millisecond)
+			ack(c, aQP, 102)
+		},
+		want:      RetxStats{Timeouts: 1, TimeoutResent: 3, TimeoutWait: durs(4 * time.Millisecond)},
+		events:    "timeout@100x3",
+		reordered: 1, ooo: 1,
+	},
+	{
+		// A timeout's resend burst reordered by the fabric: 377, 376,
+		// 378, then new requests, then 379. One timeout, four resent.
+		name: "a timeout resend burst reordered",
+		play: func(c *clock) {
+			writes(c, bQP, 370, 379, us)
+			writes(c, bQP, 377, 377, 4*time.Millisecond)
+			writes(c, bQP, 376, 376, us)
+			writes(c, bQP, 378, 378, us)
+			writes(c, bQP, 380, 382, us)
+			writes(c, bQP, 379, 379, us)
+			ack(c, aQP, 382)
+		},
+		want:   RetxStats{Timeouts: 1, TimeoutResent: 4, TimeoutWait: durs(4 * time.Millisecond)},
+		events: "timeout@377x4",
+	},
+	{
+		// The same PSN resent twice right after is no reordering of one
+		// burst: a second resend.
+		name: "a resend repeated is a second episode",
+		play: func(c *clock) {
+			writes(c, bQP, 370, 379, us)
+			writes(c, bQP, 377, 378, 4*time.Millisecond)
+			writes(c, bQP, 377, 377, us)
+			writes(c, bQP, 380, 380, us)
+			ack(c, aQP, 380)
+		},
+		want:   RetxStats{Timeouts: 2, TimeoutResent: 3, TimeoutWait: durs(4*time.Millisecond, us)},
+		events: "timeout@377x2 timeout@377x1",
+	},
 }
 
 // TestReorder checks reorderCases.

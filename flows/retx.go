@@ -196,6 +196,12 @@ type retxState struct {
 	nHeld      uint8
 	heldEvents int // len(events) when the first was held
 	reordered  uint64
+	// reorderBehind and reorderLate: Flow.ReorderDepth.
+	reorderBehind uint32
+	reorderLate   time.Duration
+	// startFilled: the PSNs just before the flow's first request PSN that
+	// came as fills of its start (startFill), bit i for FirstPSN-1-i.
+	startFilled uint8
 
 	// early: responses captured before the requests they answer
 	// (early.go); nil if none was.
@@ -269,6 +275,9 @@ type episode struct {
 	active bool
 	kind   RetxEventKind // EventGoBackN, EventTimeout, EventRNRRetry or EventReissueResend
 	last   uint32        // last PSN resent
+	lo     uint32        // lowest PSN resent
+	high   uint32        // the highest request PSN when it began
+	ended  bool          // a new request ended it (not active): reordered resends may still follow
 	nakAt  time.Time     // go-back-N: the NAK's time
 	event  int           // index of its event in events, -1 if not kept
 }
@@ -299,11 +308,43 @@ func (f *Flow) event(e RetxEvent) int {
 	return len(s.events) - 1
 }
 
+// startFill says whether a request at psn that the sequencer took for a
+// retransmission (behind the highest PSN, at no PSN a gap skipped) is
+// rather a fill of the flow's start: a PSN just before the first request
+// PSN of the flow (at most 8 before, each once), which the capture never
+// held, that came less than oneWayAfter after the request before it, with
+// no NAK pending and no episode in progress to explain a resend. The
+// fabric delivered the flow's first requests out of PSN order (adaptive
+// routing: PSN 1, then 0). It is then counted out of order, not
+// retransmitted, and goes the way of any fill (holdFill): the next request
+// decides whether it was reordered or a resend. A resend of the first
+// request after an ACK timeout waited longer; one after a NAK has it
+// pending; and a capture that starts mid-stream gains nothing here that a
+// fill would not: a PSN before the first is either the original overtaken
+// or a resend that the requests after it reveal.
+func (f *Flow) startFill(psn uint32, nanos, prev int64) bool {
+	d := psnDiff(f.Requests.FirstPSN, psn)
+	if d < 1 || d > 8 || !connected(f.Transport) || sinceNanos(nanos, prev) >= oneWayAfter {
+		return false
+	}
+	if s := f.retx; s != nil && (s.pending.valid || s.ep.active || s.startFilled&(1<<(d-1)) != 0) {
+		return false
+	}
+	s := f.ensureRetx()
+	s.startFilled |= 1 << (d - 1)
+	f.Requests.Retransmitted--
+	f.Requests.OutOfOrder++
+	return true
+}
+
 // noteRequest follows resend episodes and gaps after a request packet at
 // psn was sequenced as res (not for re-issued READs); last is the PSN of
 // the request before it and prev its capture time (FrameAt.Nanos).
 func (f *Flow) noteRequest(res seqResult, psn, last uint32, fa *FrameAt, prev int64) {
 	at := &fa.FrameRef
+	if res == seqRetransmit && f.startFill(psn, fa.Nanos, prev) {
+		res = seqOutOfOrder
+	}
 	s := f.retx
 	if s != nil && s.nHeld != 0 && res != seqOutOfOrder {
 		// The next request after held fills: a retransmission makes
@@ -335,7 +376,7 @@ func (f *Flow) noteRequest(res seqResult, psn, last uint32, fa *FrameAt, prev in
 			if s.ep.kind == EventGoBackN {
 				f.Retx.GBNCatchUp.add(at.Time.Sub(s.ep.nakAt))
 			}
-			s.ep.active = false
+			s.ep.active, s.ep.ended = false, true
 		}
 		if p := &s.pending; p.valid && p.rnr && p.psn == psn {
 			// The RNR retry of a packet the mirror missed: no resend
@@ -400,8 +441,20 @@ func (f *Flow) resend(psn uint32, at *FrameRef, sincePrev time.Duration) RetxEve
 		// expired.
 		f.startEpisode(EventReissueResend, psn, at, RetxEvent{Kind: EventReissueResend, At: *at, PSN: psn, Count: 1, Wait: sincePrev})
 		return EventReissueResend
-	case ep.active && psnDiff(psn, ep.last) > 0:
-		ep.last = psn
+	case ep.active && psnDiff(psn, ep.last) > 0,
+		// A resend burst the fabric reordered (adaptive routing): a
+		// resend just before the episode's lowest, right after the
+		// one before it; or one past its last resend, up to the highest
+		// PSN when it began, right after the new requests that ended
+		// it. No NAK pending, no ACK timer waited: the same episode.
+		!p.valid && sincePrev < oneWayAfter && ep.active && psnDiff(psn, ep.lo) < 0 && psnDiff(ep.lo, psn) <= 8,
+		!p.valid && sincePrev < oneWayAfter && ep.ended && psnDiff(psn, ep.last) > 0 && psnDiff(psn, ep.high) <= 0 &&
+			psnDiff(f.Requests.HighPSN, psn) <= 16:
+		if psnDiff(psn, ep.last) > 0 {
+			ep.last = psn
+		} else {
+			ep.lo = psn
+		}
 		f.countResent(ep.kind)
 		if ep.event >= 0 {
 			s.events[ep.event].Count++
@@ -436,7 +489,7 @@ func (f *Flow) resend(psn uint32, at *FrameRef, sincePrev time.Duration) RetxEve
 func (f *Flow) startEpisode(kind RetxEventKind, psn uint32, at *FrameRef, e RetxEvent) {
 	f.countResent(kind)
 	idx := f.event(e)
-	f.retx.ep = episode{active: true, kind: kind, last: psn, event: idx}
+	f.retx.ep = episode{active: true, kind: kind, last: psn, lo: psn, high: f.Requests.HighPSN, event: idx}
 }
 
 func (f *Flow) countResent(kind RetxEventKind) {

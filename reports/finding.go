@@ -63,6 +63,7 @@ const (
 	KindNonRDMAOnCompute Kind = "non_rdma_on_compute"
 	KindFanOut           Kind = "fan_out"
 	KindCaptureHealth    Kind = "capture_health"
+	KindReordering       Kind = "reordering"
 )
 
 // Frame points at one frame of the input, for evidence.

@@ -446,6 +446,8 @@ tcp:
 	c.Finish()
 	in.Collect, in.Flows = c, c.Table.Flows()
 	ins = append(ins, in)
+	// Requests out of PSN order with nothing lost (reordering).
+	ins = append(ins, reorderInput(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 0x200, true))
 	return ins
 }
 
@@ -463,7 +465,7 @@ func docScenario(t *testing.T, yaml string) *Input {
 func allKinds(t *testing.T) []Kind {
 	t.Helper()
 	return []Kind{KindRetransmission, KindMirrorLoss, KindCongestion, KindECNNotActed, KindDSCPMismatch, KindPCPMismatch, KindPFC, KindCrossRail,
-		KindRDMAOnManagement, KindStorageOnCompute, KindNonRDMAOnCompute, KindFanOut, KindCaptureHealth}
+		KindRDMAOnManagement, KindStorageOnCompute, KindNonRDMAOnCompute, KindFanOut, KindCaptureHealth, KindReordering}
 }
 
 // checkMergeColumn checks what the doc says rocedump merge does with each

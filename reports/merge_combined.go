@@ -210,6 +210,8 @@ func titleFromCounts(f *Finding) (string, bool) {
 				return fatalNAKTitle(code, n("qps")), true
 			}
 		}
+	case KindReordering:
+		return reorderingTitle(n("reordered_packets")+n("read_responses_out_of_order"), n("flows"), n("max_psns_behind"), c["max_late_us"]), true
 	case KindMirrorLoss:
 		return mirrorLossTitle(n("mirror_lost_psns"), n("mirror_gaps"), n("qps"), critical), true
 	case KindECNNotActed:

@@ -25,6 +25,7 @@ type Module struct {
 var Modules = []Module{
 	{"capture_health", CaptureHealth},
 	{"retransmission", Retransmissions},
+	{"reordering", Reordering},
 	{"congestion", Congestion},
 	{"cross_rail", CrossRail},
 	{"rdma_on_management", RDMAOnManagement},

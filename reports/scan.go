@@ -44,6 +44,9 @@ type flowScan struct {
 	// fileCopies: those second captures over all flows.
 	fileCopied []*flows.Flow
 	fileCopies uint64
+	// reord: flows with requests reordered (Flow.Reordered) or READ
+	// responses captured out of PSN order (Reordering).
+	reord []*flows.Flow
 
 	flows []*flows.Flow
 	byID  map[int]*flows.Flow // made when IDs are not 1, 2, ... in order
@@ -129,6 +132,9 @@ func newFlowScan(fs []*flows.Flow) *flowScan {
 		}
 		if f.CM != nil {
 			s.cm = append(s.cm, f)
+		}
+		if f.Reordered() > 0 || f.ReadResponses.OutOfOrder > 0 {
+			s.reord = append(s.reord, f)
 		}
 		if f.MirrorDuplicates() > 0 {
 			s.copied = append(s.copied, f)
