@@ -287,7 +287,9 @@ func earlyFinding(in *Input) (Finding, bool) {
 		}},
 	}
 	if top.resp != top.req {
-		f.Title = fmt.Sprintf("%s captured before the requests they answer: the clock of %s runs at least %s ahead of %s's",
+		// The responses' file stamps them earlier than the wire's order
+		// allows: its clock runs behind the requests' file's.
+		f.Title = fmt.Sprintf("%s captured before the requests they answer: the clock of %s runs at least %s behind %s's",
 			plural(total, "response"), file(top.resp), flowtable.HumanDuration(pairs[top].lead), file(top.req))
 	} else {
 		f.Title = fmt.Sprintf("%s captured before the requests they answer (by up to %s): the capture does not keep the wire's order",
@@ -303,7 +305,7 @@ func earlyFinding(in *Input) (Finding, bool) {
 		"a CNP captured before the CE mark it answers makes the mark unanswered (ecn_not_acted), "+
 		"and recovery times, ACK timeouts and the pairing of QPs by their ACKs shift by the offset.",
 		total, plural(len(fl), "flow"), flowtable.HumanDuration(lead))
-	f.Next = "Shift the early file's times back by at least the offset (editcap -t -SECONDS, or the other file forward) and run again, " +
+	f.Next = "Shift the early file's times forward by at least the offset (editcap -t SECONDS, or the other file back with editcap -t -SECONDS) and run again, " +
 		"or capture both directions with one clock (one capture NIC, hardware timestamps synchronised by PTP)."
 	var lines detailLines
 	for _, k := range order {
