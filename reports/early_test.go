@@ -51,10 +51,11 @@ func earlyInput(skew time.Duration) *Input {
 	return in
 }
 
-// TestEarlyResponsesFinding: a capture split by direction, the ACKs' file
-// 20 µs ahead of the requests', says so in capture_health, naming the two
-// files and how far ahead at least; in the wire's order (or the ACKs'
-// clock behind) it says nothing.
+// TestEarlyResponsesFinding: a capture split by direction, the ACKs'
+// file's clock 20 µs behind the requests' (its times 20 µs early), says so
+// in capture_health, naming the two files and how far behind at least, and
+// says to shift the ACKs' file forward; in the wire's order (or the ACKs'
+// clock ahead) it says nothing.
 func TestEarlyResponsesFinding(t *testing.T) {
 	for _, skew := range []time.Duration{0, 5 * time.Microsecond, -20 * time.Microsecond} {
 		var got []Finding
@@ -75,12 +76,15 @@ func TestEarlyResponsesFinding(t *testing.T) {
 		f := got[0]
 		// Each ACK comes 12 µs before the WRITE it acknowledges (8 µs
 		// after it, less 20 µs).
-		want := "10 responses captured before the requests they answer: the clock of acks.pcap runs at least 12.0 µs ahead of requests.pcap's"
+		want := "10 responses captured before the requests they answer: the clock of acks.pcap runs at least 12.0 µs behind requests.pcap's"
 		if f.Title != want || f.Severity != Warning || f.Kind != KindCaptureHealth {
 			t.Errorf("got %s %s %q, want warning %q", f.Kind, f.Severity, f.Title, want)
 		}
 		if c := f.Evidence.Counts; c["early_responses"] != 10 || c["flows"] != 1 || c["lead_s"] != 12e-6 {
 			t.Errorf("counts %v", c)
+		}
+		if !strings.Contains(f.Next, "forward by at least the offset (editcap -t SECONDS") {
+			t.Errorf("next %q: the early file's times must go forward", f.Next)
 		}
 		if len(f.Evidence.Details) != 1 || !strings.Contains(f.Evidence.Details[0], "acks.pcap before requests in requests.pcap: 10, by up to 12.0 µs") {
 			t.Errorf("details %q", f.Evidence.Details)

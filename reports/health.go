@@ -181,27 +181,20 @@ func fileCopiesFinding(in *Input) Finding {
 				return fmt.Sprintf("%s captured a packet %s to %s after %s did", file(k.second), signedDuration(o.Min), signedDuration(o.Max), file(k.first))
 			})
 		}
-		for _, k := range order {
-			back := offs[pair{k.second, k.first}]
-			if back == nil || k.first > k.second {
-				continue
-			}
-			// One way the least lag is the path's latency plus the
-			// offset, the other way the latency less it.
-			d := (offs[k].Min - back.Min) / 2
+		for _, e := range clockOffsets(sc.fileCopied) {
 			lines.add(func() string {
-				how := "ahead of"
+				how, d := "ahead of", e.offset
 				if d < 0 {
 					how, d = "behind", -d
 				}
-				return fmt.Sprintf("the clock of %s is about %s %s %s's (half the difference of the least lags each way)",
-					file(k.second), flowtable.HumanDuration(d), how, file(k.first))
+				return fmt.Sprintf("the clock of %s is about %s %s %s's (half the difference of the least lags each way between %s and %s)",
+					file(e.second), flowtable.HumanDuration(d), how, file(e.first), endpoint(in, e.a), endpoint(in, e.b))
 			})
 		}
 		f.Detail += " The second capture of a file's newest packet came that long after the first, for each two files (below): " +
-			"the least of it is the time from one capture point to the other plus the offset between the files' clocks; " +
-			"with copies both ways the latency cancels, and half the difference of the least lags each way is the offset, " +
-			"a better measure of it than responses captured before their requests."
+			"the least of it is the time from one capture point to the other plus or less the offset between the files' clocks; " +
+			"with copies of packets both ways between two hosts the latency cancels, and half the difference of the least lags each way " +
+			"(packets one way, then the other) is the offset, a better measure of it than responses captured before their requests."
 		f.Evidence.Counts["offset_min_s"], f.Evidence.Counts["offset_max_s"] = lo.Seconds(), hi.Seconds()
 		f.Evidence.Details = lines.capped()
 	}
@@ -210,6 +203,90 @@ func fileCopiesFinding(in *Input) Finding {
 		f.Nodes = append(f.Nodes, nodeOf(in, x.Key.Src), nodeOf(in, x.Key.Dst))
 	}
 	return f
+}
+
+// fileClock is the clock offset between two parallel files that copies of
+// packets both ways between hosts a and b show: file second's clock minus
+// file first's.
+type fileClock struct {
+	first, second int
+	a, b          netip.Addr
+	offset        time.Duration
+}
+
+// clockOffsets measures, for each two files, the offset between their
+// clocks from the copies of packets going each way between two hosts. A
+// FileOffset is by capture order (the file that captured a packet first),
+// which is not the packet's way: with an offset larger than the latency
+// both ways' packets come first in the same file, and with a latency that
+// varies, one way's come first in either. So each flow's lags are made
+// signed, the second file's capture less the first's (s), per file pair
+// and host direction: one way s is the offset plus the latency, the other
+// way the offset less it, and the offset lies between the two ways' ranges:
+// half the sum of the higher range's least and the lower range's most (the
+// least lags each way, with the latency cancelled when it is the same both
+// ways). Ranges that overlap (the latency varied more than the capture
+// allows, or a clock stepped) give nothing; of several host pairs, the one
+// whose ranges are closest (the least latency) is taken.
+func clockOffsets(fl []*flows.Flow) []fileClock {
+	type key struct {
+		first, second int
+		src, dst      netip.Addr
+	}
+	type span struct{ lo, hi time.Duration }
+	spans := map[key]*span{}
+	var keys []key
+	for _, f := range fl {
+		for _, o := range f.FileOffsets() {
+			k, lo, hi := key{o.First, o.Second, f.Key.Src, f.Key.Dst}, o.Min, o.Max
+			if o.First > o.Second {
+				k.first, k.second, lo, hi = o.Second, o.First, -o.Max, -o.Min
+			}
+			if s := spans[k]; s != nil {
+				s.lo, s.hi = min(s.lo, lo), max(s.hi, hi)
+				continue
+			}
+			spans[k] = &span{lo, hi}
+			keys = append(keys, k)
+		}
+	}
+	type pair struct{ first, second int }
+	best := map[pair]fileClock{}
+	gaps := map[pair]time.Duration{}
+	var order []pair
+	for _, k := range keys {
+		back := spans[key{k.first, k.second, k.dst, k.src}]
+		if back == nil || k.src.Compare(k.dst) > 0 {
+			continue
+		}
+		one := spans[k]
+		hiSpan, loSpan := one, back
+		if back.lo >= one.hi {
+			hiSpan, loSpan = back, one
+		} else if one.lo < back.hi {
+			continue // overlapping: no offset fits both ways
+		}
+		gap := hiSpan.lo - loSpan.hi
+		p := pair{k.first, k.second}
+		if g, ok := gaps[p]; ok && g <= gap {
+			continue
+		} else if !ok {
+			order = append(order, p)
+		}
+		gaps[p] = gap
+		best[p] = fileClock{first: k.first, second: k.second, a: k.src, b: k.dst, offset: (hiSpan.lo + loSpan.hi) / 2}
+	}
+	slices.SortFunc(order, func(a, b pair) int {
+		if c := cmp.Compare(a.first, b.first); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.second, b.second)
+	})
+	out := make([]fileClock, 0, len(order))
+	for _, p := range order {
+		out = append(out, best[p])
+	}
+	return out
 }
 
 // signedDuration is HumanDuration with a sign for a negative d.
@@ -287,7 +364,9 @@ func earlyFinding(in *Input) (Finding, bool) {
 		}},
 	}
 	if top.resp != top.req {
-		f.Title = fmt.Sprintf("%s captured before the requests they answer: the clock of %s runs at least %s ahead of %s's",
+		// The responses' file stamps them earlier than the wire's order
+		// allows: its clock runs behind the requests' file's.
+		f.Title = fmt.Sprintf("%s captured before the requests they answer: the clock of %s runs at least %s behind %s's",
 			plural(total, "response"), file(top.resp), flowtable.HumanDuration(pairs[top].lead), file(top.req))
 	} else {
 		f.Title = fmt.Sprintf("%s captured before the requests they answer (by up to %s): the capture does not keep the wire's order",
@@ -303,7 +382,7 @@ func earlyFinding(in *Input) (Finding, bool) {
 		"a CNP captured before the CE mark it answers makes the mark unanswered (ecn_not_acted), "+
 		"and recovery times, ACK timeouts and the pairing of QPs by their ACKs shift by the offset.",
 		total, plural(len(fl), "flow"), flowtable.HumanDuration(lead))
-	f.Next = "Shift the early file's times back by at least the offset (editcap -t -SECONDS, or the other file forward) and run again, " +
+	f.Next = "Shift the early file's times forward by at least the offset (editcap -t SECONDS, or the other file back with editcap -t -SECONDS) and run again, " +
 		"or capture both directions with one clock (one capture NIC, hardware timestamps synchronised by PTP)."
 	var lines detailLines
 	for _, k := range order {

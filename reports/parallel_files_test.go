@@ -17,7 +17,7 @@ type allParallel struct{}
 func (allParallel) Parallel(a, b int) bool { return a != b }
 
 // parallelInput is one connection captured at both hosts: every WRITE
-// and ACK in file 0 and again in file 1, whose clock is offset behind.
+// and ACK in file 0 and again in file 1, whose clock is offset ahead.
 func parallelInput(offset time.Duration) *Input {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	type ev struct {
@@ -84,5 +84,69 @@ func TestParallelFilesFinding(t *testing.T) {
 		if f.Packets != 40 || f.Requests.Retransmitted != 0 {
 			t.Errorf("flow %d: %d packets, %d resent; want 40, 0", f.ID, f.Packets, f.Requests.Retransmitted)
 		}
+	}
+}
+
+// TestParallelFilesClockOffset: one connection captured at both hosts,
+// file 1's clock 30 µs ahead of file 0's, the latency 10 µs or 50 µs by
+// turns: a WRITE from 10.0.0.1 (file 0's host) is in file 1 40 or 80 µs
+// later, its ACK from 10.0.0.2 in file 0 20 µs later or 20 µs earlier. By
+// capture order both files captured a packet 20 µs after the other; by the
+// packets' way the offset is 30 µs, which the finding says (it said
+// about 0).
+func TestParallelFilesClockOffset(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	const off = 30 * time.Microsecond
+	type ev struct {
+		at   time.Duration
+		file int
+		ack  bool
+		psn  uint32
+	}
+	var evs []ev
+	for i := range 40 {
+		lat := 10 * time.Microsecond
+		if i%2 == 1 {
+			lat = 50 * time.Microsecond
+		}
+		at := time.Duration(i) * 200 * time.Microsecond
+		ack := at + 80*time.Microsecond // sent by 10.0.0.2
+		evs = append(evs,
+			ev{at: at, file: 0, psn: uint32(i)}, ev{at: at + lat + off, file: 1, psn: uint32(i)},
+			ev{at: ack + off, file: 1, ack: true, psn: uint32(i)}, ev{at: ack + lat, file: 0, ack: true, psn: uint32(i)})
+	}
+	slices.SortStableFunc(evs, func(a, b ev) int { return cmp.Compare(a.at, b.at) })
+	tab := flows.NewTable(flows.Config{})
+	tab.SetParallelFiles(allParallel{})
+	frames := [2]int{}
+	for _, e := range evs {
+		p := roce("10.0.0.1", "10.0.0.2", 0x200, opWriteOnly, e.psn, 26, 2)
+		if e.ack {
+			p = roce("10.0.0.2", "10.0.0.1", 0x100, bth.Opcode(0x11), e.psn, 26, 2)
+			p.BTH.AETH.Syndrome = 0x1f
+		}
+		p.BTH.Ext = p.BTH.Opcode.Headers()
+		frames[e.file]++
+		tab.Add(p, flows.FrameRef{File: e.file, Frame: frames[e.file], Time: t0.Add(e.at)})
+	}
+	tab.Finish()
+	in := &Input{Config: Config{}.WithDefaults(), Flows: tab.Flows()}
+	in.Capture.Files = []string{"node0.pcap", "node1.pcap"}
+	in.Capture.Packets, in.Capture.RoCE = uint64(len(evs)), uint64(len(evs))
+	var found *Finding
+	for _, f := range CaptureHealth(in) {
+		if _, ok := f.Evidence.Counts["file_copies"]; ok {
+			found = &f
+		}
+	}
+	if found == nil {
+		t.Fatal("no finding says the files hold the same packets")
+	}
+	if c := found.Evidence.Counts; c["file_copies"] != 80 {
+		t.Errorf("counts %v, want 80 file copies", c)
+	}
+	want := "the clock of node1.pcap is about 30.0 µs ahead of node0.pcap's"
+	if !slices.ContainsFunc(found.Evidence.Details, func(s string) bool { return strings.HasPrefix(s, want) }) {
+		t.Errorf("details %q, want a line %q", found.Evidence.Details, want)
 	}
 }
