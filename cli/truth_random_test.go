@@ -101,6 +101,7 @@ func TestRandomScenariosMatchTruth(t *testing.T) {
 		return
 	}
 	skipped := map[string]int{}
+	sliced := 0                     // cases checked with parallel files although randParallel is off
 	passedKnown := map[string]int{} // with ROCEDUMP_RAND_ALL=1: cases of a known discrepancy that pass
 	firstPassed := map[string]uint64{}
 	for _, seed := range cases {
@@ -115,7 +116,13 @@ func TestRandomScenariosMatchTruth(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := fmt.Sprintf("seed%d", seed)
+		was := randParallel
+		if !randParallel && sliced < randParallelSlice {
+			randParallel = true
+			sliced++
+		}
 		errs := randCheckYAML(t, dir, name, y, cli)
+		randParallel = was
 		class, _, _ := strings.Cut(why, ":") // D3, D10
 		if len(errs) > 0 {
 			known := ""
@@ -154,7 +161,7 @@ func randCheckYAML(t *testing.T, dir, name string, y []byte, cli bool) []string 
 	if err != nil {
 		t.Fatalf("%s: the scenario is invalid: %v\n%s", name, err, y)
 	}
-	r := &randCase{t: t, name: name, yaml: y}
+	r := &randCase{t: t, name: name, yaml: y, parallel: randParallel}
 	r.run(sc, filepath.Join(dir, name+gen.FileExt(sc)), cli)
 	return r.errs
 }
@@ -894,6 +901,9 @@ type randCase struct {
 	name string
 	yaml []byte
 	errs []string
+	// parallel: check the capture written as rotated and as parallel
+	// files too (truth_parallel_test.go).
+	parallel bool
 }
 
 func (r *randCase) errorf(format string, args ...any) {
@@ -921,6 +931,9 @@ func (r *randCase) run(sc *gen.Scenario, path string, runCLI bool) {
 	r.checkTable(sc, tr, tab)
 	if runCLI {
 		r.checkCLI(path, tab)
+	}
+	if r.parallel {
+		r.checkSplits(path, tr, tab, runCLI)
 	}
 }
 

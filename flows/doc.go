@@ -577,8 +577,16 @@
 //     file carried its PSN before and that file showed more resends (gaps
 //     filled) than this one has: a resend captured in both files counts
 //     once, and one captured in one file only counts;
+//   - a parallel file's mirror copy captured again when its file carried
+//     its PSN before and that file showed more of the mirror's copies
+//     than this one has;
 //   - otherwise it is as the rules for one file take it (a mirror's copy,
-//     a resend, in order).
+//     a resend, in order), a mirror's copy judged on the clock of the
+//     flow's first file (the least offset its copies across files showed).
+//
+// A CNP carries no sequence, but each file holds the CNPs it captured in
+// order: a CNP from a file that counted fewer of the flow's CNPs than a
+// parallel file is that file's CNP captured again (cnpAcross).
 //
 // Copies across files count in FileCopies, not MirrorDuplicates, and are
 // in no other counter; Table.CopyAcrossFiles says so for the reports.
@@ -590,8 +598,7 @@
 // last packet's) for a packet in order. The rule cannot tell: which
 // transmission of a PSN a copy repeats (it counts resends per file, not
 // per PSN); a resend whose PSN its file never carried before (its file
-// missed the original) from a copy; a CNP's copy (cnp.go's rule holds only
-// within MirrorWindow: CNPs captured in two files count twice); nor a CE
+// missed the original) from a copy; nor a CE
 // mark only the second file's capture shows (the packet's first capture
 // counts, as captured).
 //

@@ -223,7 +223,11 @@ func (t *Table) copied(f *Flow, p *packet.Packet, c opBits, at *FrameAt) bool {
 	t.copyAcross = false
 	sp, psn, seq := fileSpaceOf(p, c)
 	if t.par != nil && f.Packets != 0 && (at.File != f.Last.File || f.cold != nil && f.cold.files != nil) {
-		if !seq || f.otherSender(&p.BTH) {
+		if c&opCNP != 0 {
+			if copied, ok := t.cnpAcross(f, p, at); ok {
+				return copied
+			}
+		} else if !seq || f.otherSender(&p.BTH) {
 			if x := f.coldFiles(); x != nil {
 				x.syncFiles(f) // before its packet makes another file f's last
 			}
@@ -234,10 +238,14 @@ func (t *Table) copied(f *Flow, p *packet.Packet, c opBits, at *FrameAt) bool {
 			case fileCopy:
 				return t.copiedAcross(f)
 			case fileOwn:
-				if t.resentAcross(f, sp, psn, at) {
+				if t.resentAcross(f, sp, psn, at) || t.mirrorCopiedAcross(f, sp, psn, at) {
 					return t.copiedAcross(f)
 				}
-				if t.copiedOne(f, p, c, now) {
+				// The flow's times are the clock of the file that
+				// carried its packets first: its own mirror copy is
+				// judged on that clock.
+				if t.copiedOne(f, p, c, now-f.cold.files.shiftOf(at.File)) {
+					f.cold.files.seq(at.File).countCopy(sp)
 					return true
 				}
 				f.cold.files.resent(sp, at.File)
@@ -297,6 +305,9 @@ func (t *Table) copiedOne(f *Flow, p *packet.Packet, c opBits, now int64) bool {
 	}
 	cs := f.coldState()
 	cs.copies++
+	if sp, _, ok := fileSpaceOf(p, c); ok {
+		cs.spaceCopies[sp]++
+	}
 	if c&opRequest != 0 && p.BTH.PSN == f.Requests.LastPSN {
 		cs.lag = now - f.reqW.last // the mirror's lag (readCopyDue)
 	}

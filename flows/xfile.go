@@ -87,13 +87,16 @@ type fileSpace struct {
 	at      int64
 	resends uint64
 	fills   uint64 // packets it carried that filled a gap of the flow, or their copies
+	copies  uint64 // the mirror's copies it carried (of packets it carried before)
 	exact   bool   // at is the time of the packet that reached hi
 }
 
 // fileSeq is one file's view of a flow.
 type fileSeq struct {
-	file int
-	sp   [3]fileSpace
+	file  int
+	sp    [3]fileSpace
+	cnps  uint64 // the CNPs of the flow it carried (no copies)
+	cnpAt int64  // when it carried the last
 }
 
 // fileSeqs follows a flow's sequences per file, from the first packet of
@@ -191,19 +194,9 @@ const (
 // behind f's highest. A packet new to its file, which a parallel file
 // carried, less than MaxFileOffset before, is that file's copy.
 func (t *Table) acrossFiles(f *Flow, sp int, psn uint32, behind bool, at *FrameAt) fileVerdict {
-	c := f.coldState()
-	x := c.files
+	x := t.startFiles(f, at)
 	if x == nil {
-		if !t.par.Parallel(f.Last.File, at.File) {
-			return fileUndecided // rotated files of one capture
-		}
-		x = &fileSeqs{}
-		c.files = x
-		// The flow's resends and gaps filled so far are its first file's.
-		if s := x.seq(f.Last.File); s != nil {
-			s.sp[xRequests].resends, s.sp[xRequests].fills = f.Requests.Retransmitted, f.Requests.OutOfOrder
-			s.sp[xReadResponses].resends, s.sp[xReadResponses].fills = f.ReadResponses.Retransmitted, f.ReadResponses.OutOfOrder
-		}
+		return fileUndecided // rotated files of one capture
 	}
 	x.syncFiles(f)
 	s := x.seq(at.File)
@@ -245,6 +238,59 @@ func (t *Table) acrossFiles(f *Flow, sp int, psn uint32, behind bool, at *FrameA
 		return fileCopy
 	}
 	return fileUndecided
+}
+
+// startFiles returns f's per-file state, made if at's file is parallel
+// to the file of f's last packet; nil if none.
+func (t *Table) startFiles(f *Flow, at *FrameAt) *fileSeqs {
+	c := f.coldState()
+	if c.files != nil || !t.par.Parallel(f.Last.File, at.File) {
+		return c.files
+	}
+	x := &fileSeqs{}
+	c.files = x
+	// The flow's resends, gaps filled, mirror copies and CNPs so far are
+	// its first file's.
+	if s := x.seq(f.Last.File); s != nil {
+		s.sp[xRequests].resends, s.sp[xRequests].fills = f.Requests.Retransmitted, f.Requests.OutOfOrder
+		s.sp[xReadResponses].resends, s.sp[xReadResponses].fills = f.ReadResponses.Retransmitted, f.ReadResponses.OutOfOrder
+		for sp := range 3 {
+			s.sp[sp].copies = c.spaceCopies[sp]
+		}
+		s.cnps, s.cnpAt = f.CNPs, TimeNanos(f.Last.Time, f.Last.Time.UnixNano())
+	}
+	return x
+}
+
+// cnpAcross decides a CNP p of f from file at.File once f's packets came
+// from parallel files (decided false otherwise): a CNP carries no
+// sequence, but each file holds the CNPs it captured in their order, so a
+// CNP of a file that has counted fewer of f's CNPs than a parallel file,
+// which counted its last less than MaxFileOffset before, is that file's
+// CNP captured again; else a mirror's copy of a CNP its file holds
+// (cnpCopied, on the clock of the flow's first file), else a CNP.
+func (t *Table) cnpAcross(f *Flow, p *packet.Packet, at *FrameAt) (copied, decided bool) {
+	x := t.startFiles(f, at)
+	if x == nil {
+		return false, false
+	}
+	s := x.seq(at.File)
+	if s == nil {
+		return false, false
+	}
+	for k := range x.files {
+		o := &x.files[k]
+		if o.file != at.File && t.par.Parallel(o.file, at.File) && o.cnps > s.cnps && at.Nanos-o.cnpAt < int64(MaxFileOffset) {
+			s.cnps++
+			return t.copiedAcross(f), true
+		}
+	}
+	if t.cnpCopied(f, p, at.Nanos-x.shiftOf(at.File)) {
+		return true, true
+	}
+	s.cnps++
+	s.cnpAt = at.Nanos
+	return false, true
 }
 
 // carriedElsewhere returns a file parallel to at.File that carried psn in
@@ -364,4 +410,48 @@ func (t *Table) fileCopyDue(f *Flow, p *packet.Packet, c opBits, at *FrameAt) bo
 		}
 	}
 	return false
+}
+
+// mirrorCopiedAcross says whether a packet of space sp at psn, which its
+// file carried before, is a parallel file's mirror copy captured again:
+// that file showed more of the mirror's copies than this one has, and
+// carried psn. It counts it among its file's copies if so.
+func (t *Table) mirrorCopiedAcross(f *Flow, sp int, psn uint32, at *FrameAt) bool {
+	x := f.cold.files
+	s := x.seq(at.File)
+	if s == nil {
+		return false
+	}
+	own := &s.sp[sp]
+	for k := range x.files {
+		o := &x.files[k]
+		if o.file == at.File || !t.par.Parallel(o.file, at.File) {
+			continue
+		}
+		if y := &o.sp[sp]; y.ok && y.copies > own.copies && !ahead(sp, psn, y.hi) {
+			own.copies++
+			return true
+		}
+	}
+	return false
+}
+
+// countCopy counts a mirror's copy of space sp in the file, if followed.
+func (s *fileSeq) countCopy(sp int) {
+	if s != nil {
+		s.sp[sp].copies++
+	}
+}
+
+// shiftOf is how far file i's clock is ahead of the clock of the
+// file that carried the flow's packets first, as the copies across files
+// showed it (the least time from a packet in one to its copy in the
+// other): 0 if they showed none.
+func (x *fileSeqs) shiftOf(i int) int64 {
+	for _, o := range x.offsets {
+		if o.Second == i && o.First != i {
+			return int64(o.Min)
+		}
+	}
+	return 0
 }

@@ -167,3 +167,73 @@ func TestRotatedFiles(t *testing.T) {
 	}
 	sameFlows(t, plain, replayFiles(rotated, filesOverlap(false)), 0, true)
 }
+
+// TestParallelFilesMirrorCopies: a flow the mirror copies (each packet
+// again 198 µs later), captured in two parallel files that both hold the
+// copies: each copy counts once, a mirror duplicate, whatever the clocks'
+// offset, and so does a copy only one file holds (the other's capture
+// dropped it), judged on the clock of the flow's first file, not taken for
+// a resend.
+func TestParallelFilesMirrorCopies(t *testing.T) {
+	var tape []taped
+	c := newClock(Config{})
+	c.tape = &tape
+	for psn := range uint32(6) {
+		c.add(10*us, roce(hostA, hostB, opWriteOnly, bQP, psn, 64))
+	}
+	originals := len(tape)
+	c.add(138*us, roce(hostA, hostB, opWriteOnly, bQP, 0, 64)) // 198 µs after PSN 0
+	for psn := uint32(1); psn < 6; psn++ {
+		c.add(10*us, roce(hostA, hostB, opWriteOnly, bQP, psn, 64))
+	}
+	if d := mirrorDups(replay(tape)); d != 6 {
+		t.Fatalf("one file: %d mirror duplicates, want 6", d)
+	}
+	plain := replay(tape[:originals])
+	copyOf := tape[len(tape)-1].at.Frame // the copy of PSN 5
+	for _, off := range fileOffsets {
+		for lacks := range 3 { // 2: neither file lacks it
+			t.Run(fmt.Sprintf("file %d lacks a copy/%v", lacks, off), func(t *testing.T) {
+				var two []taped
+				for _, e := range inFiles(tape, off, nil) {
+					if e.at.File != lacks || e.at.Frame%copyFrame != copyOf {
+						two = append(two, e)
+					}
+				}
+				tab := replayFiles(two, filesOverlap(true))
+				sameFlows(t, plain, tab, 6, true)
+			})
+		}
+	}
+}
+
+// TestParallelFilesCNPs: CNPs captured in two parallel files count once
+// (a CNP has no PSN: each file holds the CNPs it captured in order), with
+// IPv4 IDs that tell copies or ID 0 that tells none, whatever the clocks'
+// offset; a CNP only one file captured counts.
+func TestParallelFilesCNPs(t *testing.T) {
+	for _, step := range []uint16{0, 1} {
+		tape := cnpTape(5, 60*us, 0, step)
+		plain := replay(tape)
+		if plain.Flows()[0].CNPs != 5 {
+			t.Fatalf("plain: %d CNPs, want 5", plain.Flows()[0].CNPs)
+		}
+		for _, off := range fileOffsets {
+			for lacks := range 3 { // 2: neither lacks one
+				t.Run(fmt.Sprintf("IP ID step %d/file %d lacks one/%v", step, lacks, off), func(t *testing.T) {
+					var two []taped
+					for _, e := range inFiles(tape, off, nil) {
+						if e.at.File != lacks || e.at.Frame%copyFrame != tape[2].at.Frame {
+							two = append(two, e)
+						}
+					}
+					tab := replayFiles(two, filesOverlap(true))
+					sameFlows(t, plain, tab, 0, true)
+					if n := tab.Flows()[0].CNPs; n != 5 {
+						t.Errorf("%d CNPs, want 5", n)
+					}
+				})
+			}
+		}
+	}
+}
