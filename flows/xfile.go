@@ -335,19 +335,27 @@ func (x *fileSeqs) noteOffset(first, second int, d time.Duration) {
 // among its file's resends if so; resent counts the others that are no
 // copies.
 func (t *Table) resentAcross(f *Flow, sp int, psn uint32, at *FrameAt) bool {
+	return sp != xResponses && t.shownMoreAcross(f, sp, psn, at, func(s *fileSpace) *uint64 { return &s.resends })
+}
+
+// shownMoreAcross says whether a parallel file that carried psn (of space
+// sp) showed more of what count counts (its resends, the mirror's copies)
+// than the file of a packet at psn captured again there, and counts the
+// packet in its file's count if so: it is that file's one captured again.
+func (t *Table) shownMoreAcross(f *Flow, sp int, psn uint32, at *FrameAt, count func(*fileSpace) *uint64) bool {
 	x := f.cold.files
 	s := x.seq(at.File)
-	if s == nil || sp == xResponses {
+	if s == nil {
 		return false
 	}
-	own := &s.sp[sp]
+	own := count(&s.sp[sp])
 	for k := range x.files {
 		o := &x.files[k]
 		if o.file == at.File || !t.par.Parallel(o.file, at.File) {
 			continue
 		}
-		if y := &o.sp[sp]; y.ok && y.resends > own.resends && !ahead(sp, psn, y.hi) {
-			own.resends++
+		if y := &o.sp[sp]; y.ok && *count(y) > *own && !ahead(sp, psn, y.hi) {
+			*own++
 			return true
 		}
 	}
@@ -417,23 +425,7 @@ func (t *Table) fileCopyDue(f *Flow, p *packet.Packet, c opBits, at *FrameAt) bo
 // that file showed more of the mirror's copies than this one has, and
 // carried psn. It counts it among its file's copies if so.
 func (t *Table) mirrorCopiedAcross(f *Flow, sp int, psn uint32, at *FrameAt) bool {
-	x := f.cold.files
-	s := x.seq(at.File)
-	if s == nil {
-		return false
-	}
-	own := &s.sp[sp]
-	for k := range x.files {
-		o := &x.files[k]
-		if o.file == at.File || !t.par.Parallel(o.file, at.File) {
-			continue
-		}
-		if y := &o.sp[sp]; y.ok && y.copies > own.copies && !ahead(sp, psn, y.hi) {
-			own.copies++
-			return true
-		}
-	}
-	return false
+	return t.shownMoreAcross(f, sp, psn, at, func(s *fileSpace) *uint64 { return &s.copies })
 }
 
 // countCopy counts a mirror's copy of space sp in the file, if followed.
