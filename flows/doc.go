@@ -600,7 +600,14 @@
 // per PSN); a resend whose PSN its file never carried before (its file
 // missed the original) from a copy; nor a CE
 // mark only the second file's capture shows (the packet's first capture
-// counts, as captured).
+// counts, as captured). Measured with the randomized truth test over
+// parallel splits (ROCEDUMP_RAND_PARALLEL=1), still wrong: a packet one
+// file missed that another held counts as a PSN gap of the flow and its
+// fill (out of order), as it would in one capture; files whose clocks
+// differ by more than the capture lasts do not overlap in time and are
+// taken for rotated files (every packet counts twice); with three files,
+// some copies taken by the one-file mirror rule, or as a connection
+// beginning again.
 //
 // # Responses before their requests
 //
