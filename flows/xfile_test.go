@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/rocedump/rocedump/decode/packet"
 )
 
 // filesOverlap is a ParallelFiles that says every two files overlap
@@ -235,5 +237,37 @@ func TestParallelFilesCNPs(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestParallelFilesMirrorCopyNotIdle: a flow the mirror copies (each
+// packet again 43 µs later), acknowledged, captured in two parallel files,
+// the second's clock 2 ms behind: the second file's packets come first,
+// then the first's, all copies of them, which leave the flow's last
+// packet 2 ms back. The first file's mirror copy of the flow's first PSN
+// is then no connection begun again (the flow went idle on the second
+// file's clock, not on its own): one flow each way, as in one capture
+// (class P5 of the QA report of branch qa-three).
+func TestParallelFilesMirrorCopyNotIdle(t *testing.T) {
+	var tape []taped
+	c := newClock(Config{})
+	c.tape = &tape
+	for psn := range uint32(4) {
+		c.add(us, roce(hostA, hostB, opWriteOnly, bQP, psn, 64))
+		ack(c, aQP, psn)
+	}
+	plain := replay(tape)
+	doubled := mirrored(tape, 43*us, func(*packet.Packet) bool { return true }, nil)
+	if d := mirrorDups(replay(doubled)); d != uint64(len(tape)) {
+		t.Fatalf("one file: %d mirror duplicates, want %d", d, len(tape))
+	}
+	for _, off := range []time.Duration{-2 * time.Millisecond, 2 * time.Millisecond, -40 * time.Millisecond} {
+		t.Run(off.String(), func(t *testing.T) {
+			tab := replayFiles(inFiles(doubled, off, nil), filesOverlap(true))
+			sameFlows(t, plain, tab, uint64(len(tape)), true)
+			if n := fileCopies(tab); n != uint64(len(doubled)) {
+				t.Errorf("%d copies across files, want %d", n, len(doubled))
+			}
+		})
 	}
 }
