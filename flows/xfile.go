@@ -415,14 +415,33 @@ func (t *Table) fileCopyDue(f *Flow, p *packet.Packet, c opBits, at *FrameAt) bo
 			// packets less than EpochIdle before (copies of another
 			// file's, which leave f.Last), f is not idle on this file's
 			// clock: its mirror's copy or resend, no connection begun
-			// again.
-			return at.Nanos-s.lastAt() < int64(t.cfg.EpochIdle)
+			// again. Nor is a parallel file's resend or mirror copy
+			// captured again (resentAcross, mirrorCopiedAcross).
+			return at.Nanos-s.lastAt() < int64(t.cfg.EpochIdle) || t.showsMore(x, s, sp, psn)
 		}
 	}
 	for k := range x.files {
 		o := &x.files[k]
 		if o.file != at.File && t.par.Parallel(o.file, at.File) && o.sp[sp].ok && !ahead(sp, psn, o.sp[sp].hi) &&
 			at.Nanos-o.sp[sp].at < int64(MaxFileOffset) {
+			return true
+		}
+	}
+	return false
+}
+
+// showsMore says whether a file parallel to s's that carried psn (of
+// space sp) showed more resends or mirror copies there than s: a packet
+// of s's file at psn may be that file's, captured again (shownMoreAcross,
+// which counts it).
+func (t *Table) showsMore(x *fileSeqs, s *fileSeq, sp int, psn uint32) bool {
+	own := &s.sp[sp]
+	for k := range x.files {
+		o := &x.files[k]
+		if o.file == s.file || !t.par.Parallel(o.file, s.file) {
+			continue
+		}
+		if y := &o.sp[sp]; y.ok && !ahead(sp, psn, y.hi) && (sp != xResponses && y.resends > own.resends || y.copies > own.copies) {
 			return true
 		}
 	}

@@ -271,3 +271,37 @@ func TestParallelFilesMirrorCopyNotIdle(t *testing.T) {
 		})
 	}
 }
+
+// TestParallelFilesTimeoutResendNotIdle: a flow's first request, lost
+// after its capture, resent at its ACK timeout 2.5 ms later, then more
+// requests, all acknowledged, in two parallel files whose clocks differ
+// by 2 ms: the later file's capture of the resend comes after the earlier
+// file's packets acknowledged every request and the flow went idle on
+// that file's clock, yet it is the earlier file's resend captured again,
+// no connection begun again on the flow's first PSN (seed 20261406 of
+// the randomized truth test's parallel mode).
+func TestParallelFilesTimeoutResendNotIdle(t *testing.T) {
+	var tape []taped
+	c := newClock(Config{})
+	c.tape = &tape
+	c.add(us, roce(hostA, hostB, opWriteOnly, bQP, 0, 64))
+	c.add(2500*us, roce(hostA, hostB, opWriteOnly, bQP, 0, 64))
+	ack(c, aQP, 0)
+	for psn := uint32(1); psn < 4; psn++ {
+		c.add(us, roce(hostA, hostB, opWriteOnly, bQP, psn, 64))
+		ack(c, aQP, psn)
+	}
+	plain := replay(tape)
+	if r := plain.Flows()[0].Retx; r.Timeouts != 1 {
+		t.Fatalf("plain: %+v, want one timeout", r)
+	}
+	for _, off := range []time.Duration{-2 * time.Millisecond, 2 * time.Millisecond} {
+		t.Run(off.String(), func(t *testing.T) {
+			tab := replayFiles(inFiles(tape, off, nil), filesOverlap(true))
+			sameFlows(t, plain, tab, 0, true)
+			if n := fileCopies(tab); n != uint64(len(tape)) {
+				t.Errorf("%d copies across files, want %d", n, len(tape))
+			}
+		})
+	}
+}
