@@ -605,9 +605,14 @@
 // file missed that another held counts as a PSN gap of the flow and its
 // fill (out of order), as it would in one capture; files whose clocks
 // differ by more than the capture lasts do not overlap in time and are
-// taken for rotated files (every packet counts twice); with three files,
-// some copies taken by the one-file mirror rule, or as a connection
-// beginning again.
+// taken for rotated files (every packet counts twice), and so are files
+// each of whose packets are at one same time (capture.Merger.Parallel:
+// one ends, at that time, before the next begins; their copies count as
+// the mirror's). A flow that went idle on the clock of its last packet's
+// file, at its first PSN again (startsEpoch), is no connection begun
+// again when the packet's own file carried the flow's packets less than
+// EpochIdle before, or a parallel file showed more resends or mirror
+// copies than its own (fileCopyDue).
 //
 // # Responses before their requests
 //

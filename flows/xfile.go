@@ -387,7 +387,10 @@ func fileSpaceOf(p *packet.Packet, c opBits) (int, uint32, bool) {
 // connection on f's key (Table.startsEpoch: a PSN far behind after f went
 // idle, or f's first PSN again), is new to its file while a parallel file
 // carried its PSN on f: that file's copy, captured later by a clock
-// behind, not a connection begun again.
+// behind, not a connection begun again. Or its file carried its PSN and
+// f's packets less than EpochIdle before (Table.copied took them for
+// another file's copies, so f.Last, on another file's clock, says idle):
+// f has not gone idle on its file's clock.
 func (t *Table) fileCopyDue(f *Flow, p *packet.Packet, c opBits, at *FrameAt) bool {
 	if t.par == nil || f.Packets == 0 {
 		return false
@@ -407,7 +410,14 @@ func (t *Table) fileCopyDue(f *Flow, p *packet.Packet, c opBits, at *FrameAt) bo
 	x.syncFiles(f)
 	for k := range x.files {
 		if s := &x.files[k]; s.file == at.File && s.sp[sp].ok && !ahead(sp, psn, s.sp[sp].hi) {
-			return false // its file carried psn: not new to it
+			// Its file carried psn: not new to it. f went idle on the
+			// clock of f's last packet, but if its own file carried f's
+			// packets less than EpochIdle before (copies of another
+			// file's, which leave f.Last), f is not idle on this file's
+			// clock: its mirror's copy or resend, no connection begun
+			// again. Nor is a parallel file's resend or mirror copy
+			// captured again (resentAcross, mirrorCopiedAcross).
+			return at.Nanos-s.lastAt() < int64(t.cfg.EpochIdle) || t.showsMore(x, s, sp, psn)
 		}
 	}
 	for k := range x.files {
@@ -418,6 +428,37 @@ func (t *Table) fileCopyDue(f *Flow, p *packet.Packet, c opBits, at *FrameAt) bo
 		}
 	}
 	return false
+}
+
+// showsMore says whether a file parallel to s's that carried psn (of
+// space sp) showed more resends or mirror copies there than s: a packet
+// of s's file at psn may be that file's, captured again (shownMoreAcross,
+// which counts it).
+func (t *Table) showsMore(x *fileSeqs, s *fileSeq, sp int, psn uint32) bool {
+	own := &s.sp[sp]
+	for k := range x.files {
+		o := &x.files[k]
+		if o.file == s.file || !t.par.Parallel(o.file, s.file) {
+			continue
+		}
+		if y := &o.sp[sp]; y.ok && !ahead(sp, psn, y.hi) && (sp != xResponses && y.resends > own.resends || y.copies > own.copies) {
+			return true
+		}
+	}
+	return false
+}
+
+// lastAt is when the file last reached the highest of one of f's
+// sequences, or carried a CNP of f: its latest packet of f that it
+// knows the time of, on its own clock.
+func (s *fileSeq) lastAt() int64 {
+	last := s.cnpAt
+	for k := range s.sp {
+		if s.sp[k].ok {
+			last = max(last, s.sp[k].at)
+		}
+	}
+	return last
 }
 
 // mirrorCopiedAcross says whether a packet of space sp at psn, which its

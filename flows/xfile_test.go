@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/rocedump/rocedump/decode/packet"
 )
 
 // filesOverlap is a ParallelFiles that says every two files overlap
@@ -235,5 +237,71 @@ func TestParallelFilesCNPs(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestParallelFilesMirrorCopyNotIdle: a flow the mirror copies (each
+// packet again 43 µs later), acknowledged, captured in two parallel files,
+// the second's clock 2 ms behind: the second file's packets come first,
+// then the first's, all copies of them, which leave the flow's last
+// packet 2 ms back. The first file's mirror copy of the flow's first PSN
+// is then no connection begun again (the flow went idle on the second
+// file's clock, not on its own): one flow each way, as in one capture
+// (class P5 of the QA report of branch qa-three).
+func TestParallelFilesMirrorCopyNotIdle(t *testing.T) {
+	var tape []taped
+	c := newClock(Config{})
+	c.tape = &tape
+	for psn := range uint32(4) {
+		c.add(us, roce(hostA, hostB, opWriteOnly, bQP, psn, 64))
+		ack(c, aQP, psn)
+	}
+	plain := replay(tape)
+	doubled := mirrored(tape, 43*us, func(*packet.Packet) bool { return true }, nil)
+	if d := mirrorDups(replay(doubled)); d != uint64(len(tape)) {
+		t.Fatalf("one file: %d mirror duplicates, want %d", d, len(tape))
+	}
+	for _, off := range []time.Duration{-2 * time.Millisecond, 2 * time.Millisecond, -40 * time.Millisecond} {
+		t.Run(off.String(), func(t *testing.T) {
+			tab := replayFiles(inFiles(doubled, off, nil), filesOverlap(true))
+			sameFlows(t, plain, tab, uint64(len(tape)), true)
+			if n := fileCopies(tab); n != uint64(len(doubled)) {
+				t.Errorf("%d copies across files, want %d", n, len(doubled))
+			}
+		})
+	}
+}
+
+// TestParallelFilesTimeoutResendNotIdle: a flow's first request, lost
+// after its capture, resent at its ACK timeout 2.5 ms later, then more
+// requests, all acknowledged, in two parallel files whose clocks differ
+// by 2 ms: the later file's capture of the resend comes after the earlier
+// file's packets acknowledged every request and the flow went idle on
+// that file's clock, yet it is the earlier file's resend captured again,
+// no connection begun again on the flow's first PSN (seed 20261406 of
+// the randomized truth test's parallel mode).
+func TestParallelFilesTimeoutResendNotIdle(t *testing.T) {
+	var tape []taped
+	c := newClock(Config{})
+	c.tape = &tape
+	c.add(us, roce(hostA, hostB, opWriteOnly, bQP, 0, 64))
+	c.add(2500*us, roce(hostA, hostB, opWriteOnly, bQP, 0, 64))
+	ack(c, aQP, 0)
+	for psn := uint32(1); psn < 4; psn++ {
+		c.add(us, roce(hostA, hostB, opWriteOnly, bQP, psn, 64))
+		ack(c, aQP, psn)
+	}
+	plain := replay(tape)
+	if r := plain.Flows()[0].Retx; r.Timeouts != 1 {
+		t.Fatalf("plain: %+v, want one timeout", r)
+	}
+	for _, off := range []time.Duration{-2 * time.Millisecond, 2 * time.Millisecond} {
+		t.Run(off.String(), func(t *testing.T) {
+			tab := replayFiles(inFiles(tape, off, nil), filesOverlap(true))
+			sameFlows(t, plain, tab, 0, true)
+			if n := fileCopies(tab); n != uint64(len(tape)) {
+				t.Errorf("%d copies across files, want %d", n, len(tape))
+			}
+		})
 	}
 }
