@@ -1,0 +1,23 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rocedump/rocedump/reports"
+)
+
+// TestMergeHelpNamesEveryKind: merge --help says, for every finding kind,
+// how a merge makes it: recomputed from the flow records, or combined
+// from the reports' findings of that kind.
+func TestMergeHelpNamesEveryKind(t *testing.T) {
+	out, _, _ := runCLI(t, "merge", "--help")
+	text := strings.Join(strings.Fields(out), " ")
+	for _, k := range []reports.Kind{reports.KindRetransmission, reports.KindMirrorLoss, reports.KindReordering, reports.KindCongestion,
+		reports.KindECNNotActed, reports.KindDSCPMismatch, reports.KindPCPMismatch, reports.KindPFC, reports.KindCrossRail,
+		reports.KindRDMAOnManagement, reports.KindStorageOnCompute, reports.KindNonRDMAOnCompute, reports.KindFanOut, reports.KindCaptureHealth} {
+		if !strings.Contains(text, string(k)+",") && !strings.Contains(text, string(k)+" ") {
+			t.Errorf("rocedump merge --help does not say how a merge makes %s findings", k)
+		}
+	}
+}
