@@ -21,3 +21,16 @@ func TestMergeHelpNamesEveryKind(t *testing.T) {
 		}
 	}
 }
+
+// TestReportHelpHealthVariants: report --help names the capture_health
+// variants a user would look for (each a finding of its own).
+func TestReportHelpHealthVariants(t *testing.T) {
+	out, _, _ := runCLI(t, "report", "--help")
+	text := strings.Join(strings.Fields(out), " ")
+	for _, v := range []string{"truncation", "ICRC errors", "malformed frames", "cut-off files", "drops", "mirror copies",
+		"connections seen one way", "files that hold the same packets", "responses captured before their requests"} {
+		if !strings.Contains(text, v) {
+			t.Errorf("rocedump report --help does not name the capture_health variant %q", v)
+		}
+	}
+}
