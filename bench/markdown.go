@@ -59,7 +59,7 @@ func WriteMarkdown(w io.Writer, r *Results, command string) error {
 		p.f("| tshark | %s |\n", m.Tshark)
 	}
 	p.f("| load average (1, 5, 15 min) | %s before the measurements, %s after |\n\n", r.LoadBefore, r.LoadAfter)
-	p.f("Other work on the machine stretches wall times, so the per-core rates divide by the CPU time (user + system) of the measured process, which ran pinned to one CPU (`taskset -c 0`, `GOMAXPROCS=1`); with a load average near or above the number of cores, wall time and CPU time differ and the per-core rate is the figure to compare.\n\n")
+	p.f("The per-core rates divide by the wall time of the measured process, which ran pinned to one CPU (`taskset -c 0`, `GOMAXPROCS=1`). Other work on that CPU stretches the wall time: the CPU time (user + system) beside it shows by how much, and with a load average near or above the number of cores, where the two differ, packets / CPU time is the figure to compare.\n\n")
 
 	f := r.Fabric
 	p.f("### Workload\n\n")
@@ -80,7 +80,7 @@ func WriteMarkdown(w io.Writer, r *Results, command string) error {
 	p.f("\nGenerating them took %s (not measured below).\n\n", r.GenTime.Round(time.Second))
 
 	p.f("### Throughput on one core\n\n")
-	p.f("Standard output to /dev/null. Mpps per core = packets / CPU time.\n\n")
+	p.f("Standard output to /dev/null. Mpps per core = packets / wall time on the one pinned CPU.\n\n")
 	p.f("| capture | command | packets | wall | CPU | Mpps per core | peak RSS |\n|---|---|--:|--:|--:|--:|--:|\n")
 	for _, set := range [][]Run{r.Plain, r.Erspan} {
 		for _, x := range set {

@@ -157,3 +157,37 @@ func TestTsharkArgs(t *testing.T) {
 		t.Errorf("all of 100: %s", got)
 	}
 }
+
+// TestMarkdownPerCoreRate: the one-core table's rate is what its text
+// says it is: packets per second of wall time on the pinned CPU
+// (Run.PPSPerCore), not of CPU time.
+func TestMarkdownPerCoreRate(t *testing.T) {
+	var plain []Run
+	for _, c := range Commands() {
+		plain = append(plain, Run{Name: c.Name, Args: []string{"rocedump", "/tmp/x/mirror.pcap"}, Packets: 1_000_000, Cores: 1, Pinned: true,
+			Wall: 2 * time.Second, CPU: time.Second})
+	}
+	r := &Results{
+		Fabric:   DefaultFabric(),
+		Main:     Capture{Path: "/tmp/x/mirror.pcap", Packets: 1_000_000},
+		Small:    Capture{Path: "/tmp/x/mirror-small.pcap", Packets: 100},
+		MemSmall: Run{Args: []string{"rocedump", "report", "/tmp/x/mirror-small.pcap"}, Packets: 100},
+		Plain:    plain,
+	}
+	var b strings.Builder
+	if err := WriteMarkdown(&b, r, "rocebench"); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "| 2.00 s | 1.00 s | 0.50 |") {
+		t.Fatalf("the one-core table does not show 1 M packets in 2 s wall as 0.50 Mpps:\n%s", out)
+	}
+	for _, want := range []string{"Mpps per core = packets / wall time", "The per-core rates divide by the wall time"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the Markdown lacks %q (its rates are per second of wall time):\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "packets / CPU time.") || strings.Contains(out, "rates divide by the CPU time") {
+		t.Errorf("the Markdown says its per-core rates are per second of CPU time:\n%s", out)
+	}
+}

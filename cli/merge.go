@@ -52,7 +52,7 @@ only (each mirror sees its own connections, as one mirror per rail does):
 
 What JSON cannot recombine exactly:
 
-  - retransmission, mirror_loss, ecn_not_acted, dscp_mismatch,
+  - retransmission, mirror_loss, reordering, ecn_not_acted, dscp_mismatch,
     pcp_mismatch, pfc, storage_on_compute and non_rdma_on_compute come
     from per-packet state that is not in the JSON. Findings of one kind and variant (go-back-N
     with go-back-N, SSH with SSH) are combined: counts summed (the largest

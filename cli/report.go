@@ -71,7 +71,9 @@ Findings (the "kind" of each):
   fan_out               QPs per HCA and per node (with a topology, of its
                         compute HCAs and nodes only)
   capture_health        truncation, ICRC errors, malformed frames, cut-off files,
-                        drops: what the capture can and cannot show
+                        drops, mirror copies, connections seen one way, files
+                        that hold the same packets, responses captured before
+                        their requests: what the capture can and cannot show
 
 CAPTURE is a pcap or pcapng file (gzip or not), a directory of them, or -
 for standard input; several are merged in time order. In a directory,

@@ -461,8 +461,9 @@ func oneWayFinding(in *Input) (Finding, bool) {
 			"so for these connections it cannot tell whether CE marks got a CNP back (their marks count as undecided, not as "+
 			"ECN not acted on), whether a PSN gap was lost in the fabric or only missed by the mirror (no ACK shows what the "+
 			"responder received), nor whether a resend answered a NAK (go-back-N) or an ACK timeout (with no NAK captured, "+
-			"the retransmission finding counts it as a timeout). These flows have no partner.",
-			oneWay, plural(conns, "connection"), plural(len(dirs), "host direction")),
+			"the retransmission finding counts it as a timeout, or, when it came within %s of its original, the mirror "+
+			"copies finding as a mirror's copy of it). These flows have no partner.",
+			oneWay, plural(conns, "connection"), plural(len(dirs), "host direction"), flowtable.HumanDuration(flows.MirrorWindow)),
 		Evidence: Evidence{Counts: map[string]float64{
 			"one_way_flows": float64(oneWay), "connections": float64(conns), "host_directions": float64(len(dirs)),
 		}},

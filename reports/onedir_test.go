@@ -229,3 +229,28 @@ func TestMergeOneDirection(t *testing.T) {
 	}
 	wantCounts(t, *ow, map[string]float64{"one_way_flows": 1, "connections": 2, "host_directions": 1})
 }
+
+// TestOneDirectionResendsAsCopies: with one direction mirrored, go-back-N
+// resends that came soon after their originals (no NAK in the capture to
+// explain them) are taken for the mirror's copies, not ACK timeouts; the
+// one-direction finding says so, as the mirror copies finding shows them.
+func TestOneDirectionResendsAsCopies(t *testing.T) {
+	src := genCapture(t, "retx_mixed")
+	in := loadInput(t, filterCapture(t, src, func(p *packet.Packet) bool { return !(p.Src == netip.MustParseAddr("10.0.10.2")) }), "")
+	var copies, oneWay *Finding
+	fs := CaptureHealth(in)
+	for i := range fs {
+		switch {
+		case strings.HasPrefix(fs[i].Title, "The mirror delivered"):
+			copies = &fs[i]
+		case strings.HasPrefix(fs[i].Title, "The capture shows only one direction"):
+			oneWay = &fs[i]
+		}
+	}
+	if copies == nil || oneWay == nil {
+		t.Fatalf("want a mirror copies and a one-direction finding, got %+v", fs)
+	}
+	if !strings.Contains(oneWay.Detail, "the mirror copies finding as a mirror's copy") {
+		t.Errorf("the one-direction detail does not say resends may be taken for mirror copies: %s", oneWay.Detail)
+	}
+}
