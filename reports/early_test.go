@@ -1,14 +1,9 @@
 package reports
 
 import (
-	"cmp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/rocedump/rocedump/decode/bth"
-	"github.com/rocedump/rocedump/flows"
 )
 
 // earlyInput is one RC connection split by direction: 40 RDMA WRITEs
@@ -16,39 +11,15 @@ import (
 // acks.pcap, whose clock is skew off; merged in time order, as the CLI
 // merges files.
 func earlyInput(skew time.Duration) *Input {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	type ev struct {
-		at   time.Duration
-		file int
-		ack  bool
-		psn  uint32
-	}
-	var evs []ev
+	var evs []fileEvent
 	for i := range 40 {
 		at := time.Duration(i) * 10 * time.Microsecond
-		evs = append(evs, ev{at: at, psn: uint32(i)})
+		evs = append(evs, fileEvent{at: at, psn: uint32(i)})
 		if i%4 == 3 {
-			evs = append(evs, ev{at: at + 8*time.Microsecond + skew, file: 1, ack: true, psn: uint32(i)})
+			evs = append(evs, fileEvent{at: at + 8*time.Microsecond + skew, file: 1, ack: true, psn: uint32(i)})
 		}
 	}
-	slices.SortStableFunc(evs, func(a, b ev) int { return cmp.Compare(a.at, b.at) })
-	tab := flows.NewTable(flows.Config{})
-	frames := [2]int{}
-	for _, e := range evs {
-		p := roce("10.0.0.1", "10.0.0.2", 0x200, opWriteOnly, e.psn, 26, 2)
-		if e.ack {
-			p = roce("10.0.0.2", "10.0.0.1", 0x100, bth.Opcode(0x11), e.psn, 26, 2)
-			p.BTH.AETH.Syndrome = 0x1f
-		}
-		p.BTH.Ext = p.BTH.Opcode.Headers()
-		frames[e.file]++
-		tab.Add(p, flows.FrameRef{File: e.file, Frame: frames[e.file], Time: t0.Add(e.at)})
-	}
-	tab.Finish()
-	in := &Input{Config: Config{}.WithDefaults(), Flows: tab.Flows()}
-	in.Capture.Files = []string{"requests.pcap", "acks.pcap"}
-	in.Capture.Packets, in.Capture.RoCE = uint64(len(evs)), uint64(len(evs))
-	return in
+	return twoFileInput(evs, nil, "requests.pcap", "acks.pcap")
 }
 
 // TestEarlyResponsesFinding: a capture split by direction, the ACKs'

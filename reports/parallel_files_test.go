@@ -11,31 +11,26 @@ import (
 	"github.com/rocedump/rocedump/flows"
 )
 
-// allParallel says every two files overlap in time.
-type allParallel struct{}
+// fileEvent is a packet of one RC connection from 10.0.0.1 (QP 0x200)
+// to 10.0.0.2 (QP 0x100) in a capture of two files: a WRITE at psn, or
+// its ACK (ack), in file file at time at after the capture's start.
+type fileEvent struct {
+	at   time.Duration
+	file int
+	ack  bool
+	psn  uint32
+}
 
-func (allParallel) Parallel(a, b int) bool { return a != b }
-
-// parallelInput is one connection captured at both hosts: every WRITE
-// and ACK in file 0 and again in file 1, whose clock is offset ahead.
-func parallelInput(offset time.Duration) *Input {
+// twoFileInput merges evs in time order, as the CLI merges files, into a
+// flow table told par (nil: none) of the files' overlap, and returns its
+// flows as the Input of a capture of the two files named.
+func twoFileInput(evs []fileEvent, par flows.ParallelFiles, file0, file1 string) *Input {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	type ev struct {
-		at   time.Duration
-		file int
-		ack  bool
-		psn  uint32
-	}
-	var evs []ev
-	for i := range 40 {
-		at := time.Duration(i) * 10 * time.Microsecond
-		for file, d := range []time.Duration{0, offset} {
-			evs = append(evs, ev{at: at + d, file: file, psn: uint32(i)}, ev{at: at + d + 4*time.Microsecond, file: file, ack: true, psn: uint32(i)})
-		}
-	}
-	slices.SortStableFunc(evs, func(a, b ev) int { return cmp.Compare(a.at, b.at) })
+	slices.SortStableFunc(evs, func(a, b fileEvent) int { return cmp.Compare(a.at, b.at) })
 	tab := flows.NewTable(flows.Config{})
-	tab.SetParallelFiles(allParallel{})
+	if par != nil {
+		tab.SetParallelFiles(par)
+	}
 	frames := [2]int{}
 	for _, e := range evs {
 		p := roce("10.0.0.1", "10.0.0.2", 0x200, opWriteOnly, e.psn, 26, 2)
@@ -49,9 +44,27 @@ func parallelInput(offset time.Duration) *Input {
 	}
 	tab.Finish()
 	in := &Input{Config: Config{}.WithDefaults(), Flows: tab.Flows()}
-	in.Capture.Files = []string{"node0.pcap", "node1.pcap"}
+	in.Capture.Files = []string{file0, file1}
 	in.Capture.Packets, in.Capture.RoCE = uint64(len(evs)), uint64(len(evs))
 	return in
+}
+
+// allParallel says every two files overlap in time.
+type allParallel struct{}
+
+func (allParallel) Parallel(a, b int) bool { return a != b }
+
+// parallelInput is one connection captured at both hosts: every WRITE
+// and ACK in file 0 and again in file 1, whose clock is offset ahead.
+func parallelInput(offset time.Duration) *Input {
+	var evs []fileEvent
+	for i := range 40 {
+		at := time.Duration(i) * 10 * time.Microsecond
+		for file, d := range []time.Duration{0, offset} {
+			evs = append(evs, fileEvent{at: at + d, file: file, psn: uint32(i)}, fileEvent{at: at + d + 4*time.Microsecond, file: file, ack: true, psn: uint32(i)})
+		}
+	}
+	return twoFileInput(evs, allParallel{}, "node0.pcap", "node1.pcap")
 }
 
 // TestParallelFilesFinding: two captures of one connection, the second's
@@ -95,15 +108,8 @@ func TestParallelFilesFinding(t *testing.T) {
 // packets' way the offset is 30 µs, which the finding says (it said
 // about 0).
 func TestParallelFilesClockOffset(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	const off = 30 * time.Microsecond
-	type ev struct {
-		at   time.Duration
-		file int
-		ack  bool
-		psn  uint32
-	}
-	var evs []ev
+	var evs []fileEvent
 	for i := range 40 {
 		lat := 10 * time.Microsecond
 		if i%2 == 1 {
@@ -112,27 +118,10 @@ func TestParallelFilesClockOffset(t *testing.T) {
 		at := time.Duration(i) * 200 * time.Microsecond
 		ack := at + 80*time.Microsecond // sent by 10.0.0.2
 		evs = append(evs,
-			ev{at: at, file: 0, psn: uint32(i)}, ev{at: at + lat + off, file: 1, psn: uint32(i)},
-			ev{at: ack + off, file: 1, ack: true, psn: uint32(i)}, ev{at: ack + lat, file: 0, ack: true, psn: uint32(i)})
+			fileEvent{at: at, file: 0, psn: uint32(i)}, fileEvent{at: at + lat + off, file: 1, psn: uint32(i)},
+			fileEvent{at: ack + off, file: 1, ack: true, psn: uint32(i)}, fileEvent{at: ack + lat, file: 0, ack: true, psn: uint32(i)})
 	}
-	slices.SortStableFunc(evs, func(a, b ev) int { return cmp.Compare(a.at, b.at) })
-	tab := flows.NewTable(flows.Config{})
-	tab.SetParallelFiles(allParallel{})
-	frames := [2]int{}
-	for _, e := range evs {
-		p := roce("10.0.0.1", "10.0.0.2", 0x200, opWriteOnly, e.psn, 26, 2)
-		if e.ack {
-			p = roce("10.0.0.2", "10.0.0.1", 0x100, bth.Opcode(0x11), e.psn, 26, 2)
-			p.BTH.AETH.Syndrome = 0x1f
-		}
-		p.BTH.Ext = p.BTH.Opcode.Headers()
-		frames[e.file]++
-		tab.Add(p, flows.FrameRef{File: e.file, Frame: frames[e.file], Time: t0.Add(e.at)})
-	}
-	tab.Finish()
-	in := &Input{Config: Config{}.WithDefaults(), Flows: tab.Flows()}
-	in.Capture.Files = []string{"node0.pcap", "node1.pcap"}
-	in.Capture.Packets, in.Capture.RoCE = uint64(len(evs)), uint64(len(evs))
+	in := twoFileInput(evs, allParallel{}, "node0.pcap", "node1.pcap")
 	var found *Finding
 	for _, f := range CaptureHealth(in) {
 		if _, ok := f.Evidence.Counts["file_copies"]; ok {
