@@ -90,6 +90,13 @@ func TestFlowsFragmentedMirror(t *testing.T) {
 	if frames <= 60 {
 		t.Fatalf("%d frames: no datagram was fragmented", frames)
 	}
+	sameFlowsAsSource(t, file)
+}
+
+// sameFlowsAsSource checks that file has the flows of fragmentedSource:
+// the same QPs, packets, bytes, payload, messages and PSN gaps.
+func sameFlowsAsSource(t *testing.T, file string) {
+	t.Helper()
 	type flow struct {
 		DestQPN  uint64 `json:"dest_qpn"`
 		Packets  uint64 `json:"packets"`
@@ -176,35 +183,7 @@ func TestFlowsFragmentedRoCE(t *testing.T) {
 	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	type flow struct {
-		DestQPN  uint64 `json:"dest_qpn"`
-		Packets  uint64 `json:"packets"`
-		Bytes    uint64 `json:"bytes"`
-		Payload  uint64 `json:"payload_bytes"`
-		Messages uint64 `json:"messages"`
-		Gaps     uint64 `json:"psn_gaps"`
-	}
-	flowsOf := func(file string) []flow {
-		out, errOut, code := runCLI(t, "flows", "--format", "json", "--sort", "id", file)
-		if code != ExitOK {
-			t.Fatalf("flows %s: exit %d: %s", file, code, errOut)
-		}
-		var fs []flow
-		if err := json.Unmarshal([]byte(out), &fs); err != nil {
-			t.Fatalf("flows %s: %v", file, err)
-		}
-		return fs
-	}
-	want := flowsOf(filepath.Join(repoRoot, "testdata", "pcaps", "real", fragmentedSource))
-	got := flowsOf(file)
-	if len(got) != len(want) {
-		t.Fatalf("%d flows, want the %d of %s: %+v", len(got), len(want), fragmentedSource, got)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("flow %d: %+v, want %+v", i, got[i], want[i])
-		}
-	}
+	sameFlowsAsSource(t, file)
 }
 
 // TestExtractFragmentedMirrorKeepsFragments: extract from a mirror whose

@@ -129,17 +129,23 @@ func TestParallelFilesResendInOne(t *testing.T) {
 	for _, off := range fileOffsets {
 		for lacks := range 2 {
 			t.Run(fmt.Sprintf("file %d lacks it/%v", lacks, off), func(t *testing.T) {
-				var two []taped
-				for _, e := range inFiles(tape, off, nil) {
-					if e.at.File != lacks || e.at.Frame%copyFrame != resend {
-						two = append(two, e)
-					}
-				}
-				tab := replayFiles(two, filesOverlap(true))
+				tab := replayFiles(lacking(inFiles(tape, off, nil), lacks, resend), filesOverlap(true))
 				sameFlows(t, plain, tab, 0, true)
 			})
 		}
 	}
+}
+
+// lacking is the frames of two parallel files but the capture of frame
+// (of the one-file tape) in file: that file's capture dropped it.
+func lacking(two []taped, file, frame int) []taped {
+	var out []taped
+	for _, e := range two {
+		if e.at.File != file || e.at.Frame%copyFrame != frame {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // TestRotatedFiles: the rotated files of one capture (the second begins
@@ -196,13 +202,7 @@ func TestParallelFilesMirrorCopies(t *testing.T) {
 	for _, off := range fileOffsets {
 		for lacks := range 3 { // 2: neither file lacks it
 			t.Run(fmt.Sprintf("file %d lacks a copy/%v", lacks, off), func(t *testing.T) {
-				var two []taped
-				for _, e := range inFiles(tape, off, nil) {
-					if e.at.File != lacks || e.at.Frame%copyFrame != copyOf {
-						two = append(two, e)
-					}
-				}
-				tab := replayFiles(two, filesOverlap(true))
+				tab := replayFiles(lacking(inFiles(tape, off, nil), lacks, copyOf), filesOverlap(true))
 				sameFlows(t, plain, tab, 6, true)
 			})
 		}
