@@ -419,7 +419,12 @@
 //     after the mirror saw it); the READ counts as resent (a timeout)
 //     and its answer as resends;
 //   - it does not continue a run of resends (its PSN is not the one after
-//     the space's last);
+//     the space's last), nor, on a connection the mirror is not known to
+//     copy, a go-back-N episode the fabric reordered: a request up to 8
+//     PSNs before the episode's lowest resend, at or after its NAK's PSN,
+//     less than oneWayAfter after the request before it (the resend of the
+//     NAK's PSN overtaken by the next), and after such a one the PSN after
+//     the episode's last resend;
 //   - its space first carried the PSN within the window, or one of the
 //     last four runs of resends did (a timeout's or RNR retry's resends,
 //     new packets, then a go-back-N, all within a mirror's lag: the

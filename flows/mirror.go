@@ -445,7 +445,7 @@ func (f *Flow) resendAsked(space int, psn uint32, opens bool, now int64) bool {
 			return false
 		}
 		copies := f.MirrorDuplicates() != 0 || f.respLink != nil && f.respLink.MirrorDuplicates() != 0
-		if r.reissue.asks(psn, now, copies, f.MirrorDuplicates()) {
+		if r.reissue.asks(psn, now, copies, f.MirrorDuplicates()) || f.reorderedResend(psn, now, copies) {
 			return true
 		}
 		if !r.pending.valid {

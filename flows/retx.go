@@ -278,8 +278,10 @@ type episode struct {
 	lo     uint32        // lowest PSN resent
 	high   uint32        // the highest request PSN when it began
 	ended  bool          // a new request ended it (not active): reordered resends may still follow
-	nakAt  time.Time     // go-back-N: the NAK's time
-	event  int           // index of its event in events, -1 if not kept
+	// reordered: a resend came before the lowest one (reorderedResend)
+	reordered bool
+	nakAt     time.Time // go-back-N: the NAK's time
+	event     int       // index of its event in events, -1 if not kept
 }
 
 func (f *Flow) ensureRetx() *retxState {
@@ -453,7 +455,7 @@ func (f *Flow) resend(psn uint32, at *FrameRef, sincePrev time.Duration) RetxEve
 		if psnDiff(psn, ep.last) > 0 {
 			ep.last = psn
 		} else {
-			ep.lo = psn
+			ep.lo, ep.reordered = psn, true
 		}
 		f.countResent(ep.kind)
 		if ep.event >= 0 {
