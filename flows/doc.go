@@ -627,8 +627,21 @@
 // or two mirror ports, one file per direction) or from mirror paths of
 // different latency. Flow.EarlyResponses counts them, on the flow whose
 // requests they answer (early.go); the rules above then read the wrong
-// order and nothing here corrects it: a NAK captured after the resends it
-// asks for makes them copies and leaves it unanswered, an ACK captured
+// order and only the following corrects it (skew.go). When the
+// capture's parallel files hold one direction each (every packet from a
+// flow's destination to its source came from a file parallel to, and
+// other than, the flow's one file), a request repeated in the flow's
+// file is judged as in a capture of one direction (only its last packet
+// again within the window is a copy), so a go-back-N's resends captured
+// before their NAK are resends, first a timeout; the PSN sequence error
+// NAK at the PSN of that timeout's first resend, captured after it in
+// the other file, less than MaxFileOffset later, makes it its
+// go-back-N (whether the resends repeated PSNs or filled its gap),
+// on a connection the mirror is not known to copy, with a recovery time
+// of 0 (the clocks do not tell it). Still wrong: resends captured
+// before any packet the other way between the hosts (the responses'
+// clock ahead by more than the time to the first loss) are taken for
+// copies, as the NAK is left unanswered; an ACK captured
 // before a resend makes the resend a timeout and its PSN mirror loss.
 //
 // # Memory

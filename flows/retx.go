@@ -280,8 +280,15 @@ type episode struct {
 	ended  bool          // a new request ended it (not active): reordered resends may still follow
 	// reordered: a resend came before the lowest one (reorderedResend)
 	reordered bool
-	nakAt     time.Time // go-back-N: the NAK's time
-	event     int       // index of its event in events, -1 if not kept
+	// For Table.lateNAK: the first PSN resent and its frame, the resends
+	// so far, and a timeout's wait and span before the episode.
+	first      uint32
+	at         FrameRef
+	n          uint64
+	waitBefore Durations
+	spanBefore eventSpan
+	nakAt      time.Time // go-back-N: the NAK's time
+	event      int       // index of its event in events, -1 if not kept
 }
 
 func (f *Flow) ensureRetx() *retxState {
@@ -458,6 +465,7 @@ func (f *Flow) resend(psn uint32, at *FrameRef, sincePrev time.Duration) RetxEve
 			ep.lo, ep.reordered = psn, true
 		}
 		f.countResent(ep.kind)
+		ep.n++
 		if ep.event >= 0 {
 			s.events[ep.event].Count++
 		}
@@ -467,9 +475,11 @@ func (f *Flow) resend(psn uint32, at *FrameRef, sincePrev time.Duration) RetxEve
 	default:
 		// No NAK answered: the requester's ACK timer expired.
 		wait := sincePrev
+		before, span := f.Retx.TimeoutWait, s.spans[EventTimeout]
 		f.Retx.Timeouts++
 		f.Retx.TimeoutWait.add(wait)
 		f.startEpisode(EventTimeout, psn, at, RetxEvent{Kind: EventTimeout, At: *at, PSN: psn, Count: 1, Wait: wait})
+		s.ep.waitBefore, s.ep.spanBefore = before, span
 		return EventTimeout
 	}
 	// The resend answers the pending NAK.
@@ -491,7 +501,7 @@ func (f *Flow) resend(psn uint32, at *FrameRef, sincePrev time.Duration) RetxEve
 func (f *Flow) startEpisode(kind RetxEventKind, psn uint32, at *FrameRef, e RetxEvent) {
 	f.countResent(kind)
 	idx := f.event(e)
-	f.retx.ep = episode{active: true, kind: kind, last: psn, lo: psn, high: f.Requests.HighPSN, event: idx}
+	f.retx.ep = episode{active: true, kind: kind, last: psn, lo: psn, high: f.Requests.HighPSN, event: idx, first: psn, at: *at, n: 1}
 }
 
 func (f *Flow) countResent(kind RetxEventKind) {

@@ -34,3 +34,65 @@ func (f *Flow) reorderedResend(psn uint32, now int64, copies bool) bool {
 	return psnDiff(psn, ep.lo) < 0 && psnDiff(ep.lo, psn) <= 8 && psnDiff(psn, r.pending.psn) >= 0 &&
 		sinceNanos(now, f.reqW.last) < oneWayAfter
 }
+
+// reverseElsewhere says whether, in a capture of parallel files, every
+// packet captured so far from f's destination to its source came from a
+// file parallel to, and other than, the one file that carries f: one
+// file per direction, whose clocks may disagree. The NAKs that ask for
+// f's resends are then on another clock, and may sort after the resends:
+// f's file shows one direction only, where a go-back-N's resends look like
+// a lagging mirror's copies (see seesReverse), whatever the other file
+// shows.
+func (t *Table) reverseElsewhere(f *Flow) bool {
+	if t.par == nil || f.coldFiles() != nil {
+		return false
+	}
+	file, seen := f.Last.File, false
+	for c := t.byHosts[hostPair{f.Key.Dst, f.Key.Src}].first; c != nil; c = c.hostNext {
+		if c.Packets == 0 || c.coldFiles() != nil || c.First.File == file || c.Last.File == file ||
+			!t.par.Parallel(file, c.Last.File) {
+			return false
+		}
+		seen = true
+	}
+	return seen
+}
+
+// lateNAK says whether a PSN sequence error NAK at psn, captured at at,
+// for f's requests, came after the resends it asked for: f's current or
+// last episode is a timeout whose first resend is at psn, captured in
+// another file than the NAK, parallel to it, less than MaxFileOffset
+// before it, on a connection the mirror is not known to copy (its copies
+// would start at the PSN too). The episode is then made the NAK's
+// go-back-N, as if the NAK had come first: its recovery time, which the
+// clocks do not tell, counts as 0, and its catch-up time, when it ended
+// before the NAK, is not known. The NAK asks for no further resend.
+func (t *Table) lateNAK(f, s *Flow, psn uint32, at *FrameRef) bool {
+	r := f.retx
+	if t.par == nil || r == nil || f.MirrorDuplicates() != 0 || s.MirrorDuplicates() != 0 {
+		return false
+	}
+	ep := &r.ep
+	if !ep.active && !ep.ended || ep.kind != EventTimeout || ep.first != psn || ep.at.File == at.File ||
+		!t.par.Parallel(ep.at.File, at.File) || at.Time.Before(ep.at.Time) || at.Time.Sub(ep.at.Time) > MaxFileOffset {
+		return false
+	}
+	last := r.spans[EventTimeout].last
+	f.Retx.Timeouts--
+	f.Retx.TimeoutResent -= ep.n
+	f.Retx.TimeoutWait, r.spans[EventTimeout] = ep.waitBefore, ep.spanBefore
+	f.Retx.GBNEpisodes++
+	f.Retx.GBNResent += ep.n
+	f.Retx.GBNRecovery.add(0)
+	sp := &r.spans[EventGoBackN]
+	if !sp.ok {
+		sp.first, sp.ok = ep.at, true
+	}
+	sp.last = last
+	if ep.event >= 0 {
+		e := &r.events[ep.event]
+		e.Kind, e.Wait = EventGoBackN, 0
+	}
+	ep.kind, ep.nakAt = EventGoBackN, at.Time
+	return true
+}
