@@ -638,7 +638,8 @@
 // the other file, less than MaxFileOffset later, makes it its
 // go-back-N (whether the resends repeated PSNs or filled its gap),
 // on a connection the mirror is not known to copy, with a recovery time
-// of 0 (the clocks do not tell it). Still wrong: resends captured
+// of 0 (the clocks do not tell it); an RNR NAK so captured after its
+// retry makes the timeout its RNR retry (RNRWait 0). Still wrong: resends captured
 // before any packet the other way between the hosts (the responses'
 // clock ahead by more than the time to the first loss) are taken for
 // copies, as the NAK is left unanswered; an ACK captured

@@ -58,16 +58,18 @@ func (t *Table) reverseElsewhere(f *Flow) bool {
 	return seen
 }
 
-// lateNAK says whether a PSN sequence error NAK at psn, captured at at,
-// for f's requests, came after the resends it asked for: f's current or
-// last episode is a timeout whose first resend is at psn, captured in
-// another file than the NAK, parallel to it, less than MaxFileOffset
-// before it, on a connection the mirror is not known to copy (its copies
-// would start at the PSN too). The episode is then made the NAK's
-// go-back-N, as if the NAK had come first: its recovery time, which the
-// clocks do not tell, counts as 0, and its catch-up time, when it ended
-// before the NAK, is not known. The NAK asks for no further resend.
-func (t *Table) lateNAK(f, s *Flow, psn uint32, at *FrameRef) bool {
+// lateNAK says whether a PSN sequence error NAK, or with rnr an RNR NAK
+// with the given timer, at psn, captured at at, for f's requests, came
+// after the resends it asked for: f's current or last episode is a
+// timeout whose first resend is at psn, captured in another file than the
+// NAK, parallel to it, less than MaxFileOffset before it, on a connection
+// the mirror is not known to copy (its copies would start at the PSN
+// too). The episode is then made the NAK's go-back-N or RNR retry, as if
+// the NAK had come first: its recovery time (or RNR wait), which the
+// clocks do not tell, counts as 0, and a go-back-N's catch-up time, when
+// the episode ended before the NAK, is not known. The NAK asks for no
+// further resend.
+func (t *Table) lateNAK(f, s *Flow, psn uint32, rnr bool, timer uint8, at *FrameRef) bool {
 	r := f.retx
 	if t.par == nil || r == nil || f.MirrorDuplicates() != 0 || s.MirrorDuplicates() != 0 {
 		return false
@@ -81,18 +83,29 @@ func (t *Table) lateNAK(f, s *Flow, psn uint32, at *FrameRef) bool {
 	f.Retx.Timeouts--
 	f.Retx.TimeoutResent -= ep.n
 	f.Retx.TimeoutWait, r.spans[EventTimeout] = ep.waitBefore, ep.spanBefore
-	f.Retx.GBNEpisodes++
-	f.Retx.GBNResent += ep.n
-	f.Retx.GBNRecovery.add(0)
-	sp := &r.spans[EventGoBackN]
+	kind := EventGoBackN
+	if rnr {
+		kind = EventRNRRetry
+		f.Retx.RNRRetries++
+		f.Retx.RNRResent += ep.n
+		f.Retx.RNRWait.add(0)
+	} else {
+		f.Retx.GBNEpisodes++
+		f.Retx.GBNResent += ep.n
+		f.Retx.GBNRecovery.add(0)
+	}
+	sp := &r.spans[kind]
 	if !sp.ok {
 		sp.first, sp.ok = ep.at, true
 	}
 	sp.last = last
 	if ep.event >= 0 {
 		e := &r.events[ep.event]
-		e.Kind, e.Wait = EventGoBackN, 0
+		e.Kind, e.Wait = kind, 0
+		if rnr {
+			e.Code = timer
+		}
 	}
-	ep.kind, ep.nakAt = EventGoBackN, at.Time
+	ep.kind, ep.nakAt = kind, at.Time
 	return true
 }

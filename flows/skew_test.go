@@ -112,6 +112,22 @@ func TestLateNAKStartsGoBackN(t *testing.T) {
 				FabricLostPSNs: 2, FabricGaps: 1},
 			events: "fabric_loss@105x1 go_back_n@105x3 fabric_loss@106x1", // each fill as it came
 		},
+		{
+			// The RNR timer (code 1: 10 µs) less than the skew.
+			name: "RNR NAK after its retry",
+			play: func(c twoFiles) {
+				c.writes(100, 101, us)
+				c.add(us, roce(hostB, hostA, opAck, aQP, 100, 0))
+				c.writes(102, 103, us)
+				c.add(20*us, roce(hostA, hostB, opSendOnly, bQP, 102, 256)) // the retry
+				c.writes(103, 103, us)
+				c.add(us, nak(hostB, hostA, aQP, 102, 1, true))
+				c.writes(104, 105, us)
+				c.add(us, roce(hostB, hostA, opAck, aQP, 105, 0))
+			},
+			want:   RetxStats{RNRRetries: 1, RNRResent: 2, RNRWait: durs(0)},
+			events: "rnr_retry@102x2",
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
