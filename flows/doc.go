@@ -639,7 +639,9 @@
 // go-back-N (whether the resends repeated PSNs or filled its gap),
 // on a connection the mirror is not known to copy, with a recovery time
 // of 0 (the clocks do not tell it); an RNR NAK so captured after its
-// retry makes the timeout its RNR retry (RNRWait 0). Still wrong: resends captured
+// retry makes the timeout its RNR retry (RNRWait 0). So does a NAK
+// captured after two bursts of resends, for the first (the timeout before
+// the last episode), the other NAK for the second. Still wrong: resends captured
 // before any packet the other way between the hosts (the responses'
 // clock ahead by more than the time to the first loss) are taken for
 // copies, as the NAK is left unanswered; an ACK captured

@@ -60,29 +60,35 @@ func (t *Table) reverseElsewhere(f *Flow) bool {
 
 // lateNAK says whether a PSN sequence error NAK, or with rnr an RNR NAK
 // with the given timer, at psn, captured at at, for f's requests, came
-// after the resends it asked for: f's current or last episode is a
-// timeout whose first resend is at psn, captured in another file than the
-// NAK, parallel to it, less than MaxFileOffset before it, on a connection
-// the mirror is not known to copy (its copies would start at the PSN
-// too). The episode is then made the NAK's go-back-N or RNR retry, as if
-// the NAK had come first: its recovery time (or RNR wait), which the
-// clocks do not tell, counts as 0, and a go-back-N's catch-up time, when
-// the episode ended before the NAK, is not known. The NAK asks for no
-// further resend.
+// after the resends it asked for: f's current or last episode, or the
+// timeout just before it, is a timeout whose first resend is at psn,
+// captured in another file than the NAK, parallel to it, less than
+// MaxFileOffset before it, on a connection the mirror is not known to
+// copy (its copies would start at the PSN too). The episode is then made
+// the NAK's go-back-N or RNR retry, as if the NAK had come first: its
+// recovery time (or RNR wait), which the clocks do not tell, counts as 0,
+// and a go-back-N's catch-up time, when the episode ended before the NAK,
+// is not known. The NAK asks for no further resend.
 func (t *Table) lateNAK(f, s *Flow, psn uint32, rnr bool, timer uint8, at *FrameRef) bool {
 	r := f.retx
 	if t.par == nil || r == nil || f.MirrorDuplicates() != 0 || s.MirrorDuplicates() != 0 {
 		return false
 	}
 	ep := &r.ep
-	if !ep.active && !ep.ended || ep.kind != EventTimeout || ep.first != psn || ep.at.File == at.File ||
-		!t.par.Parallel(ep.at.File, at.File) || at.Time.Before(ep.at.Time) || at.Time.Sub(ep.at.Time) > MaxFileOffset {
-		return false
+	if !t.answeredBefore(ep, psn, at) {
+		if ep = &r.prevEp; !t.answeredBefore(ep, psn, at) {
+			return false
+		}
 	}
-	last := r.spans[EventTimeout].last
 	f.Retx.Timeouts--
 	f.Retx.TimeoutResent -= ep.n
 	f.Retx.TimeoutWait, r.spans[EventTimeout] = ep.waitBefore, ep.spanBefore
+	if cur := &r.ep; ep != cur && cur.kind == EventTimeout {
+		// The timeout after it stays one: account it again.
+		cur.waitBefore, cur.spanBefore = f.Retx.TimeoutWait, r.spans[EventTimeout]
+		f.Retx.TimeoutWait.add(cur.wait)
+		widen(&r.spans[EventTimeout], cur.at, cur.lastAt)
+	}
 	kind := EventGoBackN
 	if rnr {
 		kind = EventRNRRetry
@@ -94,11 +100,7 @@ func (t *Table) lateNAK(f, s *Flow, psn uint32, rnr bool, timer uint8, at *Frame
 		f.Retx.GBNResent += ep.n
 		f.Retx.GBNRecovery.add(0)
 	}
-	sp := &r.spans[kind]
-	if !sp.ok {
-		sp.first, sp.ok = ep.at, true
-	}
-	sp.last = last
+	widen(&r.spans[kind], ep.at, ep.lastAt)
 	if ep.event >= 0 {
 		e := &r.events[ep.event]
 		e.Kind, e.Wait = kind, 0
@@ -107,5 +109,26 @@ func (t *Table) lateNAK(f, s *Flow, psn uint32, rnr bool, timer uint8, at *Frame
 		}
 	}
 	ep.kind, ep.nakAt = kind, at.Time
+	if ep == &r.prevEp {
+		r.prevEp = episode{}
+	}
 	return true
+}
+
+// answeredBefore says whether ep is a timeout whose first resend, at psn,
+// a NAK at psn captured at at, in a parallel file, came after (lateNAK).
+func (t *Table) answeredBefore(ep *episode, psn uint32, at *FrameRef) bool {
+	return (ep.active || ep.ended) && ep.kind == EventTimeout && ep.first == psn && ep.at.File != at.File &&
+		t.par.Parallel(ep.at.File, at.File) && !at.Time.Before(ep.at.Time) && at.Time.Sub(ep.at.Time) <= MaxFileOffset
+}
+
+// widen makes sp span the frames from first to last too.
+func widen(sp *eventSpan, first, last FrameRef) {
+	if !sp.ok || first.Time.Before(sp.first.Time) {
+		sp.first = first
+	}
+	if !sp.ok || sp.last.Time.Before(last.Time) {
+		sp.last = last
+	}
+	sp.ok = true
 }

@@ -113,6 +113,26 @@ func TestLateNAKStartsGoBackN(t *testing.T) {
 			events: "fabric_loss@105x1 go_back_n@105x3 fabric_loss@106x1", // each fill as it came
 		},
 		{
+			// Both NAKs after both bursts.
+			name: "two bursts",
+			play: func(c twoFiles) {
+				c.writes(100, 104, us)
+				c.add(us, roce(hostB, hostA, opAck, aQP, 101, 0))
+				c.writes(105, 109, us)
+				c.writes(105, 109, us) // the first NAK's resends
+				c.writes(110, 112, us)
+				c.writes(110, 112, us) // the second's
+				c.add(us, roce(hostB, hostA, opAck, aQP, 104, 0))
+				c.add(0, nak(hostB, hostA, aQP, 105, 0, false))
+				c.add(us, roce(hostB, hostA, opAck, aQP, 109, 0))
+				c.add(0, nak(hostB, hostA, aQP, 110, 0, false))
+				c.writes(113, 114, us)
+				c.add(us, roce(hostB, hostA, opAck, aQP, 114, 0))
+			},
+			want:   RetxStats{GBNEpisodes: 2, GBNResent: 8, GBNRecovery: durs(0, 0), GBNCatchUp: durs(us)},
+			events: "go_back_n@105x5 go_back_n@110x3",
+		},
+		{
 			// The RNR timer (code 1: 10 µs) less than the skew.
 			name: "RNR NAK after its retry",
 			play: func(c twoFiles) {
