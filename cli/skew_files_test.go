@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,36 +36,7 @@ flows:
 // unanswered, those of the second a timeout).
 func TestSkewedDirectionFiles(t *testing.T) {
 	dir := t.TempDir()
-	sc, err := gen.ParseScenario([]byte(skewScenario), "skew")
-	if err != nil {
-		t.Fatal(err)
-	}
-	one := filepath.Join(dir, "one.pcapng")
-	f, err := os.Create(one)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := gen.Generate(f, sc); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	recs, err := randReadRecords(one)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var req, resp []randRecord
-	var dec packet.Decoder
-	var p packet.Packet
-	for _, r := range recs {
-		if err := dec.Decode(r.lt, r.data, r.origLen, &p); err != nil {
-			t.Fatal(err)
-		}
-		if b := p.Src.As4(); b[3] == 1 {
-			req = append(req, r)
-		} else {
-			resp = append(resp, r)
-		}
-	}
+	one, req, resp := splitByDirection(t, dir, skewScenario)
 	type flow struct {
 		Src        string `json:"src"`
 		Packets    int    `json:"packets"`
@@ -126,5 +98,90 @@ func TestSkewedDirectionFiles(t *testing.T) {
 				t.Errorf("findings count %v, want %v", gotCounts, wantCounts)
 			}
 		})
+	}
+}
+
+// splitByDirection generates the scenario's capture in dir and returns
+// its path and its records split by direction: those from an address
+// ending in .1 (the requesters) and the others.
+func splitByDirection(t *testing.T, dir, scenario string) (one string, req, resp []randRecord) {
+	t.Helper()
+	sc, err := gen.ParseScenario([]byte(scenario), "skew")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one = filepath.Join(dir, "one.pcapng")
+	f, err := os.Create(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gen.Generate(f, sc); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	recs, err := randReadRecords(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dec packet.Decoder
+	var p packet.Packet
+	for _, r := range recs {
+		if err := dec.Decode(r.lt, r.data, r.origLen, &p); err != nil {
+			t.Fatal(err)
+		}
+		if b := p.Src.As4(); b[3] == 1 {
+			req = append(req, r)
+		} else {
+			resp = append(resp, r)
+		}
+	}
+	return one, req, resp
+}
+
+// TestSkewedDirectionFilesECN: a CE mark answered by a CNP 4 µs later,
+// the capture written as two files, one per direction, the responses'
+// clock 100 µs behind: the CNP sorts 96 µs before the mark, as the ACKs
+// before their WRITEs, and still acts on it (before: "1 CE-marked packet
+// got no CNP back").
+func TestSkewedDirectionFilesECN(t *testing.T) {
+	const scenario = `
+name: skew-ecn
+seed: 2
+start: 2026-11-01T10:00:00Z
+flows:
+  - {name: ce, src: 10.0.0.1, dst: 10.0.0.2, src_qpn: 0x101, dest_qpn: 0x201, start_psn: 100, mtu: 1024,
+     ops: [{op: write, bytes: 1024, count: 200, gap_us: 10}], events: [{at_msg: 60, ce_mark: {cnp: true}}]}
+`
+	dir := t.TempDir()
+	_, req, resp := splitByDirection(t, dir, scenario)
+	a, b := filepath.Join(dir, "req.pcapng"), filepath.Join(dir, "resp.pcapng")
+	if err := randWriteFile(a, req, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := randWriteFile(b, resp, -100*time.Microsecond); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runCLI(t, "report", "--format", "json", a, b)
+	if code != ExitOK && code != ExitFindings {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Findings []struct {
+			Kind  string `json:"kind"`
+			Title string `json:"title"`
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	early := false
+	for _, f := range rep.Findings {
+		if f.Kind == "ecn_not_acted" {
+			t.Errorf("finding %q", f.Title)
+		}
+		early = early || f.Kind == "capture_health" && strings.Contains(f.Title, "captured before the requests")
+	}
+	if !early {
+		t.Error("no finding says the responses came before their requests")
 	}
 }
