@@ -627,25 +627,31 @@
 // or two mirror ports, one file per direction) or from mirror paths of
 // different latency. Flow.EarlyResponses counts them, on the flow whose
 // requests they answer (early.go); the rules above then read the wrong
-// order and only the following corrects it (skew.go). When the
-// capture's parallel files hold one direction each (every packet from a
-// flow's destination to its source came from a file parallel to, and
-// other than, the flow's one file), a request repeated in the flow's
-// file is judged as in a capture of one direction (only its last packet
-// again within the window is a copy), so a go-back-N's resends captured
-// before their NAK are resends, first a timeout; the PSN sequence error
-// NAK at the PSN of that timeout's first resend, captured after it in
-// the other file, less than MaxFileOffset later, makes it its
-// go-back-N (whether the resends repeated PSNs or filled its gap),
-// on a connection the mirror is not known to copy, with a recovery time
-// of 0 (the clocks do not tell it); an RNR NAK so captured after its
-// retry makes the timeout its RNR retry (RNRWait 0). So does a NAK
-// captured after two bursts of resends, for the first (the timeout before
-// the last episode), the other NAK for the second. Still wrong: resends captured
-// before any packet the other way between the hosts (the responses'
-// clock ahead by more than the time to the first loss) are taken for
-// copies, as the NAK is left unanswered; an ACK captured
-// before a resend makes the resend a timeout and its PSN mirror loss.
+// order, and only the following corrects it (skew.go). When the capture's
+// parallel files hold one direction each (every packet from a flow's
+// destination to its source so far came from a file parallel to, and
+// other than, the flow's one file), a request repeated in the flow's file
+// is judged as in a capture of one direction (only its last packet again
+// within the window is a copy): a go-back-N's resends captured before
+// their NAK are resends, a timeout first. A PSN sequence error NAK at the
+// PSN of that timeout's first resend, captured after it in the other file
+// less than MaxFileOffset later, on a connection the mirror is not known
+// to copy, makes the timeout its go-back-N (whether the resends repeated
+// PSNs or filled its gap), with a recovery time of 0 (the clocks do not
+// tell it); an RNR NAK so captured after its retry makes the timeout its
+// RNR retry (RNRWait 0); the timeout before the last episode (two bursts
+// before their NAKs) is made so too. Still wrong:
+//
+//   - resends captured before any packet the other way between the hosts
+//     (the responses' clock ahead by more than the time to the first
+//     loss) are taken for copies, and their NAK is left unanswered;
+//   - in a file of one direction, a mirror's copy before the connection
+//     showed one (but the last packet again) is taken for a resend;
+//   - a go-back-N's catch-up time, when a new request ended it before
+//     its NAK was captured, is not known; a NAK after three bursts or more
+//     leaves the older ones timeouts;
+//   - an ACK captured before a resend (the responses' clock behind) makes
+//     the resend a timeout and its PSN mirror loss.
 //
 // # Memory
 //
