@@ -419,7 +419,12 @@
 //     after the mirror saw it); the READ counts as resent (a timeout)
 //     and its answer as resends;
 //   - it does not continue a run of resends (its PSN is not the one after
-//     the space's last);
+//     the space's last), nor, on a connection the mirror is not known to
+//     copy, a go-back-N episode the fabric reordered: a request up to 8
+//     PSNs before the episode's lowest resend, at or after its NAK's PSN,
+//     less than oneWayAfter after the request before it (the resend of the
+//     NAK's PSN overtaken by the next), and after such a one the PSN after
+//     the episode's last resend;
 //   - its space first carried the PSN within the window, or one of the
 //     last four runs of resends did (a timeout's or RNR retry's resends,
 //     new packets, then a go-back-N, all within a mirror's lag: the
@@ -622,9 +627,31 @@
 // or two mirror ports, one file per direction) or from mirror paths of
 // different latency. Flow.EarlyResponses counts them, on the flow whose
 // requests they answer (early.go); the rules above then read the wrong
-// order and nothing here corrects it: a NAK captured after the resends it
-// asks for makes them copies and leaves it unanswered, an ACK captured
-// before a resend makes the resend a timeout and its PSN mirror loss.
+// order, and only the following corrects it (skew.go). When the capture's
+// parallel files hold one direction each (every packet from a flow's
+// destination to its source so far came from a file parallel to, and
+// other than, the flow's one file), a request repeated in the flow's file
+// is judged as in a capture of one direction (only its last packet again
+// within the window is a copy): a go-back-N's resends captured before
+// their NAK are resends, a timeout first. A PSN sequence error NAK at the
+// PSN of that timeout's first resend, captured after it in the other file
+// less than MaxFileOffset later, on a connection the mirror is not known
+// to copy, makes the timeout its go-back-N (whether the resends repeated
+// PSNs or filled its gap), with a recovery time of 0 (the clocks do not
+// tell it); an RNR NAK so captured after its retry makes the timeout its
+// RNR retry (RNRWait 0); the timeout before the last episode (two bursts
+// before their NAKs) is made so too. Still wrong:
+//
+//   - resends captured before any packet the other way between the hosts
+//     (the responses' clock ahead by more than the time to the first
+//     loss) are taken for copies, and their NAK is left unanswered;
+//   - in a file of one direction, a mirror's copy before the connection
+//     showed one (but the last packet again) is taken for a resend;
+//   - a go-back-N's catch-up time, when a new request ended it before
+//     its NAK was captured, is not known; a NAK after three bursts or more
+//     leaves the older ones timeouts;
+//   - an ACK captured before a resend (the responses' clock behind) makes
+//     the resend a timeout and its PSN mirror loss.
 //
 // # Memory
 //

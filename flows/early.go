@@ -24,7 +24,11 @@ import "time"
 // in order or past a gap (not a resend: a PSN a gap skipped, or one the
 // flow carried) proves it: each response ahead pending then counts, and
 // the time from the first of them to that request is how much earlier at
-// least it was captured than the request it answers.
+// least it was captured than the request it answers. Where responses keep
+// coming ahead, so that the requests never get to the highest PSN they
+// acknowledged, the first response ahead since the last such probe ended
+// is timed against the request at the PSN it acknowledged through, when
+// captured (a probe at a time: no memory per response).
 //
 // Those need the flow whose requests a response answers known while
 // packets arrive (Table.requester). When every response of a connection
@@ -58,6 +62,14 @@ type earlyState struct {
 	pending       uint64
 	through       uint32
 	at, throughAt FrameRef
+	// probe: the PSN the first response ahead since the last probe
+	// ended acknowledged through, and that response (probeAt), while
+	// probing: the request at probe tells the lead of that response,
+	// where responses keep coming ahead and the requests never get to
+	// through.
+	probing bool
+	probe   uint32
+	probeAt FrameRef
 }
 
 // EarlyResponses returns the responses captured before this flow's
@@ -79,6 +91,9 @@ func (f *Flow) noteAhead(through uint32, at *FrameRef) {
 	if !e.valid || psnDiff(through, e.through) > 0 {
 		e.through, e.throughAt = through, *at
 	}
+	if !e.probing {
+		e.probing, e.probe, e.probeAt = true, through, *at
+	}
 	e.valid = true
 	e.pending++
 }
@@ -98,8 +113,14 @@ func (e *earlyState) request(psn uint32, at *FrameRef) {
 	if d > 0 {
 		// Past every response ahead: those answered requests the
 		// mirror missed.
-		e.valid, e.pending = false, 0
+		e.valid, e.pending, e.probing = false, 0, false
 		return
+	}
+	if e.probing && psnDiff(psn, e.probe) >= 0 {
+		if psn == e.probe {
+			e.lead(e.probeAt, at)
+		}
+		e.probing = false
 	}
 	if e.pending > 0 {
 		// The first response ahead answered this request or a later one.

@@ -295,7 +295,7 @@ func (t *Table) copiedOne(f *Flow, p *packet.Packet, c opBits, now int64) bool {
 	if f.otherSender(&p.BTH) {
 		return false // another UD sender's PSNs are its own
 	}
-	twoWay := t.seesReverse(f, now)
+	twoWay := t.seesReverse(f, now) && !t.reverseElsewhere(f)
 	if c&opReadRequest != 0 && !(f.readCopyDue(p.BTH.PSN, now) && f.repeats(p, c, now, twoWay)) &&
 		(t.reissuesLost(f, p.BTH.PSN) || t.resentRead(f, p.BTH.PSN)) {
 		return false
@@ -445,7 +445,7 @@ func (f *Flow) resendAsked(space int, psn uint32, opens bool, now int64) bool {
 			return false
 		}
 		copies := f.MirrorDuplicates() != 0 || f.respLink != nil && f.respLink.MirrorDuplicates() != 0
-		if r.reissue.asks(psn, now, copies, f.MirrorDuplicates()) {
+		if r.reissue.asks(psn, now, copies, f.MirrorDuplicates()) || f.reorderedResend(psn, now, copies) {
 			return true
 		}
 		if !r.pending.valid {

@@ -166,6 +166,7 @@ func (f *Flow) FatalNAKs() uint64 { return f.NAKTotal() - f.NAKs[bth.NAKPSNSeque
 type retxState struct {
 	pending pendingNAK
 	ep      episode
+	prevEp  episode // the timeout before ep, if ep followed one (Table.lateNAK)
 	loss    lossTracker
 	events  []RetxEvent
 	spans   [numRetxEventKinds]eventSpan
@@ -278,8 +279,19 @@ type episode struct {
 	lo     uint32        // lowest PSN resent
 	high   uint32        // the highest request PSN when it began
 	ended  bool          // a new request ended it (not active): reordered resends may still follow
-	nakAt  time.Time     // go-back-N: the NAK's time
-	event  int           // index of its event in events, -1 if not kept
+	// reordered: a resend came before the lowest one (reorderedResend)
+	reordered bool
+	// For Table.lateNAK: the first PSN resent and its frame, the resends
+	// so far, and a timeout's wait and span before the episode.
+	first      uint32
+	at         FrameRef
+	n          uint64
+	waitBefore Durations
+	spanBefore eventSpan
+	wait       time.Duration // a timeout's wait
+	lastAt     FrameRef      // its last resend so far
+	nakAt      time.Time     // go-back-N: the NAK's time
+	event      int           // index of its event in events, -1 if not kept
 }
 
 func (f *Flow) ensureRetx() *retxState {
@@ -453,21 +465,25 @@ func (f *Flow) resend(psn uint32, at *FrameRef, sincePrev time.Duration) RetxEve
 		if psnDiff(psn, ep.last) > 0 {
 			ep.last = psn
 		} else {
-			ep.lo = psn
+			ep.lo, ep.reordered = psn, true
 		}
 		f.countResent(ep.kind)
+		ep.n++
 		if ep.event >= 0 {
 			s.events[ep.event].Count++
 		}
 		s.spans[ep.kind].last = *at // the episode's last resend so far (RetxSpan)
+		ep.lastAt = *at
 		return numRetxEventKinds
 	case p.valid && !p.shared && psnDiff(psn, p.psn) >= 0:
 	default:
 		// No NAK answered: the requester's ACK timer expired.
 		wait := sincePrev
+		before, span := f.Retx.TimeoutWait, s.spans[EventTimeout]
 		f.Retx.Timeouts++
 		f.Retx.TimeoutWait.add(wait)
 		f.startEpisode(EventTimeout, psn, at, RetxEvent{Kind: EventTimeout, At: *at, PSN: psn, Count: 1, Wait: wait})
+		s.ep.waitBefore, s.ep.spanBefore, s.ep.wait = before, span, wait
 		return EventTimeout
 	}
 	// The resend answers the pending NAK.
@@ -489,7 +505,11 @@ func (f *Flow) resend(psn uint32, at *FrameRef, sincePrev time.Duration) RetxEve
 func (f *Flow) startEpisode(kind RetxEventKind, psn uint32, at *FrameRef, e RetxEvent) {
 	f.countResent(kind)
 	idx := f.event(e)
-	f.retx.ep = episode{active: true, kind: kind, last: psn, lo: psn, high: f.Requests.HighPSN, event: idx}
+	f.retx.prevEp = episode{}
+	if old := f.retx.ep; old.kind == EventTimeout && (old.active || old.ended) {
+		f.retx.prevEp = old // for a NAK captured after both (Table.lateNAK)
+	}
+	f.retx.ep = episode{active: true, kind: kind, last: psn, lo: psn, high: f.Requests.HighPSN, event: idx, first: psn, at: *at, lastAt: *at, n: 1}
 }
 
 func (f *Flow) countResent(kind RetxEventKind) {

@@ -59,6 +59,9 @@ func (t *Table) noteResponse(s *Flow, h *bth.BTH, at *FrameRef) {
 		return
 	}
 	if r != nil {
+		if t.lateNAK(r, s, h.PSN, rnr, timer, at) {
+			return // its resends came first (skew.go)
+		}
 		r.pend(rnr, timer, h.PSN, at, nil, false)
 		return
 	}

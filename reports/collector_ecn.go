@@ -13,7 +13,11 @@ import (
 // A CE-marked RoCE packet from A to B is acted on when B sends A a CNP
 // within Config.ECNWindow after it, or sent one at most cnpRateLimit before
 // it (the NIC rate-limits CNPs, so a mark right after a CNP is covered by
-// it). It is not acted on when the window passes with no such CNP. When the
+// it, or by up to the lead its flow's responses showed, when they came
+// before the requests they answer: the two directions come from files
+// whose clocks disagree, and B's CNP sorts as early as B's ACKs, before
+// the mark it answers; flows.Flow.EarlyResponses). It is not acted on
+// when the window passes with no such CNP. When the
 // capture ends inside a mark's window, the mark is not acted on if B had
 // already sent A other packets after it (B was answering, but with no
 // CNP), and is left undecided otherwise: CEMarked may exceed Acted +
@@ -58,8 +62,9 @@ func (s *ecnState) init(window time.Duration) {
 	s.byDir = map[dirKey]*ecnDir{}
 }
 
-// mark notes a CE-marked packet from src to dst.
-func (s *ecnState) mark(src, dst netip.Addr, at *flows.FrameRef) {
+// mark notes a CE-marked packet from src to dst; lead is how far before
+// their requests its flow's responses were captured at most (0 if never).
+func (s *ecnState) mark(src, dst netip.Addr, at *flows.FrameRef, lead time.Duration) {
 	k := dirKey{src, dst}
 	d := s.byDir[k]
 	if d == nil {
@@ -72,7 +77,7 @@ func (s *ecnState) mark(src, dst netip.Addr, at *flows.FrameRef) {
 		s.list = append(s.list, d)
 	}
 	d.out.CEMarked++
-	if d.hasCNP && at.Time.Sub(d.lastCNP) <= cnpRateLimit {
+	if d.hasCNP && at.Time.Sub(d.lastCNP) <= cnpRateLimit+lead {
 		d.out.Acted++
 		return
 	}

@@ -196,7 +196,7 @@ func (c *Collector) addRoCE(p *packet.Packet, fa *flows.FrameAt) {
 		// A CNP from B to A answers the CE marks on A's packets to B.
 		s.ecn.cnp(p.Dst, p.Src, at)
 	case ce:
-		s.ecn.mark(p.Src, p.Dst, at)
+		s.ecn.mark(p.Src, p.Dst, at, f.EarlyResponses().Lead)
 	}
 	if ce {
 		s.tl.ce[bin]++
@@ -219,7 +219,7 @@ func (c *Collector) addRoCE(p *packet.Packet, fa *flows.FrameAt) {
 // shows the mark; nothing else of the copy counts.
 func (s *collectorState) copyCE(p *packet.Packet, at *flows.FrameRef, bin int) {
 	if !p.BTH.Opcode.IsCNP() {
-		s.ecn.mark(p.Src, p.Dst, at)
+		s.ecn.mark(p.Src, p.Dst, at, 0)
 	}
 	s.tl.ce[bin]++
 	s.ceSpan.add(*at)

@@ -2,9 +2,11 @@ package reports
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"io"
 	"net/netip"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -658,5 +660,54 @@ func sameConversations(t *testing.T, got []*Conversation, want []Conversation) {
 		if g != want[i] {
 			t.Errorf("conversation %d: got %+v, want %+v", i, g, want[i])
 		}
+	}
+}
+
+// TestECNReactionEarlyCNP: a connection split by direction, the
+// responses' file's clock 100 µs behind the requests', so that its ACKs
+// come about 92 µs before the WRITEs they acknowledge: a CNP sorted that
+// far before the CE mark it answers (sent 5 µs after it) acts on it, as
+// in the wire's order. A CNP further before a mark than that lead and the
+// rate limit does not.
+func TestECNReactionEarlyCNP(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cnpAt float64 // the CNP's capture time, in µs; the mark is at 600
+		acted uint64
+	}{
+		{"lead", 505, 1},
+		{"before the lead", 450, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &synth{t0: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+			c := NewCollector(flows.NewTable(flows.Config{}), Config{ECNWindow: time.Millisecond})
+			type ev struct {
+				at float64
+				p  *packet.Packet
+			}
+			var evs []ev
+			for i := range 160 { // 1.6 ms: the mark's window passes
+				at := float64(i * 10)
+				ecn := uint8(2)
+				if i == 60 {
+					ecn = 3
+				}
+				ack := roce("10.0.0.2", "10.0.0.1", 0x100, bth.Opcode(0x11), uint32(i), 26, 2)
+				ack.BTH.Ext, ack.BTH.AETH.Syndrome = ack.BTH.Opcode.Headers(), 0x1f
+				w := roce("10.0.0.1", "10.0.0.2", 0x200, opWriteOnly, uint32(i), 26, ecn)
+				w.BTH.Ext = w.BTH.Opcode.Headers()
+				evs = append(evs, ev{at, w}, ev{at + 8 - 100, ack})
+			}
+			evs = append(evs, ev{tc.cnpAt, roce("10.0.0.2", "10.0.0.1", 0x100, opCNP, 0, 48, 0)})
+			slices.SortStableFunc(evs, func(a, b ev) int { return cmp.Compare(a.at, b.at) })
+			for _, e := range evs {
+				c.Add(e.p, s.ref(e.at+100))
+			}
+			c.Finish()
+			got := c.ECN()
+			if len(got) != 1 || got[0].CEMarked != 1 || got[0].Acted != tc.acted || got[0].NotActed != 1-tc.acted {
+				t.Errorf("got %+v, want 1 CE mark, %d acted on", got, tc.acted)
+			}
+		})
 	}
 }
