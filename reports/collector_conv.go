@@ -44,10 +44,16 @@ type convTable struct {
 	// the connection's later packets are on that service too.
 	synPort map[connKey]uint16
 	// recent is, per conversation, the signatures of its latest packets
-	// (copyRing): a mirror's second copy of one is counted in Copies,
-	// not in Packets and Bytes, as the RoCE flows leave theirs out.
+	// (copyRing): a mirror's second copy of one is counted in Copies, a
+	// parallel file's in FileCopies, not in Packets and Bytes, as the RoCE
+	// flows leave theirs out.
 	recent map[*Conversation]*copyRing
 	copies uint64 // over every conversation
+	// par says which input files were taken in parallel (nil: none);
+	// fileCopies counts the packets one held again, over every
+	// conversation.
+	par        flows.ParallelFiles
+	fileCopies uint64
 }
 
 // copySig is what a mirror's copy of a TCP or UDP packet repeats and the
@@ -61,6 +67,7 @@ type copySig struct {
 	length     int
 	flags      uint8
 	nanos      int64
+	file       int  // the input file that held it (flows.FrameRef.File)
 	recognised bool // a copy was already matched to it
 }
 
@@ -75,29 +82,47 @@ type copyRing struct {
 	next int
 }
 
+// Kinds of copy copyOf tells.
+const (
+	notCopy    = iota
+	mirrorCopy // a mirror's copy, in the same file
+	fileCopy   // the same packet in another file taken in parallel
+)
+
 // copyOf says whether s repeats a packet of the ring within
-// flows.MirrorWindow before it (a mirror's copy); if not, it joins the
-// ring. A packet's copy is matched once: a third identical packet is not
-// a second copy but the next packet.
-func (r *copyRing) copyOf(s copySig) bool {
+// flows.MirrorWindow before it in the same file (a mirror's copy), or
+// within flows.MaxFileOffset either side of it in another file that par
+// says overlaps that one in time (the packet captured at its other end,
+// by a clock that differs); if not, it joins the ring. A packet's copy
+// is matched once: a third identical packet is not a second copy but the
+// next packet.
+func (r *copyRing) copyOf(s copySig, par flows.ParallelFiles) int {
 	for i := range r.sigs {
 		o := &r.sigs[i]
-		if o.nanos != 0 && !o.recognised && o.toHi == s.toHi && o.ipID == s.ipID && o.sum == s.sum && o.length == s.length && o.flags == s.flags &&
-			s.nanos-o.nanos >= 0 && s.nanos-o.nanos <= int64(flows.MirrorWindow) {
+		if o.nanos == 0 || o.recognised || o.toHi != s.toHi || o.ipID != s.ipID || o.sum != s.sum || o.length != s.length || o.flags != s.flags {
+			continue
+		}
+		d := s.nanos - o.nanos
+		if o.file == s.file && d >= 0 && d <= int64(flows.MirrorWindow) {
 			o.recognised = true
-			return true
+			return mirrorCopy
+		}
+		if o.file != s.file && par != nil && d >= -int64(flows.MaxFileOffset) && d <= int64(flows.MaxFileOffset) && par.Parallel(o.file, s.file) {
+			o.recognised = true
+			return fileCopy
 		}
 	}
 	r.sigs[r.next] = s
 	r.next = (r.next + 1) % copyRingLen
-	return false
+	return notCopy
 }
 
-// mirrorCopy says whether p, a packet of conversation c (key k), is a
-// mirror's second copy of one c carried just before.
-func (t *convTable) mirrorCopy(c *Conversation, k convKey, p *packet.Packet, at *flows.FrameRef) bool {
+// copyKind says whether p, a packet of conversation c (key k), is a
+// mirror's second copy of one c carried just before, or a parallel
+// file's capture of one (copyOf).
+func (t *convTable) copyKind(c *Conversation, k convKey, p *packet.Packet, at *flows.FrameRef) int {
 	if p.IPID == 0 && p.L4Checksum == 0 {
-		return false // nothing tells a copy from the next packet
+		return notCopy // nothing tells a copy from the next packet
 	}
 	r := t.recent[c]
 	if r == nil {
@@ -111,7 +136,7 @@ func (t *convTable) mirrorCopy(c *Conversation, k convKey, p *packet.Packet, at 
 	if ns == 0 {
 		ns = 1 // a time 0 (a frame with none) is still a time, not an empty slot
 	}
-	return r.copyOf(copySig{toHi: p.Src == k.lo, ipID: p.IPID, sum: p.L4Checksum, length: p.IPTotalLen, flags: p.TCPFlags, nanos: ns})
+	return r.copyOf(copySig{toHi: p.Src == k.lo, ipID: p.IPID, sum: p.L4Checksum, length: p.IPTotalLen, flags: p.TCPFlags, nanos: ns, file: at.File}, t.par)
 }
 
 // maxSYNPorts bounds synPort (a SYN scan names a service per probe): the
@@ -234,9 +259,14 @@ func (t *convTable) add(p *packet.Packet, at *flows.FrameRef) {
 	if p.Proto == protoTCP && p.TCPFlags&(tcpSYN|tcpACK) == tcpSYN {
 		c.Src, c.Dst = p.Src, p.Dst // the SYN says who the client is
 	}
-	if t.mirrorCopy(c, k, p, at) {
+	switch t.copyKind(c, k, p, at) {
+	case mirrorCopy:
 		c.Copies++
 		t.copies++
+		return
+	case fileCopy:
+		c.FileCopies++
+		t.fileCopies++
 		return
 	}
 	c.Packets++

@@ -392,6 +392,8 @@ func docCountInputs(t *testing.T) []*Input {
 	ins = append(ins, earlyInput(-20*time.Microsecond))
 	// Two files taken in parallel: each packet in both.
 	ins = append(ins, parallelInput(700*time.Microsecond))
+	// And a TCP connection's packets in both.
+	ins = append(ins, parallelConvInput())
 	// Frames cut inside their BTH.
 	ins = append(ins, docScenario(t, `
 name: doc_bth_cut
