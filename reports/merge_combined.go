@@ -254,7 +254,11 @@ func titleFromCounts(f *Finding) (string, bool) {
 			}
 			return storageCMTitle(ports, critical), true
 		case "role":
-			return storageRoleTitle(n("storage_endpoints"), critical), true
+			onCompute := n("storage_endpoints") // reports from before on_compute_endpoints: all of them
+			if _, ok := c["on_compute_endpoints"]; ok {
+				onCompute = n("on_compute_endpoints")
+			}
+			return storageRoleTitle(n("storage_endpoints"), onCompute, critical), true
 		}
 		var names []string
 		for _, name := range storageIPNames {

@@ -404,6 +404,7 @@ func storageRole(in *Input) (Finding, bool) {
 		flows, convs int
 		bytes        uint64
 		peers        map[netip.Addr]bool
+		compute      bool // a peer is a compute HCA address
 	}
 	eps := map[netip.Addr]*ep{}
 	f := Finding{Kind: KindStorageOnCompute, Severity: Warning}
@@ -418,14 +419,19 @@ func storageRole(in *Input) (Finding, bool) {
 		return e
 	}
 	named := storageCMNamed(in)
-	var nflows int
-	var bytes uint64
+	var nflows, computeFlows, computeConvs int // computeX: of those, with a compute end
+	var bytes, computeBytes uint64
+	onCompute := func(a, b netip.Addr) bool { return isCompute(in, a) || isCompute(in, b) }
 	for _, fl := range in.Flows {
 		if named[fl.ID] || !isStorage(in, fl.Key.Src) && !isStorage(in, fl.Key.Dst) {
 			continue
 		}
 		nflows++
 		bytes += fl.WireBytes
+		if onCompute(fl.Key.Src, fl.Key.Dst) {
+			computeFlows++
+			computeBytes += fl.WireBytes
+		}
 		f.Flows = append(f.Flows, fl.ID)
 		f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
 		span.add(fl.First)
@@ -438,7 +444,8 @@ func storageRole(in *Input) (Finding, bool) {
 			e.flows++
 			e.bytes += fl.WireBytes
 			e.peers[pr[1]] = true
-			compute = compute || isCompute(in, pr[1])
+			e.compute = e.compute || isCompute(in, pr[1])
+			compute = compute || e.compute
 		}
 	}
 	var convs []*Conversation // distinct conversations with a storage end
@@ -452,6 +459,10 @@ func storageRole(in *Input) (Finding, bool) {
 			}
 			if isStorage(in, c.Src) || isStorage(in, c.Dst) {
 				convs = append(convs, c)
+				if onCompute(c.Src, c.Dst) {
+					computeConvs++
+					computeBytes += c.Bytes
+				}
 			}
 			for _, pr := range [][2]netip.Addr{{c.Src, c.Dst}, {c.Dst, c.Src}} {
 				if !isStorage(in, pr[0]) {
@@ -461,7 +472,8 @@ func storageRole(in *Input) (Finding, bool) {
 				e.convs++
 				e.bytes += c.Bytes
 				e.peers[pr[1]] = true
-				compute = compute || isCompute(in, pr[1])
+				e.compute = e.compute || isCompute(in, pr[1])
+				compute = compute || e.compute
 				f.Nodes = append(f.Nodes, nodeOf(in, c.Src), nodeOf(in, c.Dst))
 				span.add(c.First)
 				span.add(c.Last)
@@ -472,14 +484,25 @@ func storageRole(in *Input) (Finding, bool) {
 		return f, false
 	}
 	var lines []string
+	// Those that talk to compute HCA addresses first, then by bytes.
 	addrs := slices.SortedFunc(maps.Keys(eps), func(a, b netip.Addr) int {
+		if ea, eb := eps[a].compute, eps[b].compute; ea != eb {
+			if ea {
+				return -1
+			}
+			return 1
+		}
 		if c := cmp.Compare(eps[b].bytes, eps[a].bytes); c != 0 {
 			return c
 		}
 		return a.Compare(b)
 	})
+	var computeEps int
 	for _, a := range addrs {
 		e := eps[a]
+		if e.compute {
+			computeEps++
+		}
 		var peers []string
 		for _, p := range slices.SortedFunc(maps.Keys(e.peers), netip.Addr.Compare) {
 			peers = append(peers, endpoint(in, p))
@@ -495,11 +518,21 @@ func storageRole(in *Input) (Finding, bool) {
 		f.Severity = Critical
 		where = "with compute HCA addresses on this capture"
 	}
-	f.Title = storageRoleTitle(uint64(len(addrs)), compute)
+	f.Title = storageRoleTitle(uint64(len(addrs)), uint64(computeEps), compute)
 	f.Detail = fmt.Sprintf("Addresses the topology gives the storage role exchange %s (%s, %s) %s, besides the connections named by "+
-		"their storage service. %s", flowtable.HumanBytes(bytes), plural(nflows, "RoCE flow"), plural(len(convs), "other conversation"), where, storageWhy)
+		"their storage service.", flowtable.HumanBytes(bytes), plural(nflows, "RoCE flow"), plural(len(convs), "other conversation"), where)
+	if compute && computeEps < len(addrs) {
+		f.Detail = fmt.Sprintf("Addresses the topology gives the storage role exchange %s (%s, %s) on this capture, besides the connections named by "+
+			"their storage service; of those, %d of %s talk to compute HCA addresses: %s and %s (%s).",
+			flowtable.HumanBytes(bytes), plural(nflows, "RoCE flow"), plural(len(convs), "other conversation"),
+			computeEps, plural(len(addrs), "storage address"), plural(computeFlows, "RoCE flow"), plural(computeConvs, "other conversation"),
+			flowtable.HumanBytes(computeBytes))
+	}
+	f.Detail += " " + storageWhy
 	f.Evidence = Evidence{Counts: map[string]float64{
 		"storage_endpoints": float64(len(addrs)), "roce_flows": float64(nflows), "conversations": float64(len(convs)), "bytes": float64(bytes),
+		"on_compute_endpoints": float64(computeEps), "on_compute_roce_flows": float64(computeFlows),
+		"on_compute_conversations": float64(computeConvs), "on_compute_bytes": float64(computeBytes),
 	}, Details: capped(lines)}
 	span.set(in, &f.Evidence)
 	f.Next = "Check the routes of the storage traffic (ip route get <storage ip> on the nodes listed, GPUDirect Storage / cufile.json NIC selection): " +
@@ -534,8 +567,12 @@ func storageWhere(compute bool) string {
 }
 
 // storageRoleTitle is the title of storageRole's finding: n storage
-// addresses, talking to compute HCA addresses or not.
-func storageRoleTitle(n uint64, compute bool) string {
+// addresses, onCompute of which talk to compute HCA addresses (compute:
+// some do).
+func storageRoleTitle(n, onCompute uint64, compute bool) string {
+	if compute && onCompute > 0 && onCompute < n {
+		return fmt.Sprintf("%d of %s %s to compute HCA addresses", onCompute, plural(n, "storage address"), verb(onCompute, "talks", "talk"))
+	}
 	if compute {
 		return fmt.Sprintf("%s %s to compute HCA addresses", plural(n, "storage address"), verb(n, "talks", "talk"))
 	}

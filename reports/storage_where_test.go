@@ -96,3 +96,42 @@ tcp:
 		t.Errorf("the compute HCA's conversation comes first: %q", ip.Evidence.Details)
 	}
 }
+
+// TestStorageRoleShare: the storage-role finding made critical by one
+// storage address that talks to a compute HCA says how many of its
+// storage addresses do, and how much of its traffic has a compute end,
+// and lists those addresses first. Here dgx-01's storage NIC reads from
+// a storage server, as it should, while another server has a RoCE flow
+// and a TCP conversation with compute HCAs: before, the title said "3
+// storage addresses talk to compute HCA addresses".
+func TestStorageRoleShare(t *testing.T) {
+	st := storageWhereFindings(t, `name: storage-role-share
+start: 2026-11-02T10:00:00Z
+flows:
+  - {name: gds, src: 10.100.1.1, dst: 10.100.255.30, src_qpn: 0x181, dest_qpn: 0x281, mtu: 4096, start_us: 0, ops: [{op: write, bytes: 65536}]}
+  - {name: bad, src: 10.0.1.1, dst: 10.100.255.31, src_qpn: 0x182, dest_qpn: 0x282, mtu: 4096, start_us: 10, ops: [{op: write, bytes: 4096}]}
+tcp:
+  - {name: bad-tcp, client: 10.0.2.2, server: 10.100.255.31, port: 5000, client_port: 50000, bytes: 300, resp_bytes: 2000, at_us: 300}
+`)
+	if len(st) != 1 {
+		t.Fatalf("want the storage-role finding, got %s", summary(st))
+	}
+	f := st[0]
+	if f.Severity != Critical || f.Title != "1 of 3 storage addresses talks to compute HCA addresses" {
+		t.Errorf("role finding: %s", summary(st))
+	}
+	wantCounts(t, f, map[string]float64{
+		"storage_endpoints": 3, "roce_flows": 4, "conversations": 1,
+		"on_compute_endpoints": 1, "on_compute_roce_flows": 2, "on_compute_conversations": 1,
+	})
+	c := f.Evidence.Counts
+	if c["on_compute_bytes"] == 0 || c["on_compute_bytes"] >= c["bytes"]/2 {
+		t.Errorf("on_compute_bytes %v of bytes %v: want the compute flow's and conversation's only (a small share)", c["on_compute_bytes"], c["bytes"])
+	}
+	if len(f.Evidence.Details) == 0 || !strings.HasPrefix(f.Evidence.Details[0], "10.100.255.31") {
+		t.Errorf("details %q: want the storage address that talks to compute HCAs first", f.Evidence.Details)
+	}
+	if !strings.Contains(f.Detail, "1 of 3 storage addresses") {
+		t.Errorf("detail %q", f.Detail)
+	}
+}
