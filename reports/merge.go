@@ -161,6 +161,9 @@ type merger struct {
 	// servicesPartial: a report's other TCP/UDP finding named only some
 	// of its services (mergedServices).
 	servicesPartial bool
+	// sharedFlows is the number of flows in more than one report
+	// (flowRecords): their captures hold the same traffic.
+	sharedFlows int
 }
 
 // capture sums the capture sections.
@@ -276,6 +279,7 @@ func (m *merger) flowRecords() error {
 			}
 		}
 	}
+	m.sharedFlows = len(shared)
 	if len(shared) > 0 {
 		var named []string
 		for _, s := range shared {
