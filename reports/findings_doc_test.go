@@ -394,6 +394,16 @@ func docCountInputs(t *testing.T) []*Input {
 	ins = append(ins, parallelInput(700*time.Microsecond))
 	// And a TCP connection's packets in both.
 	ins = append(ins, parallelConvInput())
+	// Pauses of a priority without RoCE: RoCE tagged on priority 3,
+	// XOFFs on 4.
+	ins = append(ins, docScenario(t, `
+name: doc_pfc_without_roce
+encap: [{vlan: 100, pcp: 3}]
+flows:
+  - {src: 10.0.0.1, dst: 10.0.0.2, src_qpn: 0x100, dest_qpn: 0x200, ops: [{op: write, bytes: 8192}]}
+pfc:
+  - {priorities: [4], quanta: 1000, count: 2, at_us: 10, interval_us: 5}
+`))
 	// Frames cut inside their BTH.
 	ins = append(ins, docScenario(t, `
 name: doc_bth_cut
