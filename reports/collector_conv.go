@@ -66,6 +66,7 @@ type copySig struct {
 	ipID, sum  uint16
 	length     int
 	flags      uint8
+	fragOff    uint16 // the fragment offset: a datagram's later fragments share its ID, the middle ones their length
 	nanos      int64
 	file       int  // the input file that held it (flows.FrameRef.File)
 	recognised bool // a copy was already matched to it
@@ -99,7 +100,7 @@ const (
 func (r *copyRing) copyOf(s copySig, par flows.ParallelFiles) int {
 	for i := range r.sigs {
 		o := &r.sigs[i]
-		if o.nanos == 0 || o.recognised || o.toHi != s.toHi || o.ipID != s.ipID || o.sum != s.sum || o.length != s.length || o.flags != s.flags {
+		if o.nanos == 0 || o.recognised || o.toHi != s.toHi || o.ipID != s.ipID || o.sum != s.sum || o.length != s.length || o.flags != s.flags || o.fragOff != s.fragOff {
 			continue
 		}
 		d := s.nanos - o.nanos
@@ -117,10 +118,10 @@ func (r *copyRing) copyOf(s copySig, par flows.ParallelFiles) int {
 	return notCopy
 }
 
-// copyKind says whether p, a packet of conversation c (key k), is a
-// mirror's second copy of one c carried just before, or a parallel
-// file's capture of one (copyOf).
-func (t *convTable) copyKind(c *Conversation, k convKey, p *packet.Packet, at *flows.FrameRef) int {
+// copyKind says whether p, a packet of conversation c whose lower address
+// is lo, is a mirror's second copy of one c carried just before, or a
+// parallel file's capture of one (copyOf).
+func (t *convTable) copyKind(c *Conversation, lo netip.Addr, p *packet.Packet, at *flows.FrameRef) int {
 	if p.IPID == 0 && p.L4Checksum == 0 {
 		return notCopy // nothing tells a copy from the next packet
 	}
@@ -136,7 +137,32 @@ func (t *convTable) copyKind(c *Conversation, k convKey, p *packet.Packet, at *f
 	if ns == 0 {
 		ns = 1 // a time 0 (a frame with none) is still a time, not an empty slot
 	}
-	return r.copyOf(copySig{toHi: p.Src == k.lo, ipID: p.IPID, sum: p.L4Checksum, length: p.IPTotalLen, flags: p.TCPFlags, nanos: ns, file: at.File}, t.par)
+	s := copySig{toHi: p.Src == lo, ipID: p.IPID, sum: p.L4Checksum, length: p.IPTotalLen, flags: p.TCPFlags, fragOff: p.FragOffset, nanos: ns, file: at.File}
+	return r.copyOf(s, t.par)
+}
+
+// lowerOf is the lower of two addresses (convKey.lo).
+func lowerOf(a, b netip.Addr) netip.Addr {
+	if b.Less(a) {
+		return b
+	}
+	return a
+}
+
+// copied says whether p, a packet of conversation c whose lower address
+// is lo, is a copy (copyKind), and counts it if so.
+func (t *convTable) copied(c *Conversation, lo netip.Addr, p *packet.Packet, at *flows.FrameRef) bool {
+	switch t.copyKind(c, lo, p, at) {
+	case mirrorCopy:
+		c.Copies++
+		t.copies++
+		return true
+	case fileCopy:
+		c.FileCopies++
+		t.fileCopies++
+		return true
+	}
+	return false
 }
 
 // maxSYNPorts bounds synPort (a SYN scan names a service per probe): the
@@ -228,7 +254,7 @@ func (t *convTable) add(p *packet.Packet, at *flows.FrameRef) {
 	if laterFragment(p) {
 		// The conversation of the datagram's first fragment, if it was
 		// seen; else its service is unknown and it is in none.
-		if c := t.frag[fragKey{p.Src, p.Dst, p.Proto}]; c != nil {
+		if c := t.frag[fragKey{p.Src, p.Dst, p.Proto}]; c != nil && !t.copied(c, lowerOf(c.Src, c.Dst), p, at) {
 			c.Packets++
 			c.Bytes += uint64(p.IPTotalLen)
 			c.Last = *at
@@ -259,14 +285,7 @@ func (t *convTable) add(p *packet.Packet, at *flows.FrameRef) {
 	if p.Proto == protoTCP && p.TCPFlags&(tcpSYN|tcpACK) == tcpSYN {
 		c.Src, c.Dst = p.Src, p.Dst // the SYN says who the client is
 	}
-	switch t.copyKind(c, k, p, at) {
-	case mirrorCopy:
-		c.Copies++
-		t.copies++
-		return
-	case fileCopy:
-		c.FileCopies++
-		t.fileCopies++
+	if t.copied(c, k.lo, p, at) {
 		return
 	}
 	c.Packets++
