@@ -58,6 +58,9 @@ type CMConnect struct {
 	ServiceID uint64
 	LocalQPN  uint32
 	Frame     flows.FrameRef
+	// Unclassified says the snap length cut the REQ before its service
+	// ID: which service it asked for is not known.
+	Unclassified bool
 }
 
 // ECNReaction counts, for one direction between two hosts, CE-marked RoCE

@@ -56,6 +56,8 @@ func variantOf(f *Finding) string {
 			return "cm"
 		case has("storage_endpoints"):
 			return "role"
+		case has("cm_requests_unclassified"):
+			return "cm_cut"
 		}
 		return "ip"
 	case KindNonRDMAOnCompute:
@@ -88,7 +90,7 @@ func variantRank(f *Finding) int {
 	case KindDSCPMismatch, KindPCPMismatch:
 		order = []string{"data", "cnp"}
 	case KindStorageOnCompute:
-		order = []string{"cm", "ip", "role"}
+		order = []string{"cm", "cm_cut", "ip", "role"}
 	case KindNonRDMAOnCompute:
 		order = []string{nonRDMASSH, nonRDMABootstrap, nonRDMAOther}
 	}
@@ -253,6 +255,8 @@ func titleFromCounts(f *Finding) (string, bool) {
 				}
 			}
 			return storageCMTitle(ports, critical), true
+		case "cm_cut":
+			return storageCMCutTitle(n("cm_requests_unclassified")), true
 		case "role":
 			onCompute := n("storage_endpoints") // reports from before on_compute_endpoints: all of them
 			if _, ok := c["on_compute_endpoints"]; ok {

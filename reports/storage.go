@@ -101,8 +101,11 @@ func storageIPKey(name string) string {
 func StorageOnCompute(in *Input) []Finding {
 	defer in.scanning()()
 	var out []Finding
-	if f, ok := storageCM(in); ok {
+	unclassified := cmUnclassified(in)
+	if f, ok := storageCM(in, unclassified); ok {
 		out = append(out, f)
+	} else if unclassified > 0 {
+		out = append(out, storageCMCut(unclassified))
 	}
 	if f, ok := storageIP(in); ok {
 		out = append(out, f)
@@ -111,6 +114,42 @@ func StorageOnCompute(in *Input) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// cmUnclassified counts the RDMA CM connection requests cut by the snap
+// length before their service ID (CMConnect.Unclassified).
+func cmUnclassified(in *Input) int {
+	if in.Collect == nil {
+		return 0
+	}
+	n := 0
+	for _, c := range in.Collect.CMConnects() {
+		if c.Unclassified {
+			n++
+		}
+	}
+	return n
+}
+
+// storageCMCut is the info finding that storage over RDMA CM was not
+// judged: n connection requests were cut before their service ID, and no
+// other named a storage service.
+func storageCMCut(n int) Finding {
+	return Finding{
+		Kind:     KindStorageOnCompute,
+		Severity: Info,
+		Title:    storageCMCutTitle(uint64(n)),
+		Detail: fmt.Sprintf("The snap length cut %s before %s service ID: whether %s to a storage service (NVMe-oF, iSER, NFS/RDMA, "+
+			"SMB Direct) cannot be told, so storage over RDMA CM is not judged for %s.", plural(n, "RDMA CM connection request"),
+			verb(n, "its", "their"), verb(n, "it was", "they were"), verb(n, "it", "them")),
+		Evidence: Evidence{Counts: map[string]float64{"cm_requests_unclassified": float64(n)}},
+		Next:     "Capture with a snap length of 256 bytes or more (tcpdump -s 256, or the mirror session's truncation) to keep RDMA CM requests whole.",
+	}
+}
+
+// storageCMCutTitle is storageCMCut's title.
+func storageCMCutTitle(n uint64) string {
+	return fmt.Sprintf("Storage over RDMA CM not judged: %s cut before %s service ID", plural(n, "connection request"), verb(n, "its", "their"))
 }
 
 func isCompute(in *Input, ip netip.Addr) bool {
@@ -136,8 +175,9 @@ func onManagementNet(in *Input, a, b netip.Addr) bool {
 }
 
 // storageCM reports RDMA CM connection requests to storage service ports,
-// with the RDMA flows those connections carried.
-func storageCM(in *Input) (Finding, bool) {
+// with the RDMA flows those connections carried, and says how many more
+// (unclassified) were cut before their service ID.
+func storageCM(in *Input, unclassified int) (Finding, bool) {
 	type svc struct {
 		name  string
 		port  uint16
@@ -247,6 +287,12 @@ func storageCM(in *Input) (Finding, bool) {
 			plural(computeFlows, "flow"), flowtable.HumanBytes(computeBytes), storageWhy)
 	}
 	f.Evidence = Evidence{Counts: counts, Details: capped(lines)}
+	if unclassified > 0 {
+		f.Evidence.Counts["cm_requests_unclassified"] = float64(unclassified)
+		f.Detail += fmt.Sprintf(" %d more connection %s cut by the snap length before %s service ID: whether %s to a storage service "+
+			"cannot be told (a snap length of 256 bytes keeps it).", unclassified, verb(unclassified, "request was", "requests were"),
+			verb(unclassified, "its", "their"), verb(unclassified, "it was", "they were"))
+	}
 	span.set(in, &f.Evidence)
 	f.Next = "Find which hosts mount storage over the compute HCAs (nvme list-subsys, iscsiadm -m session, mount -t nfs), and move them to the " +
 		"storage NICs or a separate storage fabric; if storage must share it, give it its own priority and DSCP."
