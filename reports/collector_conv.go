@@ -225,7 +225,7 @@ func laterFragment(p *packet.Packet) bool {
 // ports below 1024 to reach 2049.
 func knownService(port uint16) bool {
 	switch port {
-	case portSSH, portNFS, portISCSI, portNVMeOF, portNVMeDisc, portNFSRDMA, portSMB, portSMBDirect:
+	case portSSH, portNFS, portISCSI, portNVMeOF, portNVMeDisc, portNFSRDMA, portSMB, portSMBDirect, portRPCBind, portMountd, portNLM:
 		return true
 	}
 	return false

@@ -394,6 +394,13 @@ func docCountInputs(t *testing.T) []*Input {
 	ins = append(ins, parallelInput(700*time.Microsecond))
 	// And a TCP connection's packets in both.
 	ins = append(ins, parallelConvInput())
+	// NFS's helpers: rpcbind, mountd.
+	ins = append(ins, docScenario(t, `
+name: doc_nfs_helpers
+tcp:
+  - {name: rpcbind, client: 10.0.1.1, server: 10.100.255.22, port: 111, client_port: 50000, bytes: 100, resp_bytes: 100, at_us: 10}
+  - {name: mountd, client: 10.0.1.1, server: 10.100.255.22, port: 20048, client_port: 706, bytes: 200, resp_bytes: 300, at_us: 20}
+`))
 	// Pauses of a priority without RoCE: RoCE tagged on priority 3,
 	// XOFFs on 4.
 	ins = append(ins, docScenario(t, `

@@ -16,9 +16,17 @@ import (
 
 // Storage service ports.
 const (
-	portNVMeOF  = 4420  // NVMe over Fabrics: RDMA CM service and NVMe/TCP
-	portISCSI   = 3260  // iSCSI over TCP, iSER over RDMA CM
-	portNFS     = 2049  // NFS over TCP or UDP
+	portNVMeOF = 4420 // NVMe over Fabrics: RDMA CM service and NVMe/TCP
+	portISCSI  = 3260 // iSCSI over TCP, iSER over RDMA CM
+	portNFS    = 2049 // NFS over TCP or UDP
+	// NFS's helper services (RFC 1813 §5, RFC 1833): rpcbind, which
+	// tells a client mountd's port; mountd where nfs-utils pins it (IANA
+	// "mountd"); the lock manager where lockd is pinned (IANA "lockd").
+	// Elsewhere mountd and NLM take ports rpcbind hands out, which are
+	// not known.
+	portRPCBind = 111
+	portMountd  = 20048
+	portNLM     = 4045
 	portNFSRDMA = 20049 // NFS over RDMA (RDMA CM service)
 	portSMB     = 445   // SMB over TCP (MS-SMB2 2.1)
 	// portSMBDirect is SMB Direct's port (MS-SMBD 2.1): SMB 3 over RDMA,
@@ -60,6 +68,8 @@ func storageIPService(proto uint8, port uint16) string {
 		return svcISCSI
 	case (proto == protoTCP || proto == protoUDP) && port == portNFS:
 		return svcNFS
+	case (proto == protoTCP || proto == protoUDP) && (port == portRPCBind || port == portMountd || port == portNLM):
+		return svcNFSHelpers
 	case proto == protoTCP && port == portSMB:
 		return svcSMB
 	}
@@ -72,10 +82,13 @@ const (
 	svcNVMeDisc = "NVMe/TCP discovery"
 	svcISCSI    = "iSCSI"
 	svcNFS      = "NFS"
-	svcSMB      = "SMB"
+	// svcNFSHelpers is rpcbind, mountd and NLM (portRPCBind, portMountd,
+	// portNLM).
+	svcNFSHelpers = "NFS helpers"
+	svcSMB        = "SMB"
 )
 
-var storageIPNames = []string{svcNVMeTCP, svcNVMeDisc, svcISCSI, svcNFS, svcSMB}
+var storageIPNames = []string{svcNVMeTCP, svcNVMeDisc, svcISCSI, svcNFS, svcNFSHelpers, svcSMB}
 
 // storageIPKey is the prefix of a TCP/UDP storage service's counts:
 // "nvme_tcp" for NVMe/TCP, "nvme_tcp_discovery" for NVMe/TCP discovery.

@@ -135,3 +135,40 @@ tcp:
 		t.Errorf("detail %q", f.Detail)
 	}
 }
+
+// TestStorageNFSHelpers: an NFS mount first asks rpcbind (port 111) for
+// mountd and reaches mountd (20048, where nfs-utils pins it) from a
+// reserved port; the NFS lock manager listens on 4045 (lockd). From a
+// compute HCA to a storage server they are NFS's storage traffic, not
+// "other TCP/UDP": before, they were other TCP on compute links, mountd
+// under the client's reserved port 706.
+func TestStorageNFSHelpers(t *testing.T) {
+	in := loadInput(t, writeScenarioText(t, `name: nfs-helpers
+start: 2026-11-02T10:00:00Z
+tcp:
+  - {name: rpcbind, client: 10.0.1.1, server: 10.100.255.22, port: 111, client_port: 50000, bytes: 100, resp_bytes: 100, at_us: 10}
+  - {name: mountd, client: 10.0.1.1, server: 10.100.255.22, port: 20048, client_port: 706, bytes: 200, resp_bytes: 300, at_us: 20}
+  - {name: nlm, client: 10.0.1.1, server: 10.100.255.22, port: 4045, client_port: 707, bytes: 200, resp_bytes: 300, at_us: 30}
+  - {name: nfs, client: 10.0.1.1, server: 10.100.255.22, port: 2049, client_port: 708, bytes: 300, resp_bytes: 2000, at_us: 40}
+`), filepath.Join(topoDir, pod))
+	fs := runAll(in)
+	st := ofKind(fs, KindStorageOnCompute)
+	if len(st) != 1 || st[0].Title != "NFS, NFS helpers on compute HCA addresses" {
+		t.Fatalf("want one NFS finding, got %s", summary(st))
+	}
+	wantCounts(t, st[0], map[string]float64{"conversations": 4, "nfs_conversations": 1, "nfs_helpers_conversations": 3, "on_compute_conversations": 4})
+	for _, f := range ofKind(fs, KindNonRDMAOnCompute) {
+		t.Errorf("non_rdma_on_compute: %s", summary([]Finding{f}))
+	}
+}
+
+// writeScenarioText generates the scenario in text into a capture file
+// and returns its path.
+func writeScenarioText(t *testing.T, text string) string {
+	t.Helper()
+	s, err := gen.ParseScenario([]byte(text), "scenario.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writeScenario(t, s)
+}
