@@ -86,6 +86,9 @@ What JSON cannot recombine exactly:
   - a flow in more than one report (two mirrors saw the same QP) is listed
     once per report, not added up, and its PSN state is not recomputed: the
     merge cannot tell the same packets seen twice from different ones.
+    When the reports share flows or list the same TCP/UDP conversation,
+    their conversations (SSH, bootstrap, storage) count once per report:
+    said too.
   - frame evidence of a flow names its file only when its report had one
     or was made by a rocedump whose flow records name their files
     (first_file, last_file).

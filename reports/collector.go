@@ -30,8 +30,11 @@ type Conversation struct {
 	Bytes       uint64 // IP lengths
 	First, Last flows.FrameRef
 	// Copies are the mirror's second copies of its packets, left out of
-	// Packets and Bytes (convTable.mirrorCopy).
+	// Packets and Bytes (convTable.copyKind).
 	Copies uint64
+	// FileCopies are its packets captured again in another input file
+	// taken in parallel (flows.MaxFileOffset), left out likewise.
+	FileCopies uint64
 }
 
 // PFCPriority is what was seen of one 802.1Qbb priority.
@@ -55,6 +58,9 @@ type CMConnect struct {
 	ServiceID uint64
 	LocalQPN  uint32
 	Frame     flows.FrameRef
+	// Unclassified says the snap length cut the REQ before its service
+	// ID: which service it asked for is not known.
+	Unclassified bool
 }
 
 // ECNReaction counts, for one direction between two hosts, CE-marked RoCE
@@ -104,4 +110,8 @@ type Timeline struct {
 
 // SetParallelFiles tells the collector's table which input files were
 // taken in parallel (flows.Table.SetParallelFiles).
-func (c *Collector) SetParallelFiles(p flows.ParallelFiles) { c.Table.SetParallelFiles(p) }
+// The conversations' packets held in two such files count once too.
+func (c *Collector) SetParallelFiles(p flows.ParallelFiles) {
+	c.Table.SetParallelFiles(p)
+	c.c.conv.par = p
+}

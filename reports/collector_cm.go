@@ -36,7 +36,7 @@ func (s *cmState) add(p *packet.Packet, at *flows.FrameRef) {
 		return
 	}
 	s.seen[k] = true
-	c := CMConnect{Src: p.Src, Dst: p.Dst, ServiceID: m.ServiceID, LocalQPN: m.LocalQPN, Frame: *at}
+	c := CMConnect{Src: p.Src, Dst: p.Dst, ServiceID: m.ServiceID, LocalQPN: m.LocalQPN, Frame: *at, Unclassified: !m.Has(bth.CMFieldServiceID)}
 	if m.IsIPService() {
 		c.PortSpace, c.Port = m.PortSpace(), m.Port()
 	}

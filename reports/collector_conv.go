@@ -44,10 +44,16 @@ type convTable struct {
 	// the connection's later packets are on that service too.
 	synPort map[connKey]uint16
 	// recent is, per conversation, the signatures of its latest packets
-	// (copyRing): a mirror's second copy of one is counted in Copies,
-	// not in Packets and Bytes, as the RoCE flows leave theirs out.
+	// (copyRing): a mirror's second copy of one is counted in Copies, a
+	// parallel file's in FileCopies, not in Packets and Bytes, as the RoCE
+	// flows leave theirs out.
 	recent map[*Conversation]*copyRing
 	copies uint64 // over every conversation
+	// par says which input files were taken in parallel (nil: none);
+	// fileCopies counts the packets one held again, over every
+	// conversation.
+	par        flows.ParallelFiles
+	fileCopies uint64
 }
 
 // copySig is what a mirror's copy of a TCP or UDP packet repeats and the
@@ -60,7 +66,9 @@ type copySig struct {
 	ipID, sum  uint16
 	length     int
 	flags      uint8
+	fragOff    uint16 // the fragment offset: a datagram's later fragments share its ID, the middle ones their length
 	nanos      int64
+	file       int  // the input file that held it (flows.FrameRef.File)
 	recognised bool // a copy was already matched to it
 }
 
@@ -75,29 +83,47 @@ type copyRing struct {
 	next int
 }
 
+// Kinds of copy copyOf tells.
+const (
+	notCopy    = iota
+	mirrorCopy // a mirror's copy, in the same file
+	fileCopy   // the same packet in another file taken in parallel
+)
+
 // copyOf says whether s repeats a packet of the ring within
-// flows.MirrorWindow before it (a mirror's copy); if not, it joins the
-// ring. A packet's copy is matched once: a third identical packet is not
-// a second copy but the next packet.
-func (r *copyRing) copyOf(s copySig) bool {
+// flows.MirrorWindow before it in the same file (a mirror's copy), or
+// within flows.MaxFileOffset either side of it in another file that par
+// says overlaps that one in time (the packet captured at its other end,
+// by a clock that differs); if not, it joins the ring. A packet's copy
+// is matched once: a third identical packet is not a second copy but the
+// next packet.
+func (r *copyRing) copyOf(s copySig, par flows.ParallelFiles) int {
 	for i := range r.sigs {
 		o := &r.sigs[i]
-		if o.nanos != 0 && !o.recognised && o.toHi == s.toHi && o.ipID == s.ipID && o.sum == s.sum && o.length == s.length && o.flags == s.flags &&
-			s.nanos-o.nanos >= 0 && s.nanos-o.nanos <= int64(flows.MirrorWindow) {
+		if o.nanos == 0 || o.recognised || o.toHi != s.toHi || o.ipID != s.ipID || o.sum != s.sum || o.length != s.length || o.flags != s.flags || o.fragOff != s.fragOff {
+			continue
+		}
+		d := s.nanos - o.nanos
+		if o.file == s.file && d >= 0 && d <= int64(flows.MirrorWindow) {
 			o.recognised = true
-			return true
+			return mirrorCopy
+		}
+		if o.file != s.file && par != nil && d >= -int64(flows.MaxFileOffset) && d <= int64(flows.MaxFileOffset) && par.Parallel(o.file, s.file) {
+			o.recognised = true
+			return fileCopy
 		}
 	}
 	r.sigs[r.next] = s
 	r.next = (r.next + 1) % copyRingLen
-	return false
+	return notCopy
 }
 
-// mirrorCopy says whether p, a packet of conversation c (key k), is a
-// mirror's second copy of one c carried just before.
-func (t *convTable) mirrorCopy(c *Conversation, k convKey, p *packet.Packet, at *flows.FrameRef) bool {
+// copyKind says whether p, a packet of conversation c whose lower address
+// is lo, is a mirror's second copy of one c carried just before, or a
+// parallel file's capture of one (copyOf).
+func (t *convTable) copyKind(c *Conversation, lo netip.Addr, p *packet.Packet, at *flows.FrameRef) int {
 	if p.IPID == 0 && p.L4Checksum == 0 {
-		return false // nothing tells a copy from the next packet
+		return notCopy // nothing tells a copy from the next packet
 	}
 	r := t.recent[c]
 	if r == nil {
@@ -111,7 +137,32 @@ func (t *convTable) mirrorCopy(c *Conversation, k convKey, p *packet.Packet, at 
 	if ns == 0 {
 		ns = 1 // a time 0 (a frame with none) is still a time, not an empty slot
 	}
-	return r.copyOf(copySig{toHi: p.Src == k.lo, ipID: p.IPID, sum: p.L4Checksum, length: p.IPTotalLen, flags: p.TCPFlags, nanos: ns})
+	s := copySig{toHi: p.Src == lo, ipID: p.IPID, sum: p.L4Checksum, length: p.IPTotalLen, flags: p.TCPFlags, fragOff: p.FragOffset, nanos: ns, file: at.File}
+	return r.copyOf(s, t.par)
+}
+
+// lowerOf is the lower of two addresses (convKey.lo).
+func lowerOf(a, b netip.Addr) netip.Addr {
+	if b.Less(a) {
+		return b
+	}
+	return a
+}
+
+// copied says whether p, a packet of conversation c whose lower address
+// is lo, is a copy (copyKind), and counts it if so.
+func (t *convTable) copied(c *Conversation, lo netip.Addr, p *packet.Packet, at *flows.FrameRef) bool {
+	switch t.copyKind(c, lo, p, at) {
+	case mirrorCopy:
+		c.Copies++
+		t.copies++
+		return true
+	case fileCopy:
+		c.FileCopies++
+		t.fileCopies++
+		return true
+	}
+	return false
 }
 
 // maxSYNPorts bounds synPort (a SYN scan names a service per probe): the
@@ -174,7 +225,7 @@ func laterFragment(p *packet.Packet) bool {
 // ports below 1024 to reach 2049.
 func knownService(port uint16) bool {
 	switch port {
-	case portSSH, portNFS, portISCSI, portNVMeOF, portNVMeDisc, portNFSRDMA, portSMB, portSMBDirect:
+	case portSSH, portNFS, portISCSI, portNVMeOF, portNVMeDisc, portNFSRDMA, portSMB, portSMBDirect, portRPCBind, portMountd, portNLM:
 		return true
 	}
 	return false
@@ -203,7 +254,7 @@ func (t *convTable) add(p *packet.Packet, at *flows.FrameRef) {
 	if laterFragment(p) {
 		// The conversation of the datagram's first fragment, if it was
 		// seen; else its service is unknown and it is in none.
-		if c := t.frag[fragKey{p.Src, p.Dst, p.Proto}]; c != nil {
+		if c := t.frag[fragKey{p.Src, p.Dst, p.Proto}]; c != nil && !t.copied(c, lowerOf(c.Src, c.Dst), p, at) {
 			c.Packets++
 			c.Bytes += uint64(p.IPTotalLen)
 			c.Last = *at
@@ -234,9 +285,7 @@ func (t *convTable) add(p *packet.Packet, at *flows.FrameRef) {
 	if p.Proto == protoTCP && p.TCPFlags&(tcpSYN|tcpACK) == tcpSYN {
 		c.Src, c.Dst = p.Src, p.Dst // the SYN says who the client is
 	}
-	if t.mirrorCopy(c, k, p, at) {
-		c.Copies++
-		t.copies++
+	if t.copied(c, k.lo, p, at) {
 		return
 	}
 	c.Packets++

@@ -131,8 +131,12 @@ func (s *collectorState) observe(id int, p *packet.Packet, at *flows.FrameRef, c
 		s.rareState(id).wrongDSCP(dscpData, p.DSCP, at)
 	}
 	// Untagged frames, the common case, cost this one branch.
-	if p.HasVLAN && p.PCP != cfg.DataPCP {
-		s.rareState(id).wrongPCP(dscpData, p.PCP, at)
+	if p.HasVLAN {
+		if p.PCP != cfg.DataPCP {
+			s.rareState(id).wrongPCP(dscpData, p.PCP, at)
+		} else {
+			s.taggedData++
+		}
 	}
 	if p.ECN&3 == 0 && (op.IsRequest() || op.IsReadResponse()) {
 		r := s.rareState(id)

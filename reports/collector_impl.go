@@ -33,17 +33,20 @@ type collectorState struct {
 	first, last time.Time // capture times of the first and last frame
 	lastNs      int64     // last as flows.TimeNanos
 
-	rare     []*rareObs // by flow ID - 1, up to the last flow with rare packets; nil for a flow without
-	series   flowRows   // by flow ID - 1, for the first maxFlowSeries flows
-	conv     convTable
-	pfc      pfcState
-	cm       cmState
-	ecn      ecnState
-	tl       timeline
-	health   healthObs
-	cnpSpan  frameSpan // first and last CNP
-	ceSpan   frameSpan // first and last CE-marked RoCE packet
-	finished bool
+	rare   []*rareObs // by flow ID - 1, up to the last flow with rare packets; nil for a flow without
+	series flowRows   // by flow ID - 1, for the first maxFlowSeries flows
+	conv   convTable
+	pfc    pfcState
+	// taggedData is the RoCE data packets tagged with the data priority
+	// (Config.DataPCP); those tagged with another are the flows' rareObs.
+	taggedData uint64
+	cm         cmState
+	ecn        ecnState
+	tl         timeline
+	health     healthObs
+	cnpSpan    frameSpan // first and last CNP
+	ceSpan     frameSpan // first and last CE-marked RoCE packet
+	finished   bool
 
 	// seriesEnd, once seriesClosed, is the last flow ID that may get a
 	// series (see CloseSeries).

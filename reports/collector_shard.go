@@ -110,6 +110,7 @@ func MergeShards(cs []*Collector) *Collector {
 		s.tl.n = max(s.tl.n, c.tl.n)
 
 		s.health.merge(&c.health)
+		s.taggedData += c.taggedData
 		s.cnpSpan.merge(&c.cnpSpan)
 		s.ceSpan.merge(&c.ceSpan)
 

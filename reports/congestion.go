@@ -556,7 +556,53 @@ func pfcFinding(in *Input) (Finding, bool) {
 	if pause > 0 {
 		f.Detail += fmt.Sprintf(" %d 802.3x link-level PAUSE frames stop every priority of the link, not just RoCE: global pause should be off where PFC is used.", pause)
 	}
+	pfcWithoutRoCE(in, &prio, &f)
 	return f, true
+}
+
+// pfcWithoutRoCE says which priorities the pfc finding f saw paused
+// (XOFF) carried none of the capture's RoCE data packets tagged with an
+// 802.1Q priority: their pauses hold back other traffic, or PFC is on
+// another priority than RoCE is sent on. Nothing when no RoCE data was
+// tagged (its priority is not in the capture).
+func pfcWithoutRoCE(in *Input, prio *[8]PFCPriority, f *Finding) {
+	var tagged [8]uint64 // RoCE data packets by the priority of their tag
+	tagged[in.Config.DataPCP&7] = in.Collect.c.taggedData
+	for i := range in.Collect.Table.Flows() {
+		if w := in.Collect.c.rareOf(i + 1).wrongPCPOf(dscpData); w != nil {
+			for v, n := range w.byValue {
+				tagged[v] += n
+			}
+		}
+	}
+	var total uint64
+	var on []string
+	for v, n := range tagged {
+		total += n
+		if n > 0 {
+			on = append(on, strconv.Itoa(v))
+		}
+	}
+	if total == 0 {
+		return
+	}
+	var none []string
+	for i := range prio {
+		if prio[i].XOFF > 0 && tagged[i] == 0 {
+			none = append(none, strconv.Itoa(i))
+		}
+	}
+	if len(none) == 0 {
+		return
+	}
+	f.Evidence.Counts["paused_priorities_without_roce"] = float64(len(none))
+	what := "Priority " + none[0] + " was"
+	if len(none) > 1 {
+		what = "Priorities " + strings.Join(none, ", ") + " were"
+	}
+	f.Detail += fmt.Sprintf(" %s paused but carried none of the %d tagged RoCE data packets (they were on priority %s): "+
+		"the pauses hold back other traffic, or PFC is enabled on another priority than the one RoCE is sent on, which then has no lossless class "+
+		"(check `mlnx_qos -i <if>` on the HCAs and the switch's PFC priorities).", what, total, strings.Join(on, ", "))
 }
 
 // The titles of the ecn_not_acted, dscp_mismatch, pcp_mismatch and pfc findings, from

@@ -392,6 +392,25 @@ func docCountInputs(t *testing.T) []*Input {
 	ins = append(ins, earlyInput(-20*time.Microsecond))
 	// Two files taken in parallel: each packet in both.
 	ins = append(ins, parallelInput(700*time.Microsecond))
+	// And a TCP connection's packets in both.
+	ins = append(ins, parallelConvInput())
+	// NFS's helpers: rpcbind, mountd.
+	ins = append(ins, docScenario(t, `
+name: doc_nfs_helpers
+tcp:
+  - {name: rpcbind, client: 10.0.1.1, server: 10.100.255.22, port: 111, client_port: 50000, bytes: 100, resp_bytes: 100, at_us: 10}
+  - {name: mountd, client: 10.0.1.1, server: 10.100.255.22, port: 20048, client_port: 706, bytes: 200, resp_bytes: 300, at_us: 20}
+`))
+	// Pauses of a priority without RoCE: RoCE tagged on priority 3,
+	// XOFFs on 4.
+	ins = append(ins, docScenario(t, `
+name: doc_pfc_without_roce
+encap: [{vlan: 100, pcp: 3}]
+flows:
+  - {src: 10.0.0.1, dst: 10.0.0.2, src_qpn: 0x100, dest_qpn: 0x200, ops: [{op: write, bytes: 8192}]}
+pfc:
+  - {priorities: [4], quanta: 1000, count: 2, at_us: 10, interval_us: 5}
+`))
 	// Frames cut inside their BTH.
 	ins = append(ins, docScenario(t, `
 name: doc_bth_cut

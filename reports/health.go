@@ -171,6 +171,13 @@ func fileCopiesFinding(in *Input) Finding {
 			n, flowtable.HumanDuration(flows.MaxFileOffset)),
 		Evidence: Evidence{Counts: map[string]float64{"file_copies": float64(n), "flows": float64(len(sc.fileCopied))}},
 	}
+	if in.Collect != nil && in.Collect.c.conv.fileCopies > 0 {
+		fc := in.Collect.c.conv.fileCopies
+		f.Evidence.Counts["conversation_file_copies"] = float64(fc)
+		f.Detail += fmt.Sprintf(" The files held %s of TCP or UDP twice as well (the same IPv4 ID or checksum, length and flags, "+
+			"in the same direction, less than %s apart): the conversations of the storage and non-RDMA findings count them once.",
+			plural(fc, "packet"), flowtable.HumanDuration(flows.MaxFileOffset))
+	}
 	if len(order) > 0 {
 		lo, hi := offs[order[0]].Min, offs[order[0]].Max
 		var lines detailLines

@@ -161,6 +161,9 @@ type merger struct {
 	// servicesPartial: a report's other TCP/UDP finding named only some
 	// of its services (mergedServices).
 	servicesPartial bool
+	// sharedFlows is the number of flows in more than one report
+	// (flowRecords): their captures hold the same traffic.
+	sharedFlows int
 }
 
 // capture sums the capture sections.
@@ -276,6 +279,7 @@ func (m *merger) flowRecords() error {
 			}
 		}
 	}
+	m.sharedFlows = len(shared)
 	if len(shared) > 0 {
 		var named []string
 		for _, s := range shared {
@@ -796,6 +800,22 @@ func weight(f *Finding) float64 {
 	return w
 }
 
+// olderOnComputeEndpoints is on_compute_endpoints for a storage-role
+// finding of a rocedump from before that count: all its storage
+// addresses when it is critical (some talk to compute HCA addresses), else
+// none.
+func olderOnComputeEndpoints(f *Finding) (float64, bool) {
+	c := f.Evidence.Counts
+	n, role := c["storage_endpoints"]
+	if _, has := c["on_compute_endpoints"]; f.Kind != KindStorageOnCompute || !role || has {
+		return 0, false
+	}
+	if f.Severity == Critical {
+		return n, true
+	}
+	return 0, true
+}
+
 // mergeEvidence combines the evidence of fs: counts by countRuleOf
 // (summed, or maxima, minima), earliest first and latest last frame (of
 // tied frames, the first report's first and the last report's last), details joined
@@ -823,6 +843,9 @@ func mergeEvidence(fs []sourced, base *Evidence) Evidence {
 			if !fromBase[k] {
 				combineCount(e.Counts, k, v)
 			}
+		}
+		if v, ok := olderOnComputeEndpoints(&s.f); ok {
+			combineCount(e.Counts, "on_compute_endpoints", v)
 		}
 		if ev.First != nil && (e.First == nil || ev.First.Time.Before(e.First.Time)) {
 			c := *ev.First

@@ -56,6 +56,8 @@ func variantOf(f *Finding) string {
 			return "cm"
 		case has("storage_endpoints"):
 			return "role"
+		case has("cm_requests_unclassified"):
+			return "cm_cut"
 		}
 		return "ip"
 	case KindNonRDMAOnCompute:
@@ -88,7 +90,7 @@ func variantRank(f *Finding) int {
 	case KindDSCPMismatch, KindPCPMismatch:
 		order = []string{"data", "cnp"}
 	case KindStorageOnCompute:
-		order = []string{"cm", "ip", "role"}
+		order = []string{"cm", "cm_cut", "ip", "role"}
 	case KindNonRDMAOnCompute:
 		order = []string{nonRDMASSH, nonRDMABootstrap, nonRDMAOther}
 	}
@@ -253,8 +255,14 @@ func titleFromCounts(f *Finding) (string, bool) {
 				}
 			}
 			return storageCMTitle(ports, critical), true
+		case "cm_cut":
+			return storageCMCutTitle(n("cm_requests_unclassified")), true
 		case "role":
-			return storageRoleTitle(n("storage_endpoints"), critical), true
+			onCompute := n("storage_endpoints") // reports from before on_compute_endpoints: all of them
+			if _, ok := c["on_compute_endpoints"]; ok {
+				onCompute = n("on_compute_endpoints")
+			}
+			return storageRoleTitle(n("storage_endpoints"), onCompute, critical), true
 		}
 		var names []string
 		for _, name := range storageIPNames {
@@ -340,6 +348,7 @@ func (m *merger) approximations(given []sourced) {
 		m.notef("storage_on_compute: storage_endpoints adds up the storage addresses of %d reports: an address seen by several mirrors "+
 			"counts once per report", len(c.srcs))
 	}
+	m.noteSharedConversations(given)
 	if c := present(KindNonRDMAOnCompute, nonRDMAOther); c != nil && len(c.srcs) > 1 {
 		if m.servicesPartial {
 			m.notef("non_rdma_on_compute: the title of other TCP/UDP names the services of all %d reports as far as their titles "+
@@ -448,4 +457,61 @@ func (m *merger) cnpsCEUnknown() (names []string, most uint64) {
 		}
 	}
 	return names, most
+}
+
+// conversationFinding says f counts non-RoCE conversations, which merge
+// adds up: non_rdma_on_compute, and storage_on_compute over TCP/UDP or of
+// storage-role addresses.
+func conversationFinding(f *Finding) bool {
+	return f.Kind == KindNonRDMAOnCompute || f.Kind == KindStorageOnCompute && variantOf(f) != "cm"
+}
+
+// noteSharedConversations says that the conversations of reports whose
+// captures hold the same traffic count once per report: the merge adds
+// up their counts, and cannot tell one conversation seen in two captures
+// (one per host) from two. The reports hold the same traffic when they
+// share flows (merger.sharedFlows), or list the same conversation (a
+// detail line's service and addresses, before its counts).
+func (m *merger) noteSharedConversations(given []sourced) {
+	seenBy := map[string]map[int]bool{}
+	srcs := map[int]bool{}
+	for _, g := range given {
+		if !conversationFinding(&g.f) {
+			continue
+		}
+		srcs[g.src] = true
+		for _, l := range g.f.Evidence.Details {
+			k, _, ok := strings.Cut(l, ", ")
+			if !ok || !strings.Contains(k, " > ") {
+				continue
+			}
+			k = string(g.f.Kind) + " " + k
+			if seenBy[k] == nil {
+				seenBy[k] = map[int]bool{}
+			}
+			seenBy[k][g.src] = true
+		}
+	}
+	if len(srcs) < 2 {
+		return
+	}
+	listed := 0
+	for _, by := range seenBy {
+		if len(by) > 1 {
+			listed++
+		}
+	}
+	if m.sharedFlows == 0 && listed == 0 {
+		return
+	}
+	var why []string
+	if m.sharedFlows > 0 {
+		why = append(why, fmt.Sprintf("%s in more than one report", plural(m.sharedFlows, "flow")))
+	}
+	if listed > 0 {
+		why = append(why, fmt.Sprintf("%s listed by more than one report", plural(listed, "conversation")))
+	}
+	m.notef("non_rdma_on_compute, storage_on_compute: conversations, packets and bytes add up the %d reports' own, and their captures "+
+		"hold the same traffic (%s): a conversation captured for more than one report counts once for each; run rocedump report "+
+		"over all the captures at once, which counts a packet captured in two files once", len(srcs), strings.Join(why, "; "))
 }

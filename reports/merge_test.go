@@ -258,7 +258,7 @@ func TestMergeNotesOnlyWhenApproximate(t *testing.T) {
 		"pause_frames_802_3x": 0, "priority_3_frames": 5, "priority_3_paused_us": 300, "priority_3_storms": 0})
 	ecn := counted(KindECNNotActed, Warning, ecnNotActedTitle(3), map[string]float64{"ce_marked": 7, "not_acted": 3, "undecided": 0, "directions": 1})
 	role := func(n float64) Finding {
-		return counted(KindStorageOnCompute, Critical, storageRoleTitle(uint64(n), true), map[string]float64{
+		return counted(KindStorageOnCompute, Critical, storageRoleTitle(uint64(n), uint64(n), true), map[string]float64{
 			"storage_endpoints": n, "roce_flows": 2, "conversations": 0, "bytes": 10})
 	}
 	other := func(port string) Finding {
@@ -825,5 +825,79 @@ func mergeCEMarked(t *testing.T, k Kind, fs []Finding, b []flowtable.Record, wan
 	probs := strings.Join(r.Capture.Problems, "\n")
 	if note == "" && strings.Contains(probs, noteAbout) || note != "" && !strings.Contains(probs, note) {
 		t.Errorf("capture problems %q: want a note %q", probs, note)
+	}
+}
+
+// TestMergeStorageRoleShare: merged storage-role findings keep saying how
+// many of their storage addresses talk to compute HCA addresses; a
+// report from before on_compute_endpoints counts all of its own.
+func TestMergeStorageRoleShare(t *testing.T) {
+	role := func(n, onCompute float64, withShare bool) Finding {
+		c := map[string]float64{"storage_endpoints": n, "roce_flows": 2, "conversations": 0, "bytes": 10}
+		if withShare {
+			c["on_compute_endpoints"] = onCompute
+		}
+		return counted(KindStorageOnCompute, Critical, storageRoleTitle(uint64(n), uint64(onCompute), true), c)
+	}
+	for _, tc := range []struct {
+		name string
+		a, b Finding
+		want string
+	}{
+		{"both say", role(2, 1, true), role(3, 1, true), "2 of 5 storage addresses talk to compute HCA addresses"},
+		{"all of both", role(2, 2, true), role(3, 3, true), "5 storage addresses talk to compute HCA addresses"},
+		{"one from before", role(2, 1, true), role(3, 3, false), "4 of 5 storage addresses talk to compute HCA addresses"},
+	} {
+		r, err := Merge([]MergeSource{{"a.json", mergeFixture("a.pcap", "10.0.0.1", 1, 100, 0, tc.a)},
+			{"b.json", mergeFixture("b.pcap", "10.0.1.1", 2, 100, 0, tc.b)}}, MergeOptions{Tool: "t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ofKind(r.Findings, KindStorageOnCompute)
+		if len(got) != 1 || got[0].Title != tc.want {
+			t.Errorf("%s: got %s, want %q", tc.name, summary(got), tc.want)
+		}
+	}
+}
+
+// TestMergeSharedConversations: reports of captures that hold the same
+// traffic (one per host: they share flows, and list the same TCP
+// conversation) have their conversations added up, each once per report:
+// the merge says so. Two node captures of one NCCL run merged counted
+// 23 bootstrap conversations and 803 packets without a word, where one
+// run over both files counts 17 and 622. Reports of disjoint traffic get
+// no such note.
+func TestMergeSharedConversations(t *testing.T) {
+	boot := func(line string) Finding {
+		f := counted(KindNonRDMAOnCompute, Warning, nonRDMABootstrap+": 1 conversation", map[string]float64{"conversations": 1, "packets": 10, "bytes": 1000})
+		f.Evidence.Details = []string{line}
+		return f
+	}
+	shared := "tcp/29500: 10.0.0.1 > 10.0.0.2, 10 packets, 1000 B"
+	for _, tc := range []struct {
+		name         string
+		srcA, srcB   string
+		lineA, lineB string
+		want         []string
+	}{
+		{"same flows and conversation", "10.0.0.1", "10.0.0.1", shared, shared,
+			[]string{"merge: non_rdma_on_compute, storage_on_compute: conversations, packets and bytes add up", "1 flow", "1 conversation"}},
+		{"same conversation only", "10.0.0.1", "10.0.1.1", shared, shared, []string{"1 conversation listed by more than one report"}},
+		{"disjoint", "10.0.0.1", "10.0.1.1", shared, "tcp/29500: 10.0.1.1 > 10.0.1.2, 10 packets, 1000 B", nil},
+	} {
+		r, err := Merge([]MergeSource{{"a.json", mergeFixture("a.pcap", tc.srcA, 1, 100, 0, boot(tc.lineA))},
+			{"b.json", mergeFixture("b.pcap", tc.srcB, 2, 100, 0, boot(tc.lineB))}}, MergeOptions{Tool: "t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		probs := strings.Join(r.Capture.Problems, "\n")
+		for _, w := range tc.want {
+			if !strings.Contains(probs, w) {
+				t.Errorf("%s: capture problems lack %q:\n%s", tc.name, w, probs)
+			}
+		}
+		if tc.want == nil && strings.Contains(probs, "conversations, packets and bytes add up") {
+			t.Errorf("%s: a note on conversations of disjoint reports:\n%s", tc.name, probs)
+		}
 	}
 }

@@ -376,9 +376,15 @@ func TestStorageRoleTitle(t *testing.T) {
 		{1, false, "1 storage address seen on the captured links"},
 	}
 	for _, tc := range tests {
-		if got := storageRoleTitle(tc.n, tc.compute); got != tc.want {
-			t.Errorf("storageRoleTitle(%d, %v) = %q, want %q", tc.n, tc.compute, got, tc.want)
+		if got := storageRoleTitle(tc.n, tc.n, tc.compute); got != tc.want {
+			t.Errorf("storageRoleTitle(%d, %d, %v) = %q, want %q", tc.n, tc.n, tc.compute, got, tc.want)
 		}
+	}
+	if got, want := storageRoleTitle(3, 1, true), "1 of 3 storage addresses talks to compute HCA addresses"; got != want {
+		t.Errorf("storageRoleTitle(3, 1, true) = %q, want %q", got, want)
+	}
+	if got, want := storageRoleTitle(3, 2, true), "2 of 3 storage addresses talk to compute HCA addresses"; got != want {
+		t.Errorf("storageRoleTitle(3, 2, true) = %q, want %q", got, want)
 	}
 }
 

@@ -16,9 +16,17 @@ import (
 
 // Storage service ports.
 const (
-	portNVMeOF  = 4420  // NVMe over Fabrics: RDMA CM service and NVMe/TCP
-	portISCSI   = 3260  // iSCSI over TCP, iSER over RDMA CM
-	portNFS     = 2049  // NFS over TCP or UDP
+	portNVMeOF = 4420 // NVMe over Fabrics: RDMA CM service and NVMe/TCP
+	portISCSI  = 3260 // iSCSI over TCP, iSER over RDMA CM
+	portNFS    = 2049 // NFS over TCP or UDP
+	// NFS's helper services (RFC 1813 §5, RFC 1833): rpcbind, which
+	// tells a client mountd's port; mountd where nfs-utils pins it (IANA
+	// "mountd"); the lock manager where lockd is pinned (IANA "lockd").
+	// Elsewhere mountd and NLM take ports rpcbind hands out, which are
+	// not known.
+	portRPCBind = 111
+	portMountd  = 20048
+	portNLM     = 4045
 	portNFSRDMA = 20049 // NFS over RDMA (RDMA CM service)
 	portSMB     = 445   // SMB over TCP (MS-SMB2 2.1)
 	// portSMBDirect is SMB Direct's port (MS-SMBD 2.1): SMB 3 over RDMA,
@@ -60,6 +68,8 @@ func storageIPService(proto uint8, port uint16) string {
 		return svcISCSI
 	case (proto == protoTCP || proto == protoUDP) && port == portNFS:
 		return svcNFS
+	case (proto == protoTCP || proto == protoUDP) && (port == portRPCBind || port == portMountd || port == portNLM):
+		return svcNFSHelpers
 	case proto == protoTCP && port == portSMB:
 		return svcSMB
 	}
@@ -72,10 +82,13 @@ const (
 	svcNVMeDisc = "NVMe/TCP discovery"
 	svcISCSI    = "iSCSI"
 	svcNFS      = "NFS"
-	svcSMB      = "SMB"
+	// svcNFSHelpers is rpcbind, mountd and NLM (portRPCBind, portMountd,
+	// portNLM).
+	svcNFSHelpers = "NFS helpers"
+	svcSMB        = "SMB"
 )
 
-var storageIPNames = []string{svcNVMeTCP, svcNVMeDisc, svcISCSI, svcNFS, svcSMB}
+var storageIPNames = []string{svcNVMeTCP, svcNVMeDisc, svcISCSI, svcNFS, svcNFSHelpers, svcSMB}
 
 // storageIPKey is the prefix of a TCP/UDP storage service's counts:
 // "nvme_tcp" for NVMe/TCP, "nvme_tcp_discovery" for NVMe/TCP discovery.
@@ -101,8 +114,11 @@ func storageIPKey(name string) string {
 func StorageOnCompute(in *Input) []Finding {
 	defer in.scanning()()
 	var out []Finding
-	if f, ok := storageCM(in); ok {
+	unclassified := cmUnclassified(in)
+	if f, ok := storageCM(in, unclassified); ok {
 		out = append(out, f)
+	} else if unclassified > 0 {
+		out = append(out, storageCMCut(unclassified))
 	}
 	if f, ok := storageIP(in); ok {
 		out = append(out, f)
@@ -111,6 +127,42 @@ func StorageOnCompute(in *Input) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// cmUnclassified counts the RDMA CM connection requests cut by the snap
+// length before their service ID (CMConnect.Unclassified).
+func cmUnclassified(in *Input) int {
+	if in.Collect == nil {
+		return 0
+	}
+	n := 0
+	for _, c := range in.Collect.CMConnects() {
+		if c.Unclassified {
+			n++
+		}
+	}
+	return n
+}
+
+// storageCMCut is the info finding that storage over RDMA CM was not
+// judged: n connection requests were cut before their service ID, and no
+// other named a storage service.
+func storageCMCut(n int) Finding {
+	return Finding{
+		Kind:     KindStorageOnCompute,
+		Severity: Info,
+		Title:    storageCMCutTitle(uint64(n)),
+		Detail: fmt.Sprintf("The snap length cut %s before %s service ID: whether %s to a storage service (NVMe-oF, iSER, NFS/RDMA, "+
+			"SMB Direct) cannot be told, so storage over RDMA CM is not judged for %s.", plural(n, "RDMA CM connection request"),
+			verb(n, "its", "their"), verb(n, "it was", "they were"), verb(n, "it", "them")),
+		Evidence: Evidence{Counts: map[string]float64{"cm_requests_unclassified": float64(n)}},
+		Next:     "Capture with a snap length of 256 bytes or more (tcpdump -s 256, or the mirror session's truncation) to keep RDMA CM requests whole.",
+	}
+}
+
+// storageCMCutTitle is storageCMCut's title.
+func storageCMCutTitle(n uint64) string {
+	return fmt.Sprintf("Storage over RDMA CM not judged: %s cut before %s service ID", plural(n, "connection request"), verb(n, "its", "their"))
 }
 
 func isCompute(in *Input, ip netip.Addr) bool {
@@ -136,8 +188,9 @@ func onManagementNet(in *Input, a, b netip.Addr) bool {
 }
 
 // storageCM reports RDMA CM connection requests to storage service ports,
-// with the RDMA flows those connections carried.
-func storageCM(in *Input) (Finding, bool) {
+// with the RDMA flows those connections carried, and says how many more
+// (unclassified) were cut before their service ID.
+func storageCM(in *Input, unclassified int) (Finding, bool) {
 	type svc struct {
 		name  string
 		port  uint16
@@ -247,6 +300,12 @@ func storageCM(in *Input) (Finding, bool) {
 			plural(computeFlows, "flow"), flowtable.HumanBytes(computeBytes), storageWhy)
 	}
 	f.Evidence = Evidence{Counts: counts, Details: capped(lines)}
+	if unclassified > 0 {
+		f.Evidence.Counts["cm_requests_unclassified"] = float64(unclassified)
+		f.Detail += fmt.Sprintf(" %d more connection %s cut by the snap length before %s service ID: whether %s to a storage service "+
+			"cannot be told (a snap length of 256 bytes keeps it).", unclassified, verb(unclassified, "request was", "requests were"),
+			verb(unclassified, "its", "their"), verb(unclassified, "it was", "they were"))
+	}
 	span.set(in, &f.Evidence)
 	f.Next = "Find which hosts mount storage over the compute HCAs (nvme list-subsys, iscsiadm -m session, mount -t nfs), and move them to the " +
 		"storage NICs or a separate storage fabric; if storage must share it, give it its own priority and DSCP."
@@ -404,6 +463,7 @@ func storageRole(in *Input) (Finding, bool) {
 		flows, convs int
 		bytes        uint64
 		peers        map[netip.Addr]bool
+		compute      bool // a peer is a compute HCA address
 	}
 	eps := map[netip.Addr]*ep{}
 	f := Finding{Kind: KindStorageOnCompute, Severity: Warning}
@@ -418,14 +478,19 @@ func storageRole(in *Input) (Finding, bool) {
 		return e
 	}
 	named := storageCMNamed(in)
-	var nflows int
-	var bytes uint64
+	var nflows, computeFlows, computeConvs int // computeX: of those, with a compute end
+	var bytes, computeBytes uint64
+	onCompute := func(a, b netip.Addr) bool { return isCompute(in, a) || isCompute(in, b) }
 	for _, fl := range in.Flows {
 		if named[fl.ID] || !isStorage(in, fl.Key.Src) && !isStorage(in, fl.Key.Dst) {
 			continue
 		}
 		nflows++
 		bytes += fl.WireBytes
+		if onCompute(fl.Key.Src, fl.Key.Dst) {
+			computeFlows++
+			computeBytes += fl.WireBytes
+		}
 		f.Flows = append(f.Flows, fl.ID)
 		f.Nodes = append(f.Nodes, nodeOf(in, fl.Key.Src), nodeOf(in, fl.Key.Dst))
 		span.add(fl.First)
@@ -438,7 +503,8 @@ func storageRole(in *Input) (Finding, bool) {
 			e.flows++
 			e.bytes += fl.WireBytes
 			e.peers[pr[1]] = true
-			compute = compute || isCompute(in, pr[1])
+			e.compute = e.compute || isCompute(in, pr[1])
+			compute = compute || e.compute
 		}
 	}
 	var convs []*Conversation // distinct conversations with a storage end
@@ -452,6 +518,10 @@ func storageRole(in *Input) (Finding, bool) {
 			}
 			if isStorage(in, c.Src) || isStorage(in, c.Dst) {
 				convs = append(convs, c)
+				if onCompute(c.Src, c.Dst) {
+					computeConvs++
+					computeBytes += c.Bytes
+				}
 			}
 			for _, pr := range [][2]netip.Addr{{c.Src, c.Dst}, {c.Dst, c.Src}} {
 				if !isStorage(in, pr[0]) {
@@ -461,7 +531,8 @@ func storageRole(in *Input) (Finding, bool) {
 				e.convs++
 				e.bytes += c.Bytes
 				e.peers[pr[1]] = true
-				compute = compute || isCompute(in, pr[1])
+				e.compute = e.compute || isCompute(in, pr[1])
+				compute = compute || e.compute
 				f.Nodes = append(f.Nodes, nodeOf(in, c.Src), nodeOf(in, c.Dst))
 				span.add(c.First)
 				span.add(c.Last)
@@ -472,14 +543,25 @@ func storageRole(in *Input) (Finding, bool) {
 		return f, false
 	}
 	var lines []string
+	// Those that talk to compute HCA addresses first, then by bytes.
 	addrs := slices.SortedFunc(maps.Keys(eps), func(a, b netip.Addr) int {
+		if ea, eb := eps[a].compute, eps[b].compute; ea != eb {
+			if ea {
+				return -1
+			}
+			return 1
+		}
 		if c := cmp.Compare(eps[b].bytes, eps[a].bytes); c != 0 {
 			return c
 		}
 		return a.Compare(b)
 	})
+	var computeEps int
 	for _, a := range addrs {
 		e := eps[a]
+		if e.compute {
+			computeEps++
+		}
 		var peers []string
 		for _, p := range slices.SortedFunc(maps.Keys(e.peers), netip.Addr.Compare) {
 			peers = append(peers, endpoint(in, p))
@@ -495,11 +577,21 @@ func storageRole(in *Input) (Finding, bool) {
 		f.Severity = Critical
 		where = "with compute HCA addresses on this capture"
 	}
-	f.Title = storageRoleTitle(uint64(len(addrs)), compute)
+	f.Title = storageRoleTitle(uint64(len(addrs)), uint64(computeEps), compute)
 	f.Detail = fmt.Sprintf("Addresses the topology gives the storage role exchange %s (%s, %s) %s, besides the connections named by "+
-		"their storage service. %s", flowtable.HumanBytes(bytes), plural(nflows, "RoCE flow"), plural(len(convs), "other conversation"), where, storageWhy)
+		"their storage service.", flowtable.HumanBytes(bytes), plural(nflows, "RoCE flow"), plural(len(convs), "other conversation"), where)
+	if compute && computeEps < len(addrs) {
+		f.Detail = fmt.Sprintf("Addresses the topology gives the storage role exchange %s (%s, %s) on this capture, besides the connections named by "+
+			"their storage service; of those, %d of %s talk to compute HCA addresses: %s and %s (%s).",
+			flowtable.HumanBytes(bytes), plural(nflows, "RoCE flow"), plural(len(convs), "other conversation"),
+			computeEps, plural(len(addrs), "storage address"), plural(computeFlows, "RoCE flow"), plural(computeConvs, "other conversation"),
+			flowtable.HumanBytes(computeBytes))
+	}
+	f.Detail += " " + storageWhy
 	f.Evidence = Evidence{Counts: map[string]float64{
 		"storage_endpoints": float64(len(addrs)), "roce_flows": float64(nflows), "conversations": float64(len(convs)), "bytes": float64(bytes),
+		"on_compute_endpoints": float64(computeEps), "on_compute_roce_flows": float64(computeFlows),
+		"on_compute_conversations": float64(computeConvs), "on_compute_bytes": float64(computeBytes),
 	}, Details: capped(lines)}
 	span.set(in, &f.Evidence)
 	f.Next = "Check the routes of the storage traffic (ip route get <storage ip> on the nodes listed, GPUDirect Storage / cufile.json NIC selection): " +
@@ -534,8 +626,12 @@ func storageWhere(compute bool) string {
 }
 
 // storageRoleTitle is the title of storageRole's finding: n storage
-// addresses, talking to compute HCA addresses or not.
-func storageRoleTitle(n uint64, compute bool) string {
+// addresses, onCompute of which talk to compute HCA addresses (compute:
+// some do).
+func storageRoleTitle(n, onCompute uint64, compute bool) string {
+	if compute && onCompute > 0 && onCompute < n {
+		return fmt.Sprintf("%d of %s %s to compute HCA addresses", onCompute, plural(n, "storage address"), verb(onCompute, "talks", "talk"))
+	}
 	if compute {
 		return fmt.Sprintf("%s %s to compute HCA addresses", plural(n, "storage address"), verb(n, "talks", "talk"))
 	}

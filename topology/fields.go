@@ -44,6 +44,10 @@ func parseRail(s string) (int, error) {
 func parseIP(s string) (netip.Addr, error) {
 	a, err := netip.ParseAddr(s)
 	if err != nil {
+		if p, perr := netip.ParsePrefix(s); perr == nil {
+			return netip.Addr{}, fmt.Errorf("ip %q is not an IP address: give the interface's address alone (ip: %s); "+
+				"a whole prefix goes under subnets (cidr: %s)", s, p.Addr(), p.Masked())
+		}
 		return netip.Addr{}, fmt.Errorf("ip %q is not an IP address", s)
 	}
 	if a.Zone() != "" {

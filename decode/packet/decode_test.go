@@ -26,6 +26,7 @@ type sum struct {
 	DSCP, ECN   uint8
 	Proto       uint8
 	Fragment    bool
+	FragOffset  uint16
 	SrcPort     uint16
 	DstPort     uint16
 	TCPFlags    uint8
@@ -47,7 +48,7 @@ func summarize(p *Packet) sum {
 		Encap:     string(p.AppendEncap(nil)),
 		EtherType: p.EtherType, HasVLAN: p.HasVLAN, VLAN: p.VLAN, PCP: p.PCP,
 		RoCEVersion: p.RoCEVersion, IPVersion: p.IPVersion, Src: p.Src, Dst: p.Dst,
-		DSCP: p.DSCP, ECN: p.ECN, Proto: p.Proto, Fragment: p.Fragment,
+		DSCP: p.DSCP, ECN: p.ECN, Proto: p.Proto, Fragment: p.Fragment, FragOffset: p.FragOffset,
 		SrcPort: p.SrcPort, DstPort: p.DstPort, TCPFlags: p.TCPFlags,
 		HasBTH: p.HasBTH, Opcode: p.BTH.Opcode, DestQP: p.BTH.DestQP, PSN: p.BTH.PSN,
 		ICRC: p.ICRC, PayloadLen: p.PayloadLen,
@@ -299,7 +300,7 @@ func decodeCases() []decodeCase {
 			b := ip4("10.0.0.1", "10.0.0.2", 17, make([]byte, 40))
 			binary.BigEndian.PutUint16(b[6:], 185) // offset 1480
 			return b
-		}()), sum{EtherType: 0x0800, IPVersion: 4, Src: a1, Dst: a2, DSCP: 26, ECN: 2, Proto: 17, Fragment: true, Note: ReasonFragment}},
+		}()), sum{EtherType: 0x0800, IPVersion: 4, Src: a1, Dst: a2, DSCP: 26, ECN: 2, Proto: 17, Fragment: true, FragOffset: 185, Note: ReasonFragment}},
 		{"ipv4 first fragment", capture.LinkTypeEthernet, eth(0x0800, func() []byte {
 			b := ip4("10.0.0.1", "10.0.0.2", 17, udp(49152, 4791, ibPayload(rcWrite, payload64))[:48])
 			binary.BigEndian.PutUint16(b[6:], 0x2000) // MF
@@ -330,7 +331,7 @@ func decodeCases() []decodeCase {
 			m := mirror(fS, 0x88be, e2, tagged)
 			binary.BigEndian.PutUint16(m[etherHeaderLen+6:], 185) // offset 1480
 			return m
-		}(), with(outerSum(""), func(s *sum) { s.Fragment, s.Note = true, ReasonFragment })},
+		}(), with(outerSum(""), func(s *sum) { s.Fragment, s.FragOffset, s.Note = true, 185, ReasonFragment })},
 		{"ipv6 first fragment roce", capture.LinkTypeEthernet,
 			eth(0x86dd, ip6("fd00::1", "fd00::2", 44, ip6frag(17, 0, true, udp(49152, 4791, ibPayload(rcWrite, payload64))[:40]))),
 			with(roceSum(""), func(s *sum) {

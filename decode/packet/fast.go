@@ -378,7 +378,7 @@ func decodeFastLayers(data []byte, origLen int, p *Packet) bool {
 	p.SrcPort, p.DstPort = binary.BigEndian.Uint16(u), PortRoCEv2
 	p.UDPLen = udpLen
 	p.TCPFlags = 0
-	p.L4Checksum = binary.BigEndian.Uint16(u[6:])
+	p.L4Checksum, p.FragOffset = binary.BigEndian.Uint16(u[6:]), 0
 	if whole {
 		ip = ip[:hl+udpLen] // udpLen <= plen: within the datagram
 	}
@@ -443,7 +443,7 @@ func decodePlainIPv4(data []byte, origLen int, p *Packet) bool {
 	p.SrcPort, p.DstPort = binary.BigEndian.Uint16(h[udpOff:]), PortRoCEv2
 	p.UDPLen = udpLen
 	p.TCPFlags = 0
-	p.L4Checksum = binary.BigEndian.Uint16(h[udpOff+6:])
+	p.L4Checksum, p.FragOffset = binary.BigEndian.Uint16(h[udpOff+6:]), 0
 	return finishFast(p, data[ipOff:ibEnd], data[ibOff:ibEnd], whole, udpLen)
 }
 

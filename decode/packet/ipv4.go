@@ -42,6 +42,7 @@ func (w *walker) ipv4(b []byte) {
 	frag := binary.BigEndian.Uint16(b[6:])
 	const moreFragments, offsetMask = 0x2000, 0x1fff
 	p.Fragment = frag&(moreFragments|offsetMask) != 0
+	p.FragOffset = frag & offsetMask
 
 	b = w.trim(b, total)
 	w.ip, w.ipWhole = b, !w.cut

@@ -70,6 +70,10 @@ type Packet struct {
 	// almost never does.
 	IPID       uint16
 	L4Checksum uint16
+	// FragOffset is the IPv4 fragment offset (RFC 791 §3.1), in 8-byte
+	// units: 0 but for a fragment after the first. A datagram's fragments
+	// share its IPID, and the middle ones their length.
+	FragOffset uint16
 
 	// HasBTH says the 12-byte BTH was decoded into BTH. It is false when the
 	// frame was cut before the BTH ended. BTH.Ext lists the extended headers
@@ -125,5 +129,5 @@ func (p *Packet) clearIP() {
 	p.SrcPort, p.DstPort = 0, 0
 	p.UDPLen = 0
 	p.TCPFlags = 0
-	p.IPID, p.L4Checksum = 0, 0
+	p.IPID, p.L4Checksum, p.FragOffset = 0, 0, 0
 }
