@@ -573,6 +573,13 @@
 //     the clocks, up to that bound, and whichever file's clock is ahead;
 //     and it does not begin a new connection on the key (startsEpoch), as
 //     the flow's first PSN again after it went idle would;
+//   - in order when it is new to its file's sequence yet fills a gap of
+//     the flow: the file that showed the gap lacked it (its capture
+//     dropped it) and the other file's capture of it came later. The gap
+//     and its fill are taken back (PSNGaps, MissingPSNs, OutOfOrder, the
+//     last PSNs, its PSNs' mirror or fabric loss, decided already or
+//     not); a READ request takes back its responses' PSNs too, as many as
+//     its length may make them;
 //   - a parallel file's resend (or gap filled) captured again when its
 //     file carried its PSN before and that file showed more resends (gaps
 //     filled) than this one has: a resend captured in both files counts
@@ -601,9 +608,9 @@
 // missed the original) from a copy; nor a CE
 // mark only the second file's capture shows (the packet's first capture
 // counts, as captured). Measured with the randomized truth test over
-// parallel splits (ROCEDUMP_RAND_PARALLEL=1), still wrong: a packet one
-// file missed that another held counts as a PSN gap of the flow and its
-// fill (out of order), as it would in one capture; files whose clocks
+// parallel splits (ROCEDUMP_RAND_PARALLEL=1), still wrong: a resend
+// whose original its file missed, when the file that showed the gap
+// missed the resend, is taken for a packet in order; files whose clocks
 // differ by more than the capture lasts do not overlap in time and are
 // taken for rotated files (every packet counts twice), and so are files
 // each of whose packets are at one same time (capture.Merger.Parallel:

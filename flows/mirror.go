@@ -232,7 +232,7 @@ func (t *Table) copied(f *Flow, p *packet.Packet, c opBits, at *FrameAt) bool {
 				x.syncFiles(f) // before its packet makes another file f's last
 			}
 		} else {
-			switch t.acrossFiles(f, sp, psn, f.behindIn(sp, psn, c), at) {
+			switch t.acrossFiles(f, p, c, sp, psn, f.behindIn(sp, psn, c), at) {
 			case fileFirst:
 				return false
 			case fileCopy:
@@ -508,6 +508,9 @@ func (f *Flow) repeatsResponse(p *packet.Packet, now int64) bool {
 // then a go-back-N or another retry, all within a mirror's lag, and the
 // copies of the first run come after the later ones.
 func (f *Flow) noteResent(space int, psn, last uint32, now int64) {
+	if f.filledAcross(space, psn) {
+		return // no resend: one parallel file lacked it (xfile.go)
+	}
 	c := f.coldState()
 	r := &c.resent[space]
 	if !r.continues(psn, last) {

@@ -109,6 +109,22 @@ type fileSeqs struct {
 	syncOK  [3]bool
 	copies  uint64
 	offsets []FileOffset
+	filling fillAcross
+}
+
+// fillAcross is a packet acrossFiles found new to its file yet in one of
+// the flow's gaps, as its flow was before Flow.add sequenced it: a
+// packet the file that opened the gap lacked (its capture dropped it),
+// which the one capture holds in order (filledAcross).
+type fillAcross struct {
+	ok      bool
+	sp      int
+	psn     uint32
+	span    int32  // a READ request's most response PSNs after its own
+	lastPSN uint32 // Flow.LastPSN
+	last    uint32 // the space's LastPSN
+	reqAt   int64  // Flow.reqW.last
+	gaps    uint8  // the space's open gaps
 }
 
 // flowHigh returns f's highest PSN (position) of space sp and whether it
@@ -193,12 +209,13 @@ const (
 // sp being its space and psn its PSN (position), behind says it is at or
 // behind f's highest. A packet new to its file, which a parallel file
 // carried, less than MaxFileOffset before, is that file's copy.
-func (t *Table) acrossFiles(f *Flow, sp int, psn uint32, behind bool, at *FrameAt) fileVerdict {
+func (t *Table) acrossFiles(f *Flow, p *packet.Packet, c opBits, sp int, psn uint32, behind bool, at *FrameAt) fileVerdict {
 	x := t.startFiles(f, at)
 	if x == nil {
 		return fileUndecided // rotated files of one capture
 	}
 	x.syncFiles(f)
+	x.filling.ok = false
 	s := x.seq(at.File)
 	if s == nil {
 		return fileUndecided
@@ -215,6 +232,10 @@ func (t *Table) acrossFiles(f *Flow, sp int, psn uint32, behind bool, at *FrameA
 		// a READ re-issued at a later PSN (Flow.rereads), captured again.
 		return fileCopy
 	case !behind:
+		return fileFirst
+	case fills && fresh:
+		// New to its file: the file that opened the gap lacked it.
+		x.fillingAcross(f, p, c, sp, psn)
 		return fileFirst
 	case fills:
 		own.fills++
@@ -238,6 +259,125 @@ func (t *Table) acrossFiles(f *Flow, sp int, psn uint32, behind bool, at *FrameA
 		return fileCopy
 	}
 	return fileUndecided
+}
+
+// fillingAcross notes the packet p, of opcode class c, at psn of space sp
+// of f, as f is before Flow.add sequences it, for filledAcross.
+func (x *fileSeqs) fillingAcross(f *Flow, p *packet.Packet, c opBits, sp int, psn uint32) {
+	s := f.spaceStats(sp)
+	x.filling = fillAcross{ok: true, sp: sp, psn: psn, lastPSN: f.LastPSN, last: s.LastPSN, reqAt: f.reqW.last, gaps: s.seq.nGaps}
+	if c&opReadRequest != 0 {
+		_, x.filling.span = readSpan(&p.BTH, uint32(f.pmtu))
+	}
+}
+
+// spaceStats returns f's PSNStats of space sp (xRequests or
+// xReadResponses).
+func (f *Flow) spaceStats(sp int) *PSNStats {
+	if sp == xReadResponses {
+		return &f.ReadResponses
+	}
+	return &f.Requests
+}
+
+// filledAcross says whether the packet Flow.add just sequenced out of
+// order at psn of space sp is the one acrossFiles noted (fillingAcross): a
+// packet that one parallel file lacked and another holds, which the file
+// that lacked it showed a gap for, the other file's capture of it coming
+// later. The one capture holds it in order: it undoes what the gap and
+// its fill counted (the gap, the fill out of order, the last PSNs, the
+// PSNs' loss, decided or not), and Flow.add's caller does nothing more
+// with it.
+func (f *Flow) filledAcross(sp int, psn uint32) bool {
+	x := f.coldFiles()
+	if x == nil || !x.filling.ok || x.filling.sp != sp || x.filling.psn != psn {
+		return false
+	}
+	fl := x.filling
+	x.filling.ok = false
+	s := f.spaceStats(sp)
+	s.OutOfOrder--
+	f.LastPSN, s.LastPSN = fl.lastPSN, fl.last
+	// A READ request's responses take the PSNs after it, as many as its
+	// length makes: in order, the request after it may come that far.
+	n := int32(0)
+	for q := psn; n < fl.span; n++ {
+		if q = psnAdd(q, 1); !s.fill(q) {
+			break
+		}
+		s.MissingPSNs--
+	}
+	// A gap gone is one the one capture never had; a gap split in two
+	// is two it had.
+	switch n := s.seq.nGaps; {
+	case n < fl.gaps && s.PSNGaps >= uint64(fl.gaps-n):
+		s.PSNGaps -= uint64(fl.gaps - n)
+	case n > fl.gaps:
+		s.PSNGaps += uint64(n - fl.gaps)
+	}
+	if sp == xRequests {
+		f.reqW.last = fl.reqAt
+		f.unlose(psn, n, s.seq.nGaps < fl.gaps)
+	}
+	return true
+}
+
+// unlose takes psn, and the n PSNs after it, out of f's request loss:
+// those the loss has not decided yet leave it; one it decided (mirror
+// loss, when the responder acknowledged it before the other file's packet
+// came; fabric loss, when a NAK asked for it) is taken out of the PSNs
+// lost and of its event, and its gap out of the gaps lost when gone says
+// the packet filled the whole gap.
+func (f *Flow) unlose(psn uint32, n int32, gone bool) {
+	s := f.retx
+	if s == nil {
+		return
+	}
+	var gaps *uint64
+	for q, i := psn, int32(0); i <= n; q, i = psnAdd(q, 1), i+1 {
+		if k := s.loss.find(q); k >= 0 {
+			s.loss.cut(k, q)
+			continue
+		}
+		for k := len(s.events) - 1; k >= 0; k-- {
+			e := &s.events[k]
+			if e.Kind != EventMirrorLoss && e.Kind != EventFabricLoss || psnDiff(q, e.PSN) < 0 || psnDiff(q, e.PSN) >= int32(e.Count) {
+				continue
+			}
+			lost := &f.Retx.FabricLostPSNs
+			gaps = &f.Retx.FabricGaps
+			if e.Kind == EventMirrorLoss {
+				lost, gaps = &f.Retx.MirrorLostPSNs, &f.Retx.MirrorGaps
+			}
+			if *lost > 0 {
+				*lost--
+			}
+			if e.Count--; q == e.PSN {
+				e.PSN = psnAdd(q, 1)
+			}
+			if e.Count == 0 {
+				s.dropEvent(k)
+			}
+			break
+		}
+	}
+	if gone && gaps != nil && *gaps > 0 {
+		*gaps--
+	}
+}
+
+// dropEvent removes event k, which no longer says anything.
+func (s *retxState) dropEvent(k int) {
+	s.events = append(s.events[:k], s.events[k+1:]...)
+	switch {
+	case s.ep.event == k:
+		s.ep.event = -1
+	case s.ep.event > k:
+		s.ep.event--
+	}
+	if s.heldEvents > k {
+		s.heldEvents--
+	}
 }
 
 // startFiles returns f's per-file state, made if at's file is parallel

@@ -305,3 +305,52 @@ func TestParallelFilesTimeoutResendNotIdle(t *testing.T) {
 		})
 	}
 }
+
+// TestParallelFilesDropFilled: a packet that one of two parallel files
+// dropped (its host's capture missed it) and the other holds, the file
+// that lacks it ahead in capture order (its clock ahead, or the other's
+// behind): the file that lacks it shows the PSN after it first, the
+// other's packet comes later. It is no PSN gap and no fill out of order
+// (nor reordering, nor mirror loss when an ACK of the leading file covers
+// it first), as in the one capture: a request, a READ request and a READ
+// response, whichever file lacks it and whatever the offset.
+func TestParallelFilesDropFilled(t *testing.T) {
+	var tape []taped
+	c := newClock(Config{})
+	c.tape = &tape
+	drop := map[string]int{}
+	for psn := range uint32(6) {
+		c.add(us, roce(hostA, hostB, opWriteOnly, bQP, psn, 64))
+		if psn == 2 {
+			drop["a WRITE"] = tape[len(tape)-1].at.Frame
+		}
+		ack(c, aQP, psn)
+	}
+	c.add(us, readReq(hostA, hostB, bQP, 6, 0x1000, 3000))
+	drop["a READ request"] = tape[len(tape)-1].at.Frame
+	c.add(us, roce(hostB, hostA, opReadFirst, aQP, 6, 1024))
+	c.add(us, roce(hostB, hostA, opReadMid, aQP, 7, 1024))
+	drop["a READ response"] = tape[len(tape)-1].at.Frame
+	c.add(us, roce(hostB, hostA, opReadLast, aQP, 8, 952))
+	for psn := uint32(9); psn < 12; psn++ {
+		c.add(us, roce(hostA, hostB, opWriteOnly, bQP, psn, 64))
+		ack(c, aQP, psn)
+	}
+	plain := replay(tape)
+	for name, frame := range drop {
+		for _, off := range fileOffsets {
+			for lacks := range 2 {
+				t.Run(fmt.Sprintf("%s/file %d lacks it/%v", name, lacks, off), func(t *testing.T) {
+					tab := replayFiles(lacking(inFiles(tape, off, nil), lacks, frame), filesOverlap(true))
+					sameFlows(t, plain, tab, 0, true)
+					for i, f := range tab.Flows() {
+						p := plain.Flows()[i]
+						if f.LastPSN != p.LastPSN || f.Reordered() != p.Reordered() {
+							t.Errorf("flow %s: last PSN %d, %d reordered, want %d, %d", flowName(f), f.LastPSN, f.Reordered(), p.LastPSN, p.Reordered())
+						}
+					}
+				})
+			}
+		}
+	}
+}
