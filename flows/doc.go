@@ -585,11 +585,16 @@
 //     filled) than this one has: a resend captured in both files counts
 //     once, and one captured in one file only counts;
 //   - a parallel file's mirror copy captured again when its file carried
-//     its PSN before and that file showed more of the mirror's copies
-//     than this one has;
+//     its PSN before and that file showed a mirror's copy of that PSN
+//     which this one has not (each file keeps the PSNs of its last 64
+//     copies per space; past them, or when both showed one, a copy of a
+//     resend too, when that file showed more of the mirror's copies than
+//     this one has);
 //   - otherwise it is as the rules for one file take it (a mirror's copy,
 //     a resend, in order), a mirror's copy judged on the clock of the
-//     flow's first file (the least offset its copies across files showed).
+//     flow's first file (the least offset its copies across files showed),
+//     but the copy of a packet that filled a gap across files (above),
+//     which the flow holds at its own file's time, on that file's clock.
 //
 // A CNP carries no sequence, but each file holds the CNPs it captured in
 // order: a CNP from a file that counted fewer of the flow's CNPs than a
@@ -605,7 +610,10 @@
 // last packet's) for a packet in order. The rule cannot tell: which
 // transmission of a PSN a copy repeats (it counts resends per file, not
 // per PSN); a resend whose PSN its file never carried before (its file
-// missed the original) from a copy; nor a CE
+// missed the original) from a copy; a response (no sequence, no gap)
+// that the file ahead in capture order lacks, once the flow's responses
+// went past it, from that file's packet captured again (its copy then
+// counts as the response); nor a CE
 // mark only the second file's capture shows (the packet's first capture
 // counts, as captured). Measured with the randomized truth test over
 // parallel splits (ROCEDUMP_RAND_PARALLEL=1), still wrong: a resend

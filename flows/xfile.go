@@ -86,9 +86,79 @@ type fileSpace struct {
 	ok      bool
 	at      int64
 	resends uint64
-	fills   uint64 // packets it carried that filled a gap of the flow, or their copies
-	copies  uint64 // the mirror's copies it carried (of packets it carried before)
-	exact   bool   // at is the time of the packet that reached hi
+	fills   uint64  // packets it carried that filled a gap of the flow, or their copies
+	copies  uint64  // the mirror's copies it carried (of packets it carried before)
+	copied  psnRing // the PSNs of those copies
+	filled  psnRing // the PSNs of its packets that filled a gap across files (filledAcross): on its own clock in the flow's times
+	exact   bool    // at is the time of the packet that reached hi
+}
+
+// psnRing is PSNs (positions) of a space a file carried (mirror copies,
+// packets that filled a gap across files): the last 64 up to the highest.
+type psnRing struct {
+	hi   uint32
+	bits uint64 // bit i: hi - i
+	ok   bool
+}
+
+// spaceDiff is a-b in space sp.
+func spaceDiff(sp int, a, b uint32) int32 {
+	if sp == xResponses {
+		return posDiff(a, b)
+	}
+	return psnDiff(a, b)
+}
+
+// note adds psn of space sp.
+func (r *psnRing) note(sp int, psn uint32) {
+	switch d := spaceDiff(sp, psn, r.hi); {
+	case !r.ok || d >= 64:
+		r.hi, r.bits, r.ok = psn, 1, true
+	case d > 0:
+		r.hi, r.bits = psn, r.bits<<d|1
+	case d > -64:
+		r.bits |= 1 << -d
+	}
+}
+
+// has says whether the ring holds psn of space sp, and known whether it
+// follows that far back (the last 64 up to its highest).
+func (r *psnRing) has(sp int, psn uint32) (has, known bool) {
+	if !r.ok {
+		return false, true
+	}
+	d := spaceDiff(sp, r.hi, psn)
+	if d >= 64 {
+		return false, false
+	}
+	return d >= 0 && r.bits&(1<<d) != 0, true
+}
+
+// copiedFirst says whether y, a parallel file's view of a space, shows a
+// mirror's copy of psn that own, another file's, has not shown: a copy
+// at psn in own's file is y's captured again. Where the rings do not
+// follow that far back, or both hold psn (a copy of a resend too), the
+// file that showed more copies did.
+func copiedFirst(sp int, psn uint32, y, own *fileSpace) bool {
+	yHas, yKnown := y.copied.has(sp, psn)
+	oHas, oKnown := own.copied.has(sp, psn)
+	if !yKnown || !oKnown || yHas && oHas {
+		return y.copies > own.copies
+	}
+	return yHas
+}
+
+// noteCopied notes a mirror's copy at psn of space sp, for the first
+// file's view should the flow come from a parallel file later
+// (startFiles).
+func (c *flowCold) noteCopied(sp int, psn uint32) {
+	if c.files != nil {
+		return // the files count their own (countCopy)
+	}
+	if c.spaceCopied == nil {
+		c.spaceCopied = new([3]psnRing)
+	}
+	c.spaceCopied[sp].note(sp, psn)
 }
 
 // fileSeq is one file's view of a flow.
@@ -236,6 +306,7 @@ func (t *Table) acrossFiles(f *Flow, p *packet.Packet, c opBits, sp int, psn uin
 	case fills && fresh:
 		// New to its file: the file that opened the gap lacked it.
 		x.fillingAcross(f, p, c, sp, psn)
+		own.filled.note(sp, psn)
 		return fileFirst
 	case fills:
 		own.fills++
@@ -396,6 +467,9 @@ func (t *Table) startFiles(f *Flow, at *FrameAt) *fileSeqs {
 		s.sp[xReadResponses].resends, s.sp[xReadResponses].fills = f.ReadResponses.Retransmitted, f.ReadResponses.OutOfOrder
 		for sp := range 3 {
 			s.sp[sp].copies = c.spaceCopies[sp]
+			if c.spaceCopied != nil {
+				s.sp[sp].copied = c.spaceCopied[sp]
+			}
 		}
 		s.cnps, s.cnpAt = f.CNPs, TimeNanos(f.Last.Time, f.Last.Time.UnixNano())
 	}
@@ -581,7 +655,7 @@ func (t *Table) showsMore(x *fileSeqs, s *fileSeq, sp int, psn uint32) bool {
 		if o.file == s.file || !t.par.Parallel(o.file, s.file) {
 			continue
 		}
-		if y := &o.sp[sp]; y.ok && !ahead(sp, psn, y.hi) && (sp != xResponses && y.resends > own.resends || y.copies > own.copies) {
+		if y := &o.sp[sp]; y.ok && !ahead(sp, psn, y.hi) && (sp != xResponses && y.resends > own.resends || copiedFirst(sp, psn, y, own)) {
 			return true
 		}
 	}
@@ -603,17 +677,48 @@ func (s *fileSeq) lastAt() int64 {
 
 // mirrorCopiedAcross says whether a packet of space sp at psn, which its
 // file carried before, is a parallel file's mirror copy captured again:
-// that file showed more of the mirror's copies than this one has, and
-// carried psn. It counts it among its file's copies if so.
+// that file showed a copy of psn this one has not (copiedFirst). It
+// counts it among its file's copies if so.
 func (t *Table) mirrorCopiedAcross(f *Flow, sp int, psn uint32, at *FrameAt) bool {
-	return t.shownMoreAcross(f, sp, psn, at, func(s *fileSpace) *uint64 { return &s.copies })
+	x := f.cold.files
+	s := x.seq(at.File)
+	if s == nil {
+		return false
+	}
+	own := &s.sp[sp]
+	for k := range x.files {
+		o := &x.files[k]
+		if o.file == at.File || !t.par.Parallel(o.file, at.File) {
+			continue
+		}
+		if y := &o.sp[sp]; y.ok && !ahead(sp, psn, y.hi) && copiedFirst(sp, psn, y, own) {
+			own.copies++
+			own.copied.note(sp, psn)
+			return true
+		}
+	}
+	return false
 }
 
-// countCopy counts a mirror's copy of space sp in the file, if followed.
-func (s *fileSeq) countCopy(sp int) {
+// countCopy counts a mirror's copy at psn of space sp in the file, if
+// followed.
+func (s *fileSeq) countCopy(sp int, psn uint32) {
 	if s != nil {
 		s.sp[sp].copies++
+		s.sp[sp].copied.note(sp, psn)
 	}
+}
+
+// shiftFor is shiftOf(i) for a packet of file i at psn of space sp,
+// which its file carried before: 0 if that was a packet that filled a gap
+// across files, whose times in the flow are its file's own.
+func (x *fileSeqs) shiftFor(i, sp int, psn uint32) int64 {
+	if s := x.seq(i); s != nil {
+		if h, _ := s.sp[sp].filled.has(sp, psn); h {
+			return 0
+		}
+	}
+	return x.shiftOf(i)
 }
 
 // shiftOf is how far file i's clock is ahead of the clock of the

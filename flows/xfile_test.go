@@ -354,3 +354,47 @@ func TestParallelFilesDropFilled(t *testing.T) {
 		}
 	}
 }
+
+// TestParallelFilesMirrorCopyDropped: a connection the mirror copies
+// (each packet again 98 µs later), in two parallel files, one of which
+// dropped a packet and its copy, the other the copy of the packet before:
+// the other file's copy of the first is the mirror's copy of a packet its
+// file holds, not the first file's copy captured again (that file showed
+// more copies, but none of that PSN), whichever file dropped which and
+// whatever the offset (seed 20261195 of the randomized truth test's
+// parallel mode). An ACK is tried at offsets within the copies' lag only:
+// past it, the ACK the leading file lacks comes from the other file
+// behind the highest the flow had, where no gap tells it from a copy.
+func TestParallelFilesMirrorCopyDropped(t *testing.T) {
+	var tape []taped
+	c := newClock(Config{})
+	c.tape = &tape
+	for psn := range uint32(6) {
+		c.add(10*us, roce(hostA, hostB, opWriteOnly, bQP, psn, 64))
+		ack(c, aQP, psn)
+	}
+	plain := replay(tape)
+	doubled := mirrored(tape, 98*us, func(*packet.Packet) bool { return true }, nil)
+	for _, qp := range []uint32{bQP, aQP} {
+		offs := append([]time.Duration{0}, fileOffsets...)
+		if qp == aQP {
+			offs = offs[:2]
+		}
+		for _, off := range offs {
+			for a := range 2 {
+				t.Run(fmt.Sprintf("QP %#x/file %d drops PSN 3/%v", qp, a, off), func(t *testing.T) {
+					var two []taped
+					for _, e := range inFiles(doubled, off, nil) {
+						copied := e.at.Frame%copyFrame != e.at.Frame-e.at.File*copyFrame
+						if psn := e.p.BTH.PSN; e.p.BTH.DestQP == qp && (e.at.File == a && psn == 3 || e.at.File != a && copied && psn == 2) {
+							continue
+						}
+						two = append(two, e)
+					}
+					tab := replayFiles(two, filesOverlap(true))
+					sameFlows(t, plain, tab, uint64(len(tape)), true)
+				})
+			}
+		}
+	}
+}
