@@ -612,8 +612,12 @@
 // per PSN); a resend whose PSN its file never carried before (its file
 // missed the original) from a copy; a response (no sequence, no gap)
 // that the file ahead in capture order lacks, once the flow's responses
-// went past it, from that file's packet captured again (its copy then
-// counts as the response); nor a CE
+// went past it, from that file's packet captured again, unless the
+// counts tell it: each file keeps its last 8 runs of responses (their
+// positions and number), and a response new to its file is none of
+// another file's when its file carried more within that file's run
+// than that file did (the last of them counts, where a file dropped
+// two, one each, or the other began later, none does); nor a CE
 // mark only the second file's capture shows (the packet's first capture
 // counts, as captured). Measured with the randomized truth test over
 // parallel splits (ROCEDUMP_RAND_PARALLEL=1), still wrong: a resend

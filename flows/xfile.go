@@ -167,7 +167,67 @@ type fileSeq struct {
 	sp    [3]fileSpace
 	cnps  uint64 // the CNPs of the flow it carried (no copies)
 	cnpAt int64  // when it carried the last
+	// The responses (not READ responses) it carried, by runs of
+	// positions (respRun), the last maxRespRuns; and, of the runs of
+	// another file, the one its own responses taken for that file's
+	// captured again last fell in, and how many did (respLacked).
+	runs    [maxRespRuns]respRun
+	nRuns   int
+	usedIn  respRun
+	usedOf  int
+	used    uint32
+	usedSet bool
 }
+
+// maxRespRuns is how many runs of its responses a file's view keeps.
+const maxRespRuns = 8
+
+// respRun is n responses a file carried at positions after lo (any,
+// unless loOK) up to hi.
+type respRun struct {
+	lo, hi uint32
+	loOK   bool
+	n      uint32
+}
+
+// noteRun adds n responses the file carried after position lo (loOK)
+// up to hi.
+func (s *fileSeq) noteRun(lo uint32, loOK bool, hi, n uint32) {
+	if s.nRuns > 0 && s.runs[s.nRuns-1].hi == hi {
+		s.runs[s.nRuns-1].n += n
+		return
+	}
+	if s.nRuns == maxRespRuns {
+		copy(s.runs[:], s.runs[1:])
+		s.nRuns--
+	}
+	s.runs[s.nRuns] = respRun{lo: lo, hi: hi, loOK: loOK, n: n}
+	s.nRuns++
+}
+
+// respLacked says whether a response at pos, new to s's file, behind the
+// highest of the flow, which o's file carried a response at or past, is
+// one o's file lacked: s's file has carried more responses within the
+// run of o's that pos falls in than o's did. It counts it as one of
+// those if not. (Responses have no sequence: coalesced ACKs skip
+// positions, so only the counts tell a response a file dropped.)
+func (s *fileSeq) respLacked(o *fileSeq, pos uint32) bool {
+	for k := range o.nRuns {
+		r := o.runs[k]
+		if posDiff(pos, r.hi) > 0 || r.loOK && posDiff(pos, r.lo) <= 0 {
+			continue
+		}
+		if !s.usedSet || s.usedOf != o.file || s.usedIn != r {
+			s.usedIn, s.usedOf, s.used, s.usedSet = r, o.file, 0, true
+		}
+		s.used++
+		return s.used > r.n
+	}
+	return false
+}
+
+// respCount is the flow's responses but READ responses.
+func respCount(f *Flow) uint32 { return f.resp.count - uint32(f.ReadResponses.Packets) }
 
 // fileSeqs follows a flow's sequences per file, from the first packet of
 // it in a second file on. The packets in order of the file the flow's
@@ -177,6 +237,7 @@ type fileSeqs struct {
 	files   []fileSeq
 	sync    [3]uint32 // the flow's highest PSNs (position) when last looked
 	syncOK  [3]bool
+	resps   uint32 // respCount when last looked
 	copies  uint64
 	offsets []FileOffset
 	filling fillAcross
@@ -244,6 +305,15 @@ func (x *fileSeqs) seq(i int) *fileSeq {
 func (x *fileSeqs) syncFiles(f *Flow) {
 	at := TimeNanos(f.Last.Time, f.Last.Time.UnixNano())
 	last := x.seq(f.Last.File)
+	if n := respCount(f); n != x.resps && last != nil && f.resp.started {
+		r := &last.sp[xResponses]
+		hi := f.resp.top
+		if r.ok && !ahead(xResponses, hi, r.hi) {
+			hi = r.hi // responses behind it only
+		}
+		last.noteRun(r.hi, r.ok, hi, n-x.resps)
+		x.resps = n
+	}
 	for sp := range 3 {
 		hi, ok := flowHigh(f, sp)
 		if !ok || x.syncOK[sp] && hi == x.sync[sp] {
@@ -291,6 +361,7 @@ func (t *Table) acrossFiles(f *Flow, p *packet.Packet, c opBits, sp int, psn uin
 		return fileUndecided
 	}
 	own := &s.sp[sp]
+	prevHi, prevOK := own.hi, own.ok
 	fresh := !own.ok || ahead(sp, psn, own.hi)
 	if fresh {
 		own.hi, own.ok, own.at, own.exact = psn, true, at.Nanos, true
@@ -324,6 +395,12 @@ func (t *Table) acrossFiles(f *Flow, p *packet.Packet, c opBits, sp int, psn uin
 		return fileOwn
 	}
 	if o, y := t.carriedElsewhere(x, sp, psn, at); y != nil {
+		if sp == xResponses && s.respLacked(o, psn) {
+			return fileFirst // o's file dropped it
+		}
+		if sp == xResponses {
+			s.noteRun(prevHi, prevOK, psn, 1)
+		}
 		if psn == y.hi && y.exact {
 			x.noteOffset(o.file, at.File, time.Duration(at.Nanos-y.at))
 		}

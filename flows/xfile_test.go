@@ -398,3 +398,49 @@ func TestParallelFilesMirrorCopyDropped(t *testing.T) {
 		}
 	}
 }
+
+// TestParallelFilesDropResponse: an ACK that one of two parallel files
+// dropped, the file ahead in capture order: the other file's ACK comes
+// once the flow's responses went past it, where no gap tells it from
+// that file's ACK captured again; the counts do: the other file carried
+// more of the flow's responses up to that file's highest than that file
+// did. The ACK is counted, whatever the offset; and when the file behind
+// began later (it lacks the first ones), an ACK it dropped is no reason
+// to count one of its ACKs twice. (An ACK the file ahead dropped is then
+// taken for a copy: the other file's count falls short of the run it is
+// in.)
+func TestParallelFilesDropResponse(t *testing.T) {
+	var tape []taped
+	c := newClock(Config{})
+	c.tape = &tape
+	for psn := range uint32(8) {
+		c.add(10*us, roce(hostA, hostB, opWriteOnly, bQP, psn, 64))
+		ack(c, aQP, psn)
+	}
+	plain := replay(tape)
+	for _, late := range []bool{false, true} {
+		for _, off := range fileOffsets {
+			lags := 1 // the file behind in capture order
+			if off < 0 {
+				lags = 0
+			}
+			for a := range 2 {
+				if late && a != lags {
+					continue
+				}
+				t.Run(fmt.Sprintf("file %d drops ACK 5/file %d begins late %v/%v", a, lags, late, off), func(t *testing.T) {
+					var two []taped
+					for _, e := range inFiles(tape, off, nil) {
+						psn := e.p.BTH.PSN
+						if e.at.File == a && e.p.BTH.DestQP == aQP && psn == 5 || late && e.at.File == lags && psn < 2 {
+							continue
+						}
+						two = append(two, e)
+					}
+					tab := replayFiles(two, filesOverlap(true))
+					sameFlows(t, plain, tab, 0, true)
+				})
+			}
+		}
+	}
+}
