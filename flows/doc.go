@@ -578,16 +578,28 @@
 //     the clocks, up to that bound, and whichever file's clock is ahead;
 //     and it does not begin a new connection on the key (startsEpoch), as
 //     the flow's first PSN again after it went idle would;
+//   - in order when it is new to its file's sequence yet fills a gap of
+//     the flow: the file that showed the gap lacked it (its capture
+//     dropped it) and the other file's capture of it came later. The gap
+//     and its fill are taken back (PSNGaps, MissingPSNs, OutOfOrder, the
+//     last PSNs, its PSNs' mirror or fabric loss, decided already or
+//     not); a READ request takes back its responses' PSNs too, as many as
+//     its length may make them;
 //   - a parallel file's resend (or gap filled) captured again when its
 //     file carried its PSN before and that file showed more resends (gaps
 //     filled) than this one has: a resend captured in both files counts
 //     once, and one captured in one file only counts;
 //   - a parallel file's mirror copy captured again when its file carried
-//     its PSN before and that file showed more of the mirror's copies
-//     than this one has;
+//     its PSN before and that file showed a mirror's copy of that PSN
+//     which this one has not (each file keeps the PSNs of its last 64
+//     copies per space; past them, or when both showed one, a copy of a
+//     resend too, when that file showed more of the mirror's copies than
+//     this one has);
 //   - otherwise it is as the rules for one file take it (a mirror's copy,
 //     a resend, in order), a mirror's copy judged on the clock of the
-//     flow's first file (the least offset its copies across files showed).
+//     flow's first file (the least offset its copies across files showed),
+//     but the copy of a packet that filled a gap across files (above),
+//     which the flow holds at its own file's time, on that file's clock.
 //
 // A CNP carries no sequence, but each file holds the CNPs it captured in
 // order: a CNP from a file that counted fewer of the flow's CNPs than a
@@ -603,12 +615,19 @@
 // last packet's) for a packet in order. The rule cannot tell: which
 // transmission of a PSN a copy repeats (it counts resends per file, not
 // per PSN); a resend whose PSN its file never carried before (its file
-// missed the original) from a copy; nor a CE
+// missed the original) from a copy; a response (no sequence, no gap)
+// that the file ahead in capture order lacks, once the flow's responses
+// went past it, from that file's packet captured again, unless the
+// counts tell it: each file keeps its last 8 runs of responses (their
+// positions and number), and a response new to its file is none of
+// another file's when its file carried more within that file's run
+// than that file did (the last of them counts, where a file dropped
+// two, one each, or the other began later, none does); nor a CE
 // mark only the second file's capture shows (the packet's first capture
 // counts, as captured). Measured with the randomized truth test over
-// parallel splits (ROCEDUMP_RAND_PARALLEL=1), still wrong: a packet one
-// file missed that another held counts as a PSN gap of the flow and its
-// fill (out of order), as it would in one capture; files whose clocks
+// parallel splits (ROCEDUMP_RAND_PARALLEL=1), still wrong: a resend
+// whose original its file missed, when the file that showed the gap
+// missed the resend, is taken for a packet in order; files whose clocks
 // differ by more than the capture lasts do not overlap in time and are
 // taken for rotated files (every packet counts twice), and so are files
 // each of whose packets are at one same time (capture.Merger.Parallel:

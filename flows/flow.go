@@ -291,6 +291,7 @@ type flowCold struct {
 	lastLost     lostReissue              // the last such re-issue, for its copy
 	copies       uint64                   // MirrorDuplicates
 	spaceCopies  [3]uint64                // of copies, the sequenced ones by space (xRequests...): a parallel file's view starts from them (xfile.go)
+	spaceCopied  *[3]psnRing              // and their PSNs, when the table has parallel files (xfile.go)
 	cnps         *cnpRing                 // the latest CNPs, for their copies (cnp.go)
 	cnpsCE       uint64                   // CNPsCE
 	lag          int64                    // the last copy of the flow's last request: its time after the request, ns (Flow.readCopyDue)

@@ -232,7 +232,7 @@ func (t *Table) copied(f *Flow, p *packet.Packet, c opBits, at *FrameAt) bool {
 				x.syncFiles(f) // before its packet makes another file f's last
 			}
 		} else {
-			switch t.acrossFiles(f, sp, psn, f.behindIn(sp, psn, c), at) {
+			switch t.acrossFiles(f, p, c, sp, psn, f.behindIn(sp, psn, c), at) {
 			case fileFirst:
 				return false
 			case fileCopy:
@@ -244,8 +244,8 @@ func (t *Table) copied(f *Flow, p *packet.Packet, c opBits, at *FrameAt) bool {
 				// The flow's times are the clock of the file that
 				// carried its packets first: its own mirror copy is
 				// judged on that clock.
-				if t.copiedOne(f, p, c, now-f.cold.files.shiftOf(at.File)) {
-					f.cold.files.seq(at.File).countCopy(sp)
+				if t.copiedOne(f, p, c, now-f.cold.files.shiftFor(at.File, sp, psn)) {
+					f.cold.files.seq(at.File).countCopy(sp, psn)
 					return true
 				}
 				f.cold.files.resent(sp, at.File)
@@ -305,8 +305,11 @@ func (t *Table) copiedOne(f *Flow, p *packet.Packet, c opBits, now int64) bool {
 	}
 	cs := f.coldState()
 	cs.copies++
-	if sp, _, ok := fileSpaceOf(p, c); ok {
+	if sp, psn, ok := fileSpaceOf(p, c); ok {
 		cs.spaceCopies[sp]++
+		if t.par != nil {
+			cs.noteCopied(sp, psn)
+		}
 	}
 	if c&opRequest != 0 && p.BTH.PSN == f.Requests.LastPSN {
 		cs.lag = now - f.reqW.last // the mirror's lag (readCopyDue)
@@ -508,6 +511,9 @@ func (f *Flow) repeatsResponse(p *packet.Packet, now int64) bool {
 // then a go-back-N or another retry, all within a mirror's lag, and the
 // copies of the first run come after the later ones.
 func (f *Flow) noteResent(space int, psn, last uint32, now int64) {
+	// No resend when one parallel file lacked it (xfile.go), but for its
+	// copy as one.
+	f.filledAcross(space, psn)
 	c := f.coldState()
 	r := &c.resent[space]
 	if !r.continues(psn, last) {

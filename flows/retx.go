@@ -399,6 +399,12 @@ func (f *Flow) noteRequest(res seqResult, psn, last uint32, fa *FrameAt, prev in
 		}
 		return
 	case seqOutOfOrder:
+		if f.filledAcross(xRequests, psn) {
+			// In order: one parallel file lacked it (xfile.go). For
+			// its copy, as any resend.
+			f.noteResent(spaceRequests, psn, last, fa.Nanos)
+			return
+		}
 		if f.holdFill(psn, at, sinceNanos(fa.Nanos, prev)) {
 			// For its copy, as any resend (repeatsSequenced).
 			f.noteResent(spaceRequests, psn, last, fa.Nanos)

@@ -86,9 +86,79 @@ type fileSpace struct {
 	ok      bool
 	at      int64
 	resends uint64
-	fills   uint64 // packets it carried that filled a gap of the flow, or their copies
-	copies  uint64 // the mirror's copies it carried (of packets it carried before)
-	exact   bool   // at is the time of the packet that reached hi
+	fills   uint64  // packets it carried that filled a gap of the flow, or their copies
+	copies  uint64  // the mirror's copies it carried (of packets it carried before)
+	copied  psnRing // the PSNs of those copies
+	filled  psnRing // the PSNs of its packets that filled a gap across files (filledAcross): on its own clock in the flow's times
+	exact   bool    // at is the time of the packet that reached hi
+}
+
+// psnRing is PSNs (positions) of a space a file carried (mirror copies,
+// packets that filled a gap across files): the last 64 up to the highest.
+type psnRing struct {
+	hi   uint32
+	bits uint64 // bit i: hi - i
+	ok   bool
+}
+
+// spaceDiff is a-b in space sp.
+func spaceDiff(sp int, a, b uint32) int32 {
+	if sp == xResponses {
+		return posDiff(a, b)
+	}
+	return psnDiff(a, b)
+}
+
+// note adds psn of space sp.
+func (r *psnRing) note(sp int, psn uint32) {
+	switch d := spaceDiff(sp, psn, r.hi); {
+	case !r.ok || d >= 64:
+		r.hi, r.bits, r.ok = psn, 1, true
+	case d > 0:
+		r.hi, r.bits = psn, r.bits<<d|1
+	case d > -64:
+		r.bits |= 1 << -d
+	}
+}
+
+// has says whether the ring holds psn of space sp, and known whether it
+// follows that far back (the last 64 up to its highest).
+func (r *psnRing) has(sp int, psn uint32) (has, known bool) {
+	if !r.ok {
+		return false, true
+	}
+	d := spaceDiff(sp, r.hi, psn)
+	if d >= 64 {
+		return false, false
+	}
+	return d >= 0 && r.bits&(1<<d) != 0, true
+}
+
+// copiedFirst says whether y, a parallel file's view of a space, shows a
+// mirror's copy of psn that own, another file's, has not shown: a copy
+// at psn in own's file is y's captured again. Where the rings do not
+// follow that far back, or both hold psn (a copy of a resend too), the
+// file that showed more copies did.
+func copiedFirst(sp int, psn uint32, y, own *fileSpace) bool {
+	yHas, yKnown := y.copied.has(sp, psn)
+	oHas, oKnown := own.copied.has(sp, psn)
+	if !yKnown || !oKnown || yHas && oHas {
+		return y.copies > own.copies
+	}
+	return yHas
+}
+
+// noteCopied notes a mirror's copy at psn of space sp, for the first
+// file's view should the flow come from a parallel file later
+// (startFiles).
+func (c *flowCold) noteCopied(sp int, psn uint32) {
+	if c.files != nil {
+		return // the files count their own (countCopy)
+	}
+	if c.spaceCopied == nil {
+		c.spaceCopied = new([3]psnRing)
+	}
+	c.spaceCopied[sp].note(sp, psn)
 }
 
 // fileSeq is one file's view of a flow.
@@ -97,7 +167,67 @@ type fileSeq struct {
 	sp    [3]fileSpace
 	cnps  uint64 // the CNPs of the flow it carried (no copies)
 	cnpAt int64  // when it carried the last
+	// The responses (not READ responses) it carried, by runs of
+	// positions (respRun), the last maxRespRuns; and, of the runs of
+	// another file, the one its own responses taken for that file's
+	// captured again last fell in, and how many did (respLacked).
+	runs    [maxRespRuns]respRun
+	nRuns   int
+	usedIn  respRun
+	usedOf  int
+	used    uint32
+	usedSet bool
 }
+
+// maxRespRuns is how many runs of its responses a file's view keeps.
+const maxRespRuns = 8
+
+// respRun is n responses a file carried at positions after lo (any,
+// unless loOK) up to hi.
+type respRun struct {
+	lo, hi uint32
+	loOK   bool
+	n      uint32
+}
+
+// noteRun adds n responses the file carried after position lo (loOK)
+// up to hi.
+func (s *fileSeq) noteRun(lo uint32, loOK bool, hi, n uint32) {
+	if s.nRuns > 0 && s.runs[s.nRuns-1].hi == hi {
+		s.runs[s.nRuns-1].n += n
+		return
+	}
+	if s.nRuns == maxRespRuns {
+		copy(s.runs[:], s.runs[1:])
+		s.nRuns--
+	}
+	s.runs[s.nRuns] = respRun{lo: lo, hi: hi, loOK: loOK, n: n}
+	s.nRuns++
+}
+
+// respLacked says whether a response at pos, new to s's file, behind the
+// highest of the flow, which o's file carried a response at or past, is
+// one o's file lacked: s's file has carried more responses within the
+// run of o's that pos falls in than o's did. It counts it as one of
+// those if not. (Responses have no sequence: coalesced ACKs skip
+// positions, so only the counts tell a response a file dropped.)
+func (s *fileSeq) respLacked(o *fileSeq, pos uint32) bool {
+	for k := range o.nRuns {
+		r := o.runs[k]
+		if posDiff(pos, r.hi) > 0 || r.loOK && posDiff(pos, r.lo) <= 0 {
+			continue
+		}
+		if !s.usedSet || s.usedOf != o.file || s.usedIn != r {
+			s.usedIn, s.usedOf, s.used, s.usedSet = r, o.file, 0, true
+		}
+		s.used++
+		return s.used > r.n
+	}
+	return false
+}
+
+// respCount is the flow's responses but READ responses.
+func respCount(f *Flow) uint32 { return f.resp.count - uint32(f.ReadResponses.Packets) }
 
 // fileSeqs follows a flow's sequences per file, from the first packet of
 // it in a second file on. The packets in order of the file the flow's
@@ -107,8 +237,25 @@ type fileSeqs struct {
 	files   []fileSeq
 	sync    [3]uint32 // the flow's highest PSNs (position) when last looked
 	syncOK  [3]bool
+	resps   uint32 // respCount when last looked
 	copies  uint64
 	offsets []FileOffset
+	filling fillAcross
+}
+
+// fillAcross is a packet acrossFiles found new to its file yet in one of
+// the flow's gaps, as its flow was before Flow.add sequenced it: a
+// packet the file that opened the gap lacked (its capture dropped it),
+// which the one capture holds in order (filledAcross).
+type fillAcross struct {
+	ok      bool
+	sp      int
+	psn     uint32
+	span    int32  // a READ request's most response PSNs after its own
+	lastPSN uint32 // Flow.LastPSN
+	last    uint32 // the space's LastPSN
+	reqAt   int64  // Flow.reqW.last
+	gaps    uint8  // the space's open gaps
 }
 
 // flowHigh returns f's highest PSN (position) of space sp and whether it
@@ -158,6 +305,15 @@ func (x *fileSeqs) seq(i int) *fileSeq {
 func (x *fileSeqs) syncFiles(f *Flow) {
 	at := TimeNanos(f.Last.Time, f.Last.Time.UnixNano())
 	last := x.seq(f.Last.File)
+	if n := respCount(f); n != x.resps && last != nil && f.resp.started {
+		r := &last.sp[xResponses]
+		hi := f.resp.top
+		if r.ok && !ahead(xResponses, hi, r.hi) {
+			hi = r.hi // responses behind it only
+		}
+		last.noteRun(r.hi, r.ok, hi, n-x.resps)
+		x.resps = n
+	}
 	for sp := range 3 {
 		hi, ok := flowHigh(f, sp)
 		if !ok || x.syncOK[sp] && hi == x.sync[sp] {
@@ -193,17 +349,19 @@ const (
 // sp being its space and psn its PSN (position), behind says it is at or
 // behind f's highest. A packet new to its file, which a parallel file
 // carried, less than MaxFileOffset before, is that file's copy.
-func (t *Table) acrossFiles(f *Flow, sp int, psn uint32, behind bool, at *FrameAt) fileVerdict {
+func (t *Table) acrossFiles(f *Flow, p *packet.Packet, c opBits, sp int, psn uint32, behind bool, at *FrameAt) fileVerdict {
 	x := t.startFiles(f, at)
 	if x == nil {
 		return fileUndecided // rotated files of one capture
 	}
 	x.syncFiles(f)
+	x.filling.ok = false
 	s := x.seq(at.File)
 	if s == nil {
 		return fileUndecided
 	}
 	own := &s.sp[sp]
+	prevHi, prevOK := own.hi, own.ok
 	fresh := !own.ok || ahead(sp, psn, own.hi)
 	if fresh {
 		own.hi, own.ok, own.at, own.exact = psn, true, at.Nanos, true
@@ -215,6 +373,11 @@ func (t *Table) acrossFiles(f *Flow, sp int, psn uint32, behind bool, at *FrameA
 		// a READ re-issued at a later PSN (Flow.rereads), captured again.
 		return fileCopy
 	case !behind:
+		return fileFirst
+	case fills && fresh:
+		// New to its file: the file that opened the gap lacked it.
+		x.fillingAcross(f, p, c, sp, psn)
+		own.filled.note(sp, psn)
 		return fileFirst
 	case fills:
 		own.fills++
@@ -232,12 +395,137 @@ func (t *Table) acrossFiles(f *Flow, sp int, psn uint32, behind bool, at *FrameA
 		return fileOwn
 	}
 	if o, y := t.carriedElsewhere(x, sp, psn, at); y != nil {
+		if sp == xResponses && s.respLacked(o, psn) {
+			return fileFirst // o's file dropped it
+		}
+		if sp == xResponses {
+			s.noteRun(prevHi, prevOK, psn, 1)
+		}
 		if psn == y.hi && y.exact {
 			x.noteOffset(o.file, at.File, time.Duration(at.Nanos-y.at))
 		}
 		return fileCopy
 	}
 	return fileUndecided
+}
+
+// fillingAcross notes the packet p, of opcode class c, at psn of space sp
+// of f, as f is before Flow.add sequences it, for filledAcross.
+func (x *fileSeqs) fillingAcross(f *Flow, p *packet.Packet, c opBits, sp int, psn uint32) {
+	s := f.spaceStats(sp)
+	x.filling = fillAcross{ok: true, sp: sp, psn: psn, lastPSN: f.LastPSN, last: s.LastPSN, reqAt: f.reqW.last, gaps: s.seq.nGaps}
+	if c&opReadRequest != 0 {
+		_, x.filling.span = readSpan(&p.BTH, uint32(f.pmtu))
+	}
+}
+
+// spaceStats returns f's PSNStats of space sp (xRequests or
+// xReadResponses).
+func (f *Flow) spaceStats(sp int) *PSNStats {
+	if sp == xReadResponses {
+		return &f.ReadResponses
+	}
+	return &f.Requests
+}
+
+// filledAcross says whether the packet Flow.add just sequenced out of
+// order at psn of space sp is the one acrossFiles noted (fillingAcross): a
+// packet that one parallel file lacked and another holds, which the file
+// that lacked it showed a gap for, the other file's capture of it coming
+// later. The one capture holds it in order: it undoes what the gap and
+// its fill counted (the gap, the fill out of order, the last PSNs, the
+// PSNs' loss, decided or not), and Flow.add's caller does nothing more
+// with it.
+func (f *Flow) filledAcross(sp int, psn uint32) bool {
+	x := f.coldFiles()
+	if x == nil || !x.filling.ok || x.filling.sp != sp || x.filling.psn != psn {
+		return false
+	}
+	fl := x.filling
+	x.filling.ok = false
+	s := f.spaceStats(sp)
+	s.OutOfOrder--
+	f.LastPSN, s.LastPSN = fl.lastPSN, fl.last
+	// A READ request's responses take the PSNs after it, as many as its
+	// length makes: in order, the request after it may come that far.
+	n := int32(0)
+	for q := psn; n < fl.span; n++ {
+		if q = psnAdd(q, 1); !s.fill(q) {
+			break
+		}
+		s.MissingPSNs--
+	}
+	// A gap gone is one the one capture never had; a gap split in two
+	// is two it had.
+	switch n := s.seq.nGaps; {
+	case n < fl.gaps && s.PSNGaps >= uint64(fl.gaps-n):
+		s.PSNGaps -= uint64(fl.gaps - n)
+	case n > fl.gaps:
+		s.PSNGaps += uint64(n - fl.gaps)
+	}
+	if sp == xRequests {
+		f.reqW.last = fl.reqAt
+		f.unlose(psn, n, s.seq.nGaps < fl.gaps)
+	}
+	return true
+}
+
+// unlose takes psn, and the n PSNs after it, out of f's request loss:
+// those the loss has not decided yet leave it; one it decided (mirror
+// loss, when the responder acknowledged it before the other file's packet
+// came; fabric loss, when a NAK asked for it) is taken out of the PSNs
+// lost and of its event, and its gap out of the gaps lost when gone says
+// the packet filled the whole gap.
+func (f *Flow) unlose(psn uint32, n int32, gone bool) {
+	s := f.retx
+	if s == nil {
+		return
+	}
+	var gaps *uint64
+	for q, i := psn, int32(0); i <= n; q, i = psnAdd(q, 1), i+1 {
+		if k := s.loss.find(q); k >= 0 {
+			s.loss.cut(k, q)
+			continue
+		}
+		for k := len(s.events) - 1; k >= 0; k-- {
+			e := &s.events[k]
+			if e.Kind != EventMirrorLoss && e.Kind != EventFabricLoss || psnDiff(q, e.PSN) < 0 || psnDiff(q, e.PSN) >= int32(e.Count) {
+				continue
+			}
+			lost := &f.Retx.FabricLostPSNs
+			gaps = &f.Retx.FabricGaps
+			if e.Kind == EventMirrorLoss {
+				lost, gaps = &f.Retx.MirrorLostPSNs, &f.Retx.MirrorGaps
+			}
+			if *lost > 0 {
+				*lost--
+			}
+			if e.Count--; q == e.PSN {
+				e.PSN = psnAdd(q, 1)
+			}
+			if e.Count == 0 {
+				s.dropEvent(k)
+			}
+			break
+		}
+	}
+	if gone && gaps != nil && *gaps > 0 {
+		*gaps--
+	}
+}
+
+// dropEvent removes event k, which no longer says anything.
+func (s *retxState) dropEvent(k int) {
+	s.events = append(s.events[:k], s.events[k+1:]...)
+	switch {
+	case s.ep.event == k:
+		s.ep.event = -1
+	case s.ep.event > k:
+		s.ep.event--
+	}
+	if s.heldEvents > k {
+		s.heldEvents--
+	}
 }
 
 // startFiles returns f's per-file state, made if at's file is parallel
@@ -256,6 +544,9 @@ func (t *Table) startFiles(f *Flow, at *FrameAt) *fileSeqs {
 		s.sp[xReadResponses].resends, s.sp[xReadResponses].fills = f.ReadResponses.Retransmitted, f.ReadResponses.OutOfOrder
 		for sp := range 3 {
 			s.sp[sp].copies = c.spaceCopies[sp]
+			if c.spaceCopied != nil {
+				s.sp[sp].copied = c.spaceCopied[sp]
+			}
 		}
 		s.cnps, s.cnpAt = f.CNPs, TimeNanos(f.Last.Time, f.Last.Time.UnixNano())
 	}
@@ -441,7 +732,7 @@ func (t *Table) showsMore(x *fileSeqs, s *fileSeq, sp int, psn uint32) bool {
 		if o.file == s.file || !t.par.Parallel(o.file, s.file) {
 			continue
 		}
-		if y := &o.sp[sp]; y.ok && !ahead(sp, psn, y.hi) && (sp != xResponses && y.resends > own.resends || y.copies > own.copies) {
+		if y := &o.sp[sp]; y.ok && !ahead(sp, psn, y.hi) && (sp != xResponses && y.resends > own.resends || copiedFirst(sp, psn, y, own)) {
 			return true
 		}
 	}
@@ -463,17 +754,48 @@ func (s *fileSeq) lastAt() int64 {
 
 // mirrorCopiedAcross says whether a packet of space sp at psn, which its
 // file carried before, is a parallel file's mirror copy captured again:
-// that file showed more of the mirror's copies than this one has, and
-// carried psn. It counts it among its file's copies if so.
+// that file showed a copy of psn this one has not (copiedFirst). It
+// counts it among its file's copies if so.
 func (t *Table) mirrorCopiedAcross(f *Flow, sp int, psn uint32, at *FrameAt) bool {
-	return t.shownMoreAcross(f, sp, psn, at, func(s *fileSpace) *uint64 { return &s.copies })
+	x := f.cold.files
+	s := x.seq(at.File)
+	if s == nil {
+		return false
+	}
+	own := &s.sp[sp]
+	for k := range x.files {
+		o := &x.files[k]
+		if o.file == at.File || !t.par.Parallel(o.file, at.File) {
+			continue
+		}
+		if y := &o.sp[sp]; y.ok && !ahead(sp, psn, y.hi) && copiedFirst(sp, psn, y, own) {
+			own.copies++
+			own.copied.note(sp, psn)
+			return true
+		}
+	}
+	return false
 }
 
-// countCopy counts a mirror's copy of space sp in the file, if followed.
-func (s *fileSeq) countCopy(sp int) {
+// countCopy counts a mirror's copy at psn of space sp in the file, if
+// followed.
+func (s *fileSeq) countCopy(sp int, psn uint32) {
 	if s != nil {
 		s.sp[sp].copies++
+		s.sp[sp].copied.note(sp, psn)
 	}
+}
+
+// shiftFor is shiftOf(i) for a packet of file i at psn of space sp,
+// which its file carried before: 0 if that was a packet that filled a gap
+// across files, whose times in the flow are its file's own.
+func (x *fileSeqs) shiftFor(i, sp int, psn uint32) int64 {
+	if s := x.seq(i); s != nil {
+		if h, _ := s.sp[sp].filled.has(sp, psn); h {
+			return 0
+		}
+	}
+	return x.shiftOf(i)
 }
 
 // shiftOf is how far file i's clock is ahead of the clock of the

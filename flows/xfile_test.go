@@ -305,3 +305,142 @@ func TestParallelFilesTimeoutResendNotIdle(t *testing.T) {
 		})
 	}
 }
+
+// TestParallelFilesDropFilled: a packet that one of two parallel files
+// dropped (its host's capture missed it) and the other holds, the file
+// that lacks it ahead in capture order (its clock ahead, or the other's
+// behind): the file that lacks it shows the PSN after it first, the
+// other's packet comes later. It is no PSN gap and no fill out of order
+// (nor reordering, nor mirror loss when an ACK of the leading file covers
+// it first), as in the one capture: a request, a READ request and a READ
+// response, whichever file lacks it and whatever the offset.
+func TestParallelFilesDropFilled(t *testing.T) {
+	var tape []taped
+	c := newClock(Config{})
+	c.tape = &tape
+	drop := map[string]int{}
+	for psn := range uint32(6) {
+		c.add(us, roce(hostA, hostB, opWriteOnly, bQP, psn, 64))
+		if psn == 2 {
+			drop["a WRITE"] = tape[len(tape)-1].at.Frame
+		}
+		ack(c, aQP, psn)
+	}
+	c.add(us, readReq(hostA, hostB, bQP, 6, 0x1000, 3000))
+	drop["a READ request"] = tape[len(tape)-1].at.Frame
+	c.add(us, roce(hostB, hostA, opReadFirst, aQP, 6, 1024))
+	c.add(us, roce(hostB, hostA, opReadMid, aQP, 7, 1024))
+	drop["a READ response"] = tape[len(tape)-1].at.Frame
+	c.add(us, roce(hostB, hostA, opReadLast, aQP, 8, 952))
+	for psn := uint32(9); psn < 12; psn++ {
+		c.add(us, roce(hostA, hostB, opWriteOnly, bQP, psn, 64))
+		ack(c, aQP, psn)
+	}
+	plain := replay(tape)
+	for name, frame := range drop {
+		for _, off := range fileOffsets {
+			for lacks := range 2 {
+				t.Run(fmt.Sprintf("%s/file %d lacks it/%v", name, lacks, off), func(t *testing.T) {
+					tab := replayFiles(lacking(inFiles(tape, off, nil), lacks, frame), filesOverlap(true))
+					sameFlows(t, plain, tab, 0, true)
+					for i, f := range tab.Flows() {
+						p := plain.Flows()[i]
+						if f.LastPSN != p.LastPSN || f.Reordered() != p.Reordered() {
+							t.Errorf("flow %s: last PSN %d, %d reordered, want %d, %d", flowName(f), f.LastPSN, f.Reordered(), p.LastPSN, p.Reordered())
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestParallelFilesMirrorCopyDropped: a connection the mirror copies
+// (each packet again 98 µs later), in two parallel files, one of which
+// dropped a packet and its copy, the other the copy of the packet before:
+// the other file's copy of the first is the mirror's copy of a packet its
+// file holds, not the first file's copy captured again (that file showed
+// more copies, but none of that PSN), whichever file dropped which and
+// whatever the offset (seed 20261195 of the randomized truth test's
+// parallel mode). An ACK is tried at offsets within the copies' lag only:
+// past it, the ACK the leading file lacks comes from the other file
+// behind the highest the flow had, where no gap tells it from a copy.
+func TestParallelFilesMirrorCopyDropped(t *testing.T) {
+	var tape []taped
+	c := newClock(Config{})
+	c.tape = &tape
+	for psn := range uint32(6) {
+		c.add(10*us, roce(hostA, hostB, opWriteOnly, bQP, psn, 64))
+		ack(c, aQP, psn)
+	}
+	plain := replay(tape)
+	doubled := mirrored(tape, 98*us, func(*packet.Packet) bool { return true }, nil)
+	for _, qp := range []uint32{bQP, aQP} {
+		offs := append([]time.Duration{0}, fileOffsets...)
+		if qp == aQP {
+			offs = offs[:2]
+		}
+		for _, off := range offs {
+			for a := range 2 {
+				t.Run(fmt.Sprintf("QP %#x/file %d drops PSN 3/%v", qp, a, off), func(t *testing.T) {
+					var two []taped
+					for _, e := range inFiles(doubled, off, nil) {
+						copied := e.at.Frame%copyFrame != e.at.Frame-e.at.File*copyFrame
+						if psn := e.p.BTH.PSN; e.p.BTH.DestQP == qp && (e.at.File == a && psn == 3 || e.at.File != a && copied && psn == 2) {
+							continue
+						}
+						two = append(two, e)
+					}
+					tab := replayFiles(two, filesOverlap(true))
+					sameFlows(t, plain, tab, uint64(len(tape)), true)
+				})
+			}
+		}
+	}
+}
+
+// TestParallelFilesDropResponse: an ACK that one of two parallel files
+// dropped, the file ahead in capture order: the other file's ACK comes
+// once the flow's responses went past it, where no gap tells it from
+// that file's ACK captured again; the counts do: the other file carried
+// more of the flow's responses up to that file's highest than that file
+// did. The ACK is counted, whatever the offset; and when the file behind
+// began later (it lacks the first ones), an ACK it dropped is no reason
+// to count one of its ACKs twice. (An ACK the file ahead dropped is then
+// taken for a copy: the other file's count falls short of the run it is
+// in.)
+func TestParallelFilesDropResponse(t *testing.T) {
+	var tape []taped
+	c := newClock(Config{})
+	c.tape = &tape
+	for psn := range uint32(8) {
+		c.add(10*us, roce(hostA, hostB, opWriteOnly, bQP, psn, 64))
+		ack(c, aQP, psn)
+	}
+	plain := replay(tape)
+	for _, late := range []bool{false, true} {
+		for _, off := range fileOffsets {
+			lags := 1 // the file behind in capture order
+			if off < 0 {
+				lags = 0
+			}
+			for a := range 2 {
+				if late && a != lags {
+					continue
+				}
+				t.Run(fmt.Sprintf("file %d drops ACK 5/file %d begins late %v/%v", a, lags, late, off), func(t *testing.T) {
+					var two []taped
+					for _, e := range inFiles(tape, off, nil) {
+						psn := e.p.BTH.PSN
+						if e.at.File == a && e.p.BTH.DestQP == aQP && psn == 5 || late && e.at.File == lags && psn < 2 {
+							continue
+						}
+						two = append(two, e)
+					}
+					tab := replayFiles(two, filesOverlap(true))
+					sameFlows(t, plain, tab, 0, true)
+				})
+			}
+		}
+	}
+}

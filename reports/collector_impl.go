@@ -187,7 +187,9 @@ func (c *Collector) addRoCE(p *packet.Packet, fa *flows.FrameAt) {
 	s.tl.roce[bin] += float64(p.DatagramLen()) * 8
 	if retx|gaps != 0 {
 		s.tl.retx[bin] += float64(retx)
-		s.tl.gaps[bin] += float64(gaps)
+		if int64(gaps) > 0 { // a parallel file's packet may take back a gap (flows: "Copies across files")
+			s.tl.gaps[bin] += float64(gaps)
+		}
 	}
 
 	op := p.BTH.Opcode

@@ -139,3 +139,48 @@ func TestParallelFilesClockOffset(t *testing.T) {
 		t.Errorf("details %q, want a line %q", found.Evidence.Details, want)
 	}
 }
+
+// TestParallelFilesDropTimeline: a WRITE one of two parallel files lacks
+// (its host's capture dropped it), the file ahead in capture order: the
+// other file's packet later takes back the PSN gap the first showed
+// (flows: a packet one parallel file lacked is no gap), and the
+// timeline's PSN gaps stay counts, none wrapped round below zero.
+func TestParallelFilesDropTimeline(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := NewCollector(flows.NewTable(flows.Config{}), Config{})
+	c.SetParallelFiles(allParallel{})
+	type ev struct {
+		at   time.Duration
+		file int
+		psn  uint32
+	}
+	var evs []ev
+	for i := range uint32(10) {
+		at := time.Duration(i) * 10 * time.Microsecond
+		if i != 4 {
+			evs = append(evs, ev{at, 0, i})
+		}
+		evs = append(evs, ev{at + 700*time.Microsecond, 1, i})
+	}
+	slices.SortStableFunc(evs, func(a, b ev) int { return cmp.Compare(a.at, b.at) })
+	for k, e := range evs {
+		p := roce("10.0.0.1", "10.0.0.2", 0x200, opWriteOnly, e.psn, 26, 2)
+		p.BTH.Ext = p.BTH.Opcode.Headers()
+		c.Add(p, flows.FrameRef{File: e.file, Frame: k + 1, Time: t0.Add(e.at)})
+	}
+	c.Finish()
+	f := c.Table.Flows()[0]
+	if f.Requests.PSNGaps != 0 || f.Requests.OutOfOrder != 0 || f.Packets != 10 {
+		t.Fatalf("%d packets, %d gaps, %d out of order; want 10, 0, 0", f.Packets, f.Requests.PSNGaps, f.Requests.OutOfOrder)
+	}
+	var sum float64
+	for _, v := range c.Timeline().PSNGaps.Bins {
+		if v < 0 || v > 1 {
+			t.Errorf("a bin of %v PSN gaps", v)
+		}
+		sum += v
+	}
+	if sum > 1 {
+		t.Errorf("%v PSN gaps in the timeline, want at most the one the leading file showed", sum)
+	}
+}
