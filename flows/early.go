@@ -34,7 +34,8 @@ import "time"
 // when the responses pair it, or at Finish with the partner): a response
 // captured before the requester's first request, acknowledging a PSN its
 // requests then carried, is early, by the time to that first request; one
-// at or past the PSN the requests expect next is ahead of them, as above.
+// at or past the PSN the requests expect next is ahead of them, as above
+// (at Finish, with no request left to prove it, it does not count).
 // A response kept after the first request, at a PSN the requests had
 // carried by then, says nothing (the capture does not keep when each PSN
 // came); nor does one that fits several QPs' requests (QPs of one host
