@@ -134,7 +134,8 @@ func (e *earlyState) lead(resp FrameRef, req *FrameRef) {
 // known with requests (keepUnpaired): 12 KiB a flow at most.
 const maxUnpaired = 512
 
-// unpairedResp is a response kept by keepUnpaired: 24 bytes.
+// unpairedResp is a response kept by keepUnpaired (or a flow's first
+// request: noteFirstRequest): 24 bytes.
 type unpairedResp struct {
 	nanos   int64 // capture time, Unix nanoseconds
 	frame   int
@@ -162,17 +163,17 @@ func (s *Flow) keepUnpaired(through uint32, at *FrameRef) {
 // carried a response before it (its First is not that request).
 func (f *Flow) noteFirstRequest(at *FrameRef) {
 	if ev := f.pair; ev != nil {
-		ev.firstReq, ev.hasFirstReq = *at, true
+		ev.firstReq = unpairedResp{at.Time.UnixNano(), at.Frame, int32(at.File), 0}
 	}
 }
 
 // firstRequest is the capture of f's first request, or of a CNP before
 // it (earlier, so a response before it came before the request too).
-func (f *Flow) firstRequest() *FrameRef {
-	if ev := f.pair; ev != nil && ev.hasFirstReq {
-		return &ev.firstReq
+func (f *Flow) firstRequest() FrameRef {
+	if ev := f.pair; ev != nil && ev.firstReq.frame != 0 {
+		return ev.firstReq.ref()
 	}
-	return &f.First
+	return f.First
 }
 
 // settleUnpaired applies the responses s kept (keepUnpaired) to r, the
@@ -196,7 +197,7 @@ func (s *Flow) settleUnpaired(r *Flow, final bool) {
 		case at.Time.Before(first.Time):
 			e := r.ensureEarly()
 			e.out.N++
-			e.lead(at, first)
+			e.lead(at, &first)
 		}
 	}
 	ev.early = ev.early[:0]

@@ -130,10 +130,9 @@ type pairEvidence struct {
 
 	// early: the responses kept while no requester with requests was
 	// known (early.go); firstReq: the flow's first request, when it
-	// carried a response before it (hasFirstReq).
-	early       []unpairedResp
-	firstReq    FrameRef
-	hasFirstReq bool
+	// carried a response before it (firstReq.frame != 0).
+	early    []unpairedResp
+	firstReq unpairedResp
 }
 
 // notePair narrows r's candidate partners with a response at psn: see
