@@ -681,7 +681,9 @@
 // and the one whose first responses a gap skipped (flowCold; ports capped at 64; also the mirror duplicates, the last four
 // runs of resends and a pending re-issued READ), the open gaps of a PSN space
 // (at most 8),
-// its pairing candidates (at most 16, at its first response). Its first
+// its pairing candidates (at most 16, at its first response) and the
+// responses that came before the flow they answer was known with
+// requests (at most 512, 24 bytes each: early.go). Its first
 // NAK, resend, re-issued READ or request gap adds a fixed-size
 // retransmission state (at most 8 undecided gaps and 4 requests held out
 // of order) and at most 32 events.

@@ -30,19 +30,27 @@ import "time"
 // is timed against the request at the PSN it acknowledged through, when
 // captured (a probe at a time: no memory per response).
 //
-// Those need the flow whose requests a response answers known while
-// packets arrive (Table.requester). When every response of a connection
-// came before every request (a short connection, or an offset longer than
-// it), the pairing is known only at Finish (finishEarly): a partner that
-// carries responses only (no requests of its own, and no CNP, which may
-// come first), whose first response acknowledges a PSN the flow's requests
-// carried, captured before the flow's first packet, counts as one early
-// response, by the time between the two.
+// Those need the flow whose requests a response answers known, with
+// requests, while packets arrive (Table.requester). A response that comes
+// while it is not (the requester has carried no request yet, or no flow's
+// requests fit the responses so far) is kept on the flow that carries it,
+// up to maxUnpaired of them (keepUnpaired), until it is (settleUnpaired:
+// when the responses pair it, or at Finish with the partner): a response
+// captured before the requester's first request, acknowledging a PSN its
+// requests then carried, is early, by the time to that first request; one
+// at or past the PSN the requests expect next is ahead of them, as above
+// (at Finish, with no request left to prove it, it does not count).
+// A response kept after the first request, at a PSN the requests had
+// carried by then, says nothing (the capture does not keep when each PSN
+// came); nor does one that fits several QPs' requests (QPs of one host
+// pair at the same PSNs), which is not kept.
 
 // EarlyResponses are the responses captured before the requests they
 // answer, of one flow's requests (see Flow.EarlyResponses).
 type EarlyResponses struct {
-	// N counts the responses (ACKs, NAKs, READ or atomic responses).
+	// N counts the responses (ACKs, NAKs, READ or atomic responses): each
+	// one captured before the request at the PSN it acknowledges, but
+	// for the limits at the top of early.go.
 	N uint64
 	// Lead is the longest time by which one came before a request it
 	// answers (at least: it answered that request or a later one);
@@ -143,21 +151,87 @@ func (e *earlyState) lead(resp FrameRef, req *FrameRef) {
 	}
 }
 
-// finishEarly counts, once partners are known, a connection whose first
-// response came before its first request (see the top of this file).
+// maxUnpaired bounds the responses a flow keeps for a requester not yet
+// known with requests (keepUnpaired): 12 KiB a flow at most.
+const maxUnpaired = 512
+
+// unpairedResp is a response kept by keepUnpaired (or a flow's first
+// request: noteFirstRequest): 24 bytes.
+type unpairedResp struct {
+	nanos   int64 // capture time, Unix nanoseconds
+	frame   int
+	file    int32
+	through uint32 // the last PSN it acknowledges
+}
+
+func (u *unpairedResp) ref() FrameRef {
+	return FrameRef{File: int(u.file), Frame: u.frame, Time: time.Unix(0, u.nanos)}
+}
+
+// keepUnpaired keeps a response of s, acknowledging requests through,
+// whose requester was not known or had carried no request when it came.
+// Not when the responses so far fit several candidates (or more than
+// maxPairCands): it fits their requests, so it is not ahead of them.
+func (s *Flow) keepUnpaired(through uint32, at *FrameRef) {
+	ev := s.pair
+	if ev == nil || ev.crowded || ev.found && ev.n > 1 || len(ev.early) == maxUnpaired {
+		return
+	}
+	ev.early = append(ev.early, unpairedResp{at.Time.UnixNano(), at.Frame, int32(at.File), through})
+}
+
+// noteFirstRequest keeps the capture of the first request of a flow that
+// carried a response before it (its First is not that request).
+func (f *Flow) noteFirstRequest(at *FrameRef) {
+	if ev := f.pair; ev != nil {
+		ev.firstReq = unpairedResp{at.Time.UnixNano(), at.Frame, int32(at.File), 0}
+	}
+}
+
+// firstRequest is the capture of f's first request, or of a CNP before
+// it (earlier, so a response before it came before the request too).
+func (f *Flow) firstRequest() FrameRef {
+	if ev := f.pair; ev != nil && ev.firstReq.frame != 0 {
+		return ev.firstReq.ref()
+	}
+	return f.First
+}
+
+// settleUnpaired applies the responses s kept (keepUnpaired) to r, the
+// flow whose requests they answer, now known with requests, and drops
+// them: one before r's first request at a PSN r's requests carried is
+// early; one at or past the PSN they expect next is ahead of them
+// (noteAhead), unless final (Finish: no request will come to prove it).
+func (s *Flow) settleUnpaired(r *Flow, final bool) {
+	ev := s.pair
+	first := r.firstRequest()
+	for i := range ev.early {
+		u := &ev.early[i]
+		at := u.ref()
+		switch {
+		case psnDiff(u.through, r.Requests.FirstPSN) < 0:
+			// It answered requests before the capture's.
+		case psnDiff(u.through, r.Requests.seq.expHi) >= 0:
+			if !final {
+				r.noteAhead(u.through, &at)
+			}
+		case at.Time.Before(first.Time):
+			e := r.ensureEarly()
+			e.out.N++
+			e.lead(at, &first)
+		}
+	}
+	ev.early = ev.early[:0]
+}
+
+// finishEarly settles, once partners are known, the responses each flow
+// kept for its partner's requests (settleUnpaired).
 func (t *Table) finishEarly() {
 	for _, f := range t.flows {
 		r := f.Partner
-		if r == nil || !f.Requests.started() || r.Requests.started() || r.CNPs != 0 ||
-			f.EarlyResponses().N != 0 || !r.First.Time.Before(f.First.Time) {
+		if r == nil || r.pair == nil || len(r.pair.early) == 0 || !f.Requests.started() {
 			continue
 		}
-		q := r.FirstPSN
-		if psnDiff(q, f.Requests.FirstPSN) < 0 || psnDiff(q, f.Requests.HighPSN) > 0 {
-			continue // it answered requests before the capture, or others
-		}
-		e := f.ensureEarly()
-		e.out.N = 1
-		e.lead(r.First, &f.First)
+		r.settleUnpaired(f, true)
 	}
 }

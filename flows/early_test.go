@@ -9,7 +9,10 @@ import (
 // (the responses' file's clock ahead of the requests') count, with the
 // time by which the first came before its request; an ACK past requests
 // the mirror missed, followed by later requests, does not; nor does a
-// capture in the wire's order.
+// capture in the wire's order. ACKs before the flow's first request count
+// too, each (kept until the responses pair the flow, at most maxUnpaired),
+// also when the responder's flow carries requests of its own; an ACK of a
+// request before the capture does not.
 func TestEarlyResponses(t *testing.T) {
 	cases := []struct {
 		name string
@@ -48,6 +51,60 @@ func TestEarlyResponses(t *testing.T) {
 				writes(c, bQP, 100, 103, us)
 			},
 			n: 1, lead: us,
+		},
+		{
+			// Three ACKs before the first request, kept until the
+			// responses pair the flow; two ahead after it.
+			name: "responses before the first requests",
+			play: func(c *clock) {
+				ack(c, aQP, 103)
+				ack(c, aQP, 107)
+				ack(c, aQP, 111)             // 1 µs before 100
+				writes(c, bQP, 100, 111, us) // 100..111 at 10..21 µs
+				ack(c, aQP, 115)             // 24 µs
+				ack(c, aQP, 119)             // 27 µs
+				writes(c, bQP, 112, 119, us) // 112..119 at 28..35 µs
+			},
+			n: 5, lead: 8 * us, // ACK 119 at 27 µs, request 119 at 35 µs
+		},
+		{
+			// B's flow carries B's WRITEs and the ACKs of A's, A's
+			// flow an ACK of B's before A's first WRITE (NCCL's QP
+			// pairs): B's ACKs before A's first request count.
+			name: "requests both ways",
+			play: func(c *clock) {
+				for psn := uint32(500); psn <= 503; psn++ {
+					c.add(us, roce(hostB, hostA, opWriteMid, aQP, psn, 1024))
+				}
+				c.add(us, roce(hostA, hostB, opAck, bQP, 503, 0)) // 5 µs
+				ack(c, aQP, 101)                                  // 8 µs
+				ack(c, aQP, 103)                                  // 11 µs
+				writes(c, bQP, 100, 103, us)                      // 12..15 µs
+				ack(c, aQP, 107)                                  // 18 µs
+				ack(c, aQP, 111)                                  // 21 µs
+				writes(c, bQP, 104, 111, us)                      // 22..29 µs
+			},
+			n: 4, lead: 8 * us, // ACK 111 at 21 µs, request 111 at 29 µs
+		},
+		{
+			// An ACK of a request before the capture began.
+			name: "answers requests before the capture",
+			play: func(c *clock) {
+				ack(c, aQP, 99)
+				writes(c, bQP, 100, 103, us)
+				ack(c, aQP, 103)
+			},
+		},
+		{
+			// At most maxUnpaired responses wait for their requester.
+			name: "more responses first than kept",
+			play: func(c *clock) {
+				for psn := uint32(0); psn < maxUnpaired+100; psn++ {
+					c.add(us, roce(hostB, hostA, opAck, aQP, psn, 0))
+				}
+				writes(c, bQP, 0, maxUnpaired+99, us)
+			},
+			n: maxUnpaired, lead: (maxUnpaired + 100) * us, // ACK 0 at 1 µs, request 0 at 613 µs
 		},
 		{
 			name: "mirror missed the tail",

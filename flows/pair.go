@@ -127,6 +127,12 @@ type pairEvidence struct {
 	found    bool   // cands[:n] are all the candidates that fit every response since
 	crowded  bool   // the last look found more than maxPairCands candidates
 	nextLook uint64 // while !found: the response count at which to look again
+
+	// early: the responses kept while no requester with requests was
+	// known (early.go); firstReq: the flow's first request, when it
+	// carried a response before it (firstReq.frame != 0).
+	early    []unpairedResp
+	firstReq unpairedResp
 }
 
 // notePair narrows r's candidate partners with a response at psn: see
@@ -162,6 +168,7 @@ func (t *Table) notePair(r *Flow, psn uint32, at time.Time, read bool) {
 		clear(ev.cands[j:ev.n])
 		ev.n = j
 		r.pairOne = t.onlyCand(ev)
+		t.settleKept(r)
 		return
 	}
 	if uint64(r.resp.count) < ev.nextLook {
@@ -206,6 +213,18 @@ func (t *Table) notePair(r *Flow, psn uint32, at time.Time, read bool) {
 	}
 	ev.cands, ev.n, ev.crowded, ev.found = cands, n, crowded, !crowded
 	r.pairOne = t.onlyCand(ev)
+	t.settleKept(r)
+}
+
+// settleKept settles the responses r kept (early.go) once the flow whose
+// requests they answer is known with requests.
+func (t *Table) settleKept(r *Flow) {
+	if len(r.pair.early) == 0 {
+		return
+	}
+	if q := t.requester(r); q != nil && q.Requests.started() {
+		r.settleUnpaired(q, false)
+	}
 }
 
 // preferReaders keeps, of the candidates ids that an RDMA READ response

@@ -365,6 +365,7 @@ func (f *Flow) noteRequest(res seqResult, psn, last uint32, fa *FrameAt, prev in
 	}
 	switch res {
 	case seqFirst:
+		f.noteFirstRequest(at)
 		return
 	case seqInOrder, seqGap:
 		if s != nil && s.early != nil && s.early.valid {

@@ -37,6 +37,9 @@ func (t *Table) noteResponse(s *Flow, h *bth.BTH, at *FrameRef) {
 		t.settleNAKs(s, through)
 	}
 	r := t.requester(s)
+	if r == nil || !r.Requests.started() {
+		s.keepUnpaired(through, at) // early.go
+	}
 	if r != nil {
 		if (nak || rnr || fatal) && r.held() {
 			// Only a new request proves a reordering: decide the

@@ -62,3 +62,21 @@ func TestEarlyResponsesFinding(t *testing.T) {
 		}
 	}
 }
+
+// TestEarlyResponsesBeforeEveryRequest: the ACKs' file 500 µs behind, so
+// every ACK comes before the first WRITE: each of the 10 counts, by up to
+// the time from the first (at -462 µs) to the first WRITE.
+func TestEarlyResponsesBeforeEveryRequest(t *testing.T) {
+	var got []Finding
+	for _, f := range CaptureHealth(earlyInput(-500 * time.Microsecond)) {
+		if _, ok := f.Evidence.Counts["early_responses"]; ok {
+			got = append(got, f)
+		}
+	}
+	if len(got) != 1 {
+		t.Fatalf("%d early-response findings, want 1", len(got))
+	}
+	if c := got[0].Evidence.Counts; c["early_responses"] != 10 || c["flows"] != 1 || c["lead_s"] != 462e-6 {
+		t.Errorf("counts %v, want 10 early responses on 1 flow, lead 462 µs", c)
+	}
+}
