@@ -155,6 +155,12 @@ func (e *earlyState) lead(resp FrameRef, req *FrameRef) {
 // known with requests (keepUnpaired): 12 KiB a flow at most.
 const maxUnpaired = 512
 
+// maxKeptResponses bounds the responses all the flows of a table keep
+// (keepUnpaired): 12 MiB. A mirror of one direction, or of responses whose
+// requests were never captured, would otherwise keep maxUnpaired on every
+// response flow (1.2 GB for 100,000 flows). A variable for tests.
+var maxKeptResponses = 1 << 19
+
 // unpairedResp is a response kept by keepUnpaired (or a flow's first
 // request: noteFirstRequest): 24 bytes.
 type unpairedResp struct {
@@ -172,11 +178,13 @@ func (u *unpairedResp) ref() FrameRef {
 // whose requester was not known or had carried no request when it came.
 // Not when the responses so far fit several candidates (or more than
 // maxPairCands): it fits their requests, so it is not ahead of them.
-func (s *Flow) keepUnpaired(through uint32, at *FrameRef) {
+// Nor once the table keeps maxKeptResponses.
+func (t *Table) keepUnpaired(s *Flow, through uint32, at *FrameRef) {
 	ev := s.pair
-	if ev == nil || ev.crowded || ev.found && ev.n > 1 || len(ev.early) == maxUnpaired {
+	if ev == nil || ev.crowded || ev.found && ev.n > 1 || len(ev.early) == maxUnpaired || t.keptResponses >= maxKeptResponses {
 		return
 	}
+	t.keptResponses++
 	ev.early = append(ev.early, unpairedResp{at.Time.UnixNano(), at.Frame, int32(at.File), through})
 }
 
@@ -202,7 +210,7 @@ func (f *Flow) firstRequest() FrameRef {
 // them: one before r's first request at a PSN r's requests carried is
 // early; one at or past the PSN they expect next is ahead of them
 // (noteAhead), unless final (Finish: no request will come to prove it).
-func (s *Flow) settleUnpaired(r *Flow, final bool) {
+func (t *Table) settleUnpaired(s, r *Flow, final bool) {
 	ev := s.pair
 	first := r.firstRequest()
 	for i := range ev.early {
@@ -221,7 +229,8 @@ func (s *Flow) settleUnpaired(r *Flow, final bool) {
 			e.lead(at, &first)
 		}
 	}
-	ev.early = ev.early[:0]
+	t.keptResponses -= len(ev.early)
+	ev.early = nil // settled once: the requester is known with requests
 }
 
 // finishEarly settles, once partners are known, the responses each flow
@@ -232,6 +241,6 @@ func (t *Table) finishEarly() {
 		if r == nil || r.pair == nil || len(r.pair.early) == 0 || !f.Requests.started() {
 			continue
 		}
-		r.settleUnpaired(f, true)
+		t.settleUnpaired(r, f, true)
 	}
 }

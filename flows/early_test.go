@@ -136,3 +136,46 @@ func TestEarlyResponses(t *testing.T) {
 		})
 	}
 }
+
+// TestKeptResponsesBounded: the responses a table keeps for requesters not
+// yet known stop at maxKeptResponses, whatever the number of flows (a
+// mirror of responses only would keep maxUnpaired on each), and a flow's
+// settled responses give their place back.
+func TestKeptResponsesBounded(t *testing.T) {
+	defer func(n int) { maxKeptResponses = n }(maxKeptResponses)
+	maxKeptResponses = 3 * maxUnpaired / 2
+	c := newClock(Config{})
+	for qp := uint32(1); qp <= 4; qp++ { // responses only: no request comes
+		for psn := uint32(0); psn < maxUnpaired; psn++ {
+			c.add(us, roce(hostB, hostA, opAck, 0x100+qp, psn, 0))
+		}
+	}
+	kept := func() int {
+		n := 0
+		for _, f := range c.tab.flows {
+			if f.pair != nil {
+				n += len(f.pair.early)
+			}
+		}
+		return n
+	}
+	if got := kept(); got != maxKeptResponses || c.tab.keptResponses != got {
+		t.Fatalf("kept %d responses (counted %d), want the bound %d", got, c.tab.keptResponses, maxKeptResponses)
+	}
+
+	// A connection whose requests come settles its kept responses: the
+	// table keeps fewer, and its ACKs before the first WRITE count.
+	c = newClock(Config{})
+	for psn := uint32(0); psn < 10; psn++ {
+		c.add(us, roce(hostB, hostA, opAck, aQP, psn, 0))
+	}
+	writes(c, bQP, 0, 9, us)
+	c.add(us, roce(hostB, hostA, opAck, aQP, 9, 0))
+	fs := c.flows(key(hostA, hostB, bQP))
+	if c.tab.keptResponses != 0 {
+		t.Errorf("%d responses still kept after their requests came", c.tab.keptResponses)
+	}
+	if len(fs) != 1 || fs[0].EarlyResponses().N != 10 {
+		t.Errorf("early responses after settling: %d flows", len(fs))
+	}
+}

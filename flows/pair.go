@@ -223,7 +223,7 @@ func (t *Table) settleKept(r *Flow) {
 		return
 	}
 	if q := t.requester(r); q != nil && q.Requests.started() {
-		r.settleUnpaired(q, false)
+		t.settleUnpaired(r, q, false)
 	}
 }
 

@@ -38,7 +38,7 @@ func (t *Table) noteResponse(s *Flow, h *bth.BTH, at *FrameRef) {
 	}
 	r := t.requester(s)
 	if r == nil || !r.Requests.started() {
-		s.keepUnpaired(through, at) // early.go
+		t.keepUnpaired(s, through, at) // early.go
 	}
 	if r != nil {
 		if (nak || rnr || fatal) && r.held() {

@@ -74,6 +74,10 @@ type Table struct {
 	par        ParallelFiles
 	copyAcross bool
 
+	// keptResponses counts the responses the flows keep for requesters
+	// not yet known (early.go), up to maxKeptResponses.
+	keptResponses int
+
 	// cnpHosts is, per source and destination address, what their CNPs'
 	// IPv4 IDs have shown (cnp.go).
 	cnpHosts map[hostPair]*cnpHost
