@@ -168,7 +168,7 @@ func incidentReport() *reports.Report {
 				"One flow also saw 3 RNR NAKs (receiver not ready, timer 1.28 ms), which means the receiver ran out of posted receive buffers.",
 			Flows: []int{3, 11}, Nodes: []string{"dgx-01", "dgx-02", "dgx-03"},
 			Evidence: reports.Evidence{
-				Counts: map[string]float64{"retransmitted_packets": 412, "go_back_n_episodes": 9, "max_recovery_ms": 4.2, "rnr_naks": 3, "retransmitted_bytes": 1_713_096},
+				Counts: map[string]float64{"retransmitted_packets": 412, "go_back_n_episodes": 9, "recovery_ms_max": 4.2, "rnr_naks": 3, "retransmitted_bytes": 1_713_096},
 				First:  frame(pcap, 982_311, 968*time.Millisecond), Last: frame(pcap, 14_201_877, 1801*time.Millisecond),
 				Details: []string{
 					"#3 10.0.2.1 > 10.0.2.2 qp 0x000203: 301 retransmitted, 6 NAK psn_seq_err, longest recovery 4.20 ms",

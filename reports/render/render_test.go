@@ -123,6 +123,19 @@ func TestCountValue(t *testing.T) {
 		{"huge", 1e20, "1e+20"},
 		{"big_fraction", 1234567.5, "1234568"},
 		{"weird_s", math.Inf(1), "+Inf"},
+		// The unit before a _max, _min or _mean, as the findings name them.
+		{"recovery_ms_max", 4.2, "4.2 (4.20 ms)"},
+		{"recovery_ms_mean", 0.0125, "0.0125 (12.5 µs)"},
+		{"timeout_ms_min", 131, "131 (131 ms)"},
+		{"rnr_wait_ms_max", 2500, "2500 (2.50 s)"},
+		{"catch_up_ms_max", 0.3, "0.3 (300 µs)"},
+		{"offset_max_s", 1.5, "1.5 (1.50 s)"},
+		{"max_late_us", 1500, "1500 (1.50 ms)"},
+		{"peak_cnps_per_ms", 12, "12"},
+		{"retransmitted_bytes_max", 2e6, "2000000 (2.00 MB)"},
+		{"timeout_ms_max", 0, "0"}, // "0 (0 s)" says nothing more
+		{"names_ms", 5, "5 (5.00 ms)"},
+		{"maximum", 5, "5"},
 	}
 	for _, tc := range tests {
 		if got := countValue(count{tc.name, tc.v}); got != tc.want {
