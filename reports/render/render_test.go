@@ -77,6 +77,14 @@ func TestMarkdownEscape(t *testing.T) {
 		{"a &amp; b & c", `a \&amp; b & c`},
 		{"back\\slash", `back\\slash`},
 		{"two\nlines", "two lines"},
+		// GitHub-flavoured autolinks: www., http(s):// and e-mail addresses
+		// in file and node names would become links.
+		{"www.capture-host.example/a.pcap", `www\.capture-host.example/a.pcap`},
+		{"/srv/WWW.mirror.example.pcap", `/srv/WWW\.mirror.example.pcap`},
+		{"dgx-1.www.example.com", "dgx-1.www.example.com"},
+		{"from http://wiki.example.com/pod", `from http\://wiki.example.com/pod`},
+		{"ops@dgx-1.example.com", `ops\@dgx-1.example.com`},
+		{"10.0.0.1:4791", "10.0.0.1:4791"},
 	}
 	for _, tc := range tests {
 		if got := mdInline(tc.in); got != tc.want {
@@ -284,5 +292,27 @@ func TestManyProblemsListedBriefly(t *testing.T) {
 	few := []string{"a", "b"}
 	if got := shownProblems(few); !reflect.DeepEqual(got, few) {
 		t.Errorf("shownProblems(%q) = %q", few, got)
+	}
+}
+
+// TestMarkdownNamesDoNotLink: file and node names that GitHub-flavoured
+// Markdown would turn into links (a host name with www., a URL, an
+// e-mail address) come out escaped, in the capture table, the findings'
+// nodes and the flows table.
+func TestMarkdownNamesDoNotLink(t *testing.T) {
+	r := quietReport()
+	r.Capture.Files = []string{"www.mirror-host.example/rail3.pcap", "http://files.example.com/b.pcap"}
+	r.Findings = append(r.Findings, reports.Finding{Kind: "fan_out", Severity: reports.Info, Title: "t",
+		Nodes: []string{"ops@dgx-1.example.com", "www.dgx-2.example"}})
+	r.Flows[0].Src = "www.src.example"
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, want := range []string{`www\.mirror-host.example/rail3.pcap`, `http\://files.example.com/b.pcap`, `ops\@dgx-1.example.com`, `www\.dgx-2.example`, `www\.src.example`} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md)
+		}
 	}
 }
