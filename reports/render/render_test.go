@@ -316,3 +316,27 @@ func TestMarkdownNamesDoNotLink(t *testing.T) {
 		}
 	}
 }
+
+// TestNextCommandsAsCode: the commands a finding's next step quotes in
+// backticks are code in Markdown and HTML (not literal backticks), and the
+// prose around them is escaped as any text.
+func TestNextCommandsAsCode(t *testing.T) {
+	r := quietReport()
+	r.Findings = append(r.Findings, reports.Finding{Kind: "pfc", Severity: reports.Warning, Title: "t",
+		Next: "Find the port (`ethtool -S <if> | grep pause` on the HCAs) and *why*; then `rocedump read -v`. A lone ` stays."})
+	var md, page bytes.Buffer
+	if err := WriteMarkdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(&page, r); err != nil {
+		t.Fatal(err)
+	}
+	want := "**Next:** Find the port (`ethtool -S <if> | grep pause` on the HCAs) and \\*why\\*; then `rocedump read -v`. A lone \\` stays.\n"
+	if !strings.Contains(md.String(), want) {
+		t.Errorf("Markdown lacks %q:\n%s", want, md.String())
+	}
+	want = "<strong>Next:</strong> Find the port (<code>ethtool -S &lt;if&gt; | grep pause</code> on the HCAs) and *why*; then <code>rocedump read -v</code>. A lone ` stays.</p>"
+	if !strings.Contains(page.String(), want) {
+		t.Errorf("HTML lacks %q", want)
+	}
+}
