@@ -30,6 +30,8 @@ func mdInline(s string) string {
 			b.WriteByte('\\') // intraword _ cannot emphasise; others can
 		case r == '&' && (unicode.IsLetter(next) || next == '#'):
 			b.WriteByte('\\') // would start an entity
+		case r == '#' && unicode.IsDigit(next) && !alnum(prev):
+			b.WriteByte('\\') // GitHub links #3 to issue 3 (flow numbers in details)
 		case r == '@':
 			b.WriteByte('\\') // an e-mail address would become a mailto: link
 		case r == ':' && i+2 < len(rs) && rs[i+1] == '/' && rs[i+2] == '/':

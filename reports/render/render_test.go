@@ -69,7 +69,9 @@ func TestMarkdownEscape(t *testing.T) {
 		{"snake_case_name stays", "snake_case_name stays"},
 		{"_emphasis_ goes", `\_emphasis\_ goes`},
 		{"# heading", `\# heading`},
-		{"#3 is not a heading", "#3 is not a heading"},
+		{"#3 is not a heading", `\#3 is not a heading`},
+		// GitHub links #3 to issue 3: flow numbers in detail lines.
+		{"flows #3 and #11, C# and #x", `flows \#3 and \#11, C# and #x`},
 		{"- list", `\- list`},
 		{"1. list", `1\. list`},
 		{"4.2 ms", "4.2 ms"},
