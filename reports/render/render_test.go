@@ -108,6 +108,11 @@ func TestWrap(t *testing.T) {
 		{"runes count once", "ééé ééé", "", "", 7, "ééé ééé\n"},
 		{"wide runes count twice", "名前 名前 ab", "", "", 9, "名前 名前\nab\n"},
 		{"empty", "", "Next: ", "", 80, "Next:\n"},
+		// A command in backticks is one word: copied from the terminal, it
+		// must not come with a line break in it.
+		{"command kept whole", "Run `rdma statistic show link mlx5_X/1`, then (`ip -br a`).", "Next: ", "  ", 24,
+			"Next: Run\n  `rdma statistic show link mlx5_X/1`,\n  then (`ip -br a`).\n"},
+		{"lone backtick", "a ` b c d", "", "", 5, "a ` b\nc d\n"},
 	}
 	for _, tc := range tests {
 		if got := wrap(tc.text, tc.first, tc.indent, tc.width); got != tc.want {
