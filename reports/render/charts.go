@@ -154,7 +154,13 @@ func throughputChart(tl *reports.Timeline, rs flowtable.Source) (template.HTML, 
 		s.text(lp.x-8, laneTop+laneH+4, "end", "tick", "0")
 		s.text(lp.x-8, laneTop+4, "end", "tick", flowtable.HumanRate(peak))
 		s.line(lp.x, laneTop, lp.x+lp.w, laneTop, gridColor, 1)
-		s.polyline(linePoints(lp, all, peak), colorAllRoCE, "All RoCE traffic")
+		pts := linePoints(lp, all, peak)
+		s.polyline(pts, colorAllRoCE, "All RoCE traffic")
+		if len(all.sum) <= 60 { // a line of one point is not seen
+			for j := 0; j < len(pts); j += 2 {
+				s.circle(pts[j], pts[j+1], 3.5, colorAllRoCE)
+			}
+		}
 	}
 	p := newPlot(&s, top, h, sp, bgThroughput)
 	peak := 0.0

@@ -218,6 +218,9 @@ func TestThroughputChartRanksAllFlows(t *testing.T) {
 	if !strings.Contains(svg, "All RoCE traffic: 6.01 GB, at most 48.1 Tbps") {
 		t.Errorf("chart lacks the lane of all RoCE traffic:\n%s", svg)
 	}
+	if !strings.Contains(svg, `r="3.5" fill="`+colorAllRoCE+`"`) {
+		t.Errorf("the lane's one bin has no dot: a line of one point is not seen")
+	}
 
 	// None of the top five has a series: the lane of all RoCE traffic is
 	// still drawn, and the plot of the flows says why it is empty. Of
