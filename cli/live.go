@@ -143,6 +143,7 @@ that failed (the report of what was captured is still printed).`,
 			if !cmd.Flags().Changed("filter") {
 				opts.Filter = capture.DefaultLiveFilter()
 			}
+			opts.Report.FormatFromOutput = !cmd.Flags().Changed("format")
 			if runF != nil {
 				return runF(opts)
 			}

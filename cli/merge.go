@@ -26,6 +26,8 @@ type MergeOptions struct {
 	Format      string
 	Output      string
 	FailOn      string
+	// FormatFromOutput: --format was not given (see pickFormat).
+	FormatFromOutput bool
 }
 
 // NewCmdMerge builds `rocedump merge`. runF replaces mergeRun in tests.
@@ -109,10 +111,11 @@ Exit codes: 0 no finding at or above --fail-on, 1 findings at or above it,
 2 usage error or a file that is not a rocedump JSON report.`,
 		Example: `  for r in 0 1 2 3 4 5 6 7; do rocedump report --format json -o rail$r.json rail$r.pcap; done
   rocedump merge --topology pod.yaml rail*.json > fabric.json
-  rocedump merge --format markdown -o ticket.md rail0.json rail1.json`,
+  rocedump merge -o ticket.md rail0.json rail1.json`,
 		Args: needArgs("report", "REPORT.json is a JSON report of rocedump report --format json, or - for standard input"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Reports = args
+			opts.FormatFromOutput = !cmd.Flags().Changed("format")
 			if runF != nil {
 				return runF(opts)
 			}
@@ -124,7 +127,7 @@ Exit codes: 0 no finding at or above --fail-on, 1 findings at or above it,
 	f := cmd.Flags()
 	f.StringVar(&opts.Topology, "topology", "", "topology `FILE` (YAML), as given to report")
 	f.StringArrayVar(&opts.RailSubnets, "rail-subnet", nil, "map a compute subnet to a rail, `CIDR=RAIL` (repeatable), as given to report")
-	f.StringVar(&opts.Format, "format", "json", "output format: "+strings.Join(reportFormats, ", "))
+	f.StringVar(&opts.Format, "format", "json", "output format: "+strings.Join(reportFormats, ", ")+formatFromOutputHelp)
 	f.StringVarP(&opts.Output, "output", "o", "", "write the merged report to `FILE` instead of standard output (replaced only once the report is complete; not one of the reports)")
 	f.StringVar(&opts.FailOn, "fail-on", "critical", "exit 1 when a finding is at or above `SEVERITY`: warning, critical, or never")
 	return cmd
@@ -132,7 +135,7 @@ Exit codes: 0 no finding at or above --fail-on, 1 findings at or above it,
 
 func mergeRun(opts *MergeOptions) error {
 	ro := &ReportOptions{IO: opts.IO, Topology: opts.Topology, RailSubnets: opts.RailSubnets, Format: opts.Format,
-		Output: opts.Output, FailOn: opts.FailOn}
+		Output: opts.Output, FailOn: opts.FailOn, FormatFromOutput: opts.FormatFromOutput}
 	topo, failOn, never, err := checkOutputFlags(ro)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"math"
+	"path/filepath"
 	"runtime/debug"
 	"runtime/metrics"
 	"strings"
@@ -26,12 +27,15 @@ type ReportOptions struct {
 	Format      string
 	Output      string
 	FailOn      string
-	DataDSCP    uint8
-	CNPDSCP     uint8
-	DataPCP     uint8
-	CNPPCP      uint8
-	ECNWindow   time.Duration
-	Workers     int
+	// FormatFromOutput: --format was not given, so the extension of -o
+	// FILE picks the format (see pickFormat).
+	FormatFromOutput bool
+	DataDSCP         uint8
+	CNPDSCP          uint8
+	DataPCP          uint8
+	CNPPCP           uint8
+	ECNWindow        time.Duration
+	Workers          int
 }
 
 // reportFormats are the formats of `report` (and of `live` at its end).
@@ -90,12 +94,13 @@ compute subnets to rails.
 Exit codes: 0 no finding at or above --fail-on, 1 findings at or above it,
 2 usage or input error.`,
 		Example: `  rocedump report --topology testdata/topology/dgx-pod.yaml testdata/pcaps/gen/clean_allreduce.pcap
-  rocedump report --format markdown -o ticket.md mirror.pcap.gz
+  rocedump report -o ticket.md mirror.pcap.gz
   rocedump report --format html -o incident.html --topology pod.yaml /captures/incident-4711/
   rocedump report --rail-subnet 10.0.0.0/16=0 --rail-subnet 10.1.0.0/16=1 --fail-on warning mirror.pcap`,
 		Args: needArgs("capture", captureArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Captures = args
+			opts.FormatFromOutput = !cmd.Flags().Changed("format")
 			if runF != nil {
 				return runF(opts)
 			}
@@ -114,7 +119,7 @@ Exit codes: 0 no finding at or above --fail-on, 1 findings at or above it,
 func addReportFlags(f flagSet, opts *ReportOptions) {
 	f.StringVar(&opts.Topology, "topology", "", "topology `FILE` (YAML) naming each IP's node, role and rail")
 	f.StringArrayVar(&opts.RailSubnets, "rail-subnet", nil, "map a compute subnet to a rail, `CIDR=RAIL` (repeatable)")
-	f.StringVar(&opts.Format, "format", "text", "report format: "+strings.Join(reportFormats, ", "))
+	f.StringVar(&opts.Format, "format", "text", "report format: "+strings.Join(reportFormats, ", ")+formatFromOutputHelp)
 	f.StringVarP(&opts.Output, "output", "o", "", "write the report to `FILE` instead of standard output (replaced only once the report is complete)")
 	f.StringVar(&opts.FailOn, "fail-on", "critical", "exit 1 when a finding is at or above `SEVERITY`: warning, critical, or never")
 	f.Uint8Var(&opts.DataDSCP, "data-dscp", 26, "DSCP that RoCE data should carry")
@@ -172,10 +177,35 @@ func (opts *ReportOptions) config() reports.Config {
 		DataPCP: opts.DataPCP, CNPPCP: opts.CNPPCP, ExplicitPCP: true, ECNWindow: opts.ECNWindow}
 }
 
+// formatFromOutputHelp ends the usage of --format of report, merge and
+// live.
+const formatFromOutputHelp = "; without it, the extension of -o FILE picks one (.html or .htm, .md or .markdown, .json, .txt)"
+
+// pickFormat sets opts.Format from the extension of opts.Output when
+// --format was not given (opts.FormatFromOutput): `-o ticket.md` is
+// Markdown, as the name says, not the default text under a .md name.
+// Another extension, or none, keeps the default.
+func pickFormat(opts *ReportOptions) {
+	if !opts.FormatFromOutput || opts.Output == "-" {
+		return
+	}
+	switch strings.ToLower(filepath.Ext(opts.Output)) {
+	case ".html", ".htm":
+		opts.Format = "html"
+	case ".md", ".markdown":
+		opts.Format = "markdown"
+	case ".json":
+		opts.Format = "json"
+	case ".txt":
+		opts.Format = "text"
+	}
+}
+
 // checkOutputFlags validates the flags of the report's output (--format,
-// --fail-on, -o: see probeOutput) and loads the topology (--topology,
-// --rail-subnet).
+// or the extension of -o: see pickFormat; --fail-on; -o: see probeOutput)
+// and loads the topology (--topology, --rail-subnet).
 func checkOutputFlags(opts *ReportOptions) (*topology.Topology, reports.Severity, bool, error) {
+	pickFormat(opts)
 	switch opts.Format {
 	case "text", "markdown", "json", "html":
 	default:

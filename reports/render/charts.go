@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/rocedump/rocedump/reports"
 	"github.com/rocedump/rocedump/reports/flowtable"
@@ -23,10 +24,15 @@ const (
 	maxBars    = 300 // bars per series
 )
 
+// throughputCaption is the caption of the throughput chart.
+func throughputCaption() string {
+	return "Mean rate per time bin of the " + strconv.Itoa(chartFlows) + " flows with the most bytes."
+}
+
 // charts draws the three charts of the HTML report.
 func charts(r *reports.Report) []chart {
 	cs := []chart{
-		{"Throughput of the top flows", "Mean rate per time bin of the " + strconv.Itoa(chartFlows) + " flows with the most bytes.", ""},
+		{"Throughput of the top flows", throughputCaption(), ""},
 		{"Congestion signals", "ECN CE-marked RoCE packets (bars) and CNPs (line) per second.", ""},
 		{"Retransmission events", "Retransmitted packets and PSN gaps per time bin, each lane on its own scale.", ""},
 	}
@@ -41,21 +47,35 @@ func charts(r *reports.Report) []chart {
 		cs[2].SVG = emptyChart("Retransmission events over time", bgEvents, why)
 		return cs
 	}
-	cs[0].SVG = throughputChart(tl, r.FlowRecords())
+	cs[0].SVG, cs[0].Caption = throughputChart(tl, r.FlowRecords())
 	cs[1].SVG = congestionChart(tl)
 	cs[2].SVG = eventsChart(tl)
 	return cs
 }
 
-// topSeries picks the flows to draw: those with a series, most bytes
-// first (flows missing from the records rank by their series), ties by ID.
-func topSeries(tl *reports.Timeline, rs flowtable.Source) (ids []int, recs map[int]flowtable.Record) {
-	recs = rs.Pick(func(id int) bool { _, ok := tl.FlowBits[id]; return ok })
+// topFlows ranks the flows for the throughput chart: every flow of the
+// report by bytes, ties by ID (a flow with a series but no record, as a
+// test makes, by its series), and returns the first chartFlows with their
+// records. Only the first reports.SeriesFlows flows of a capture have a
+// series: the top flows can be later ones, which the chart cannot draw.
+func topFlows(tl *reports.Timeline, rs flowtable.Source) (ids []int, recs map[int]flowtable.Record) {
+	recs = map[int]flowtable.Record{}
 	score := map[int]float64{}
+	for _, r := range rs.TopByBytes(chartFlows) {
+		recs[r.ID], score[r.ID] = r, float64(r.Bytes)
+		ids = append(ids, r.ID)
+	}
+	recorded := map[int]bool{}
+	for r := range rs.Rows() {
+		if _, ok := tl.FlowBits[r.ID]; ok {
+			recorded[r.ID] = true
+		}
+	}
 	for id, s := range tl.FlowBits {
-		if r, ok := recs[id]; ok {
-			score[id] = float64(r.Bytes)
-		} else if b, ok := bin(s, len(s.Bins)+1); ok {
+		if recorded[id] {
+			continue
+		}
+		if b, ok := bin(s, len(s.Bins)+1); ok {
 			score[id] = b.total() / 8
 		}
 		ids = append(ids, id)
@@ -69,8 +89,10 @@ func topSeries(tl *reports.Timeline, rs flowtable.Source) (ids []int, recs map[i
 	return ids[:min(len(ids), chartFlows)], recs
 }
 
-func throughputChart(tl *reports.Timeline, rs flowtable.Source) template.HTML {
-	ids, recs := topSeries(tl, rs)
+// throughputChart draws the top flows and returns the chart's caption,
+// which names the top flows that have no series.
+func throughputChart(tl *reports.Timeline, rs flowtable.Source) (template.HTML, string) {
+	ids, recs := topFlows(tl, rs)
 	type line struct {
 		b     binned
 		label string
@@ -78,27 +100,69 @@ func throughputChart(tl *reports.Timeline, rs flowtable.Source) template.HTML {
 	}
 	var lines []line
 	var bs []binned
+	var missing []string
 	for _, id := range ids {
-		b, ok := bin(tl.FlowBits[id], maxPoints)
-		if !ok {
-			continue
-		}
 		label := "#" + strconv.Itoa(id)
 		if r, ok := recs[id]; ok {
 			label = flowLabel(r) + " · " + flowtable.HumanBytes(r.Bytes)
 		}
+		s, ok := tl.FlowBits[id]
+		if !ok {
+			missing = append(missing, label)
+			continue
+		}
+		b, ok := bin(s, maxPoints)
+		if !ok {
+			continue
+		}
 		lines = append(lines, line{b, label, flowColor(len(lines))})
 		bs = append(bs, b)
 	}
-	const top, h = 16.0, 250.0
+	caption := throughputCaption()
+	if len(missing) > 0 {
+		caption += " Not drawn, having no series of their own (only the first " + strconv.Itoa(reports.SeriesFlows) +
+			" flows of a capture get one): " + strings.Join(missing, "; ") + "."
+	}
+	// All RoCE traffic, in a lane of its own above the flows (on their
+	// scale it would flatten them): what the top flows are a part of, and
+	// the only line when none of them has a series.
+	all, okAll := bin(tl.RoCEBits, maxPoints)
+	okAll = okAll && all.total() > 0
+	if len(lines) == 0 && !okAll {
+		return emptyChart("Throughput over time of the top flows", bgThroughput, "No data: the capture has no per-flow time series."), caption
+	}
+	if okAll {
+		bs = append(bs, all)
+	}
+	const laneTop, laneH, gap, h = 30.0, 70.0, 44.0, 250.0
+	top := 16.0
+	if okAll {
+		top = laneTop + laneH + gap
+	}
 	legendY := top + h + 66
 	rows := (len(lines) + 1) / 2
-	if len(lines) == 0 {
-		return emptyChart("Throughput over time of the top flows", bgThroughput, "No data: the capture has no per-flow time series.")
-	}
 	var s svg
-	s.open(chartW, legendY+float64(rows)*22, "Throughput over time of the top flows")
-	p := newPlot(&s, top, h, spanOf(bs), bgThroughput)
+	s.open(chartW, legendY+float64(max(rows, 1))*22, "Throughput over time of the top flows")
+	sp := spanOf(bs)
+	if okAll {
+		lp := newPlot(&s, laneTop, laneH, sp, bgThroughput)
+		peak := 0.0
+		for i := range all.sum {
+			peak = max(peak, all.perSecond(i))
+		}
+		s.text(lp.x, laneTop-8, "start", "lane", "All RoCE traffic: "+flowtable.HumanBytes(uint64(min(all.total()/8, 1e19)))+", at most "+flowtable.HumanRate(peak))
+		s.text(lp.x-8, laneTop+laneH+4, "end", "tick", "0")
+		s.text(lp.x-8, laneTop+4, "end", "tick", flowtable.HumanRate(peak))
+		s.line(lp.x, laneTop, lp.x+lp.w, laneTop, gridColor, 1)
+		pts := linePoints(lp, all, peak)
+		s.polyline(pts, colorAllRoCE, "All RoCE traffic")
+		if len(all.sum) <= 60 { // a line of one point is not seen
+			for j := 0; j < len(pts); j += 2 {
+				s.circle(pts[j], pts[j+1], 3.5, colorAllRoCE)
+			}
+		}
+	}
+	p := newPlot(&s, top, h, sp, bgThroughput)
 	peak := 0.0
 	for _, l := range lines {
 		for i := range l.b.sum {
@@ -106,15 +170,14 @@ func throughputChart(tl *reports.Timeline, rs flowtable.Source) template.HTML {
 		}
 	}
 	sc := yScale(peak)
-	p.valueAxis(sc, rateUnits().labeler(sc), p.y, p.h)
+	if len(lines) == 0 {
+		p.noData("No top flow has a series of its own: see the caption.")
+	} else {
+		p.valueAxis(sc, rateUnits().labeler(sc), p.y, p.h)
+	}
 	p.timeAxis()
 	for i, l := range lines {
-		pts := make([]float64, 0, 2*len(l.b.sum))
-		for j := range l.b.sum {
-			t0 := l.b.start.Add(l.b.width * timeMul(j))
-			mid := t0.Add(l.b.widthOf(j) / 2)
-			pts = append(pts, p.X(mid), p.Y(l.b.perSecond(j), sc.Top, p.y, p.h))
-		}
+		pts := linePoints(p, l.b, sc.Top)
 		s.polyline(pts, l.color, l.label)
 		if len(l.b.sum) <= 60 {
 			for j := 0; j < len(pts); j += 2 {
@@ -123,7 +186,18 @@ func throughputChart(tl *reports.Timeline, rs flowtable.Source) template.HTML {
 		}
 		legend(&s, plotLeft+float64(i%2)*(plotW/2), legendY+float64(i/2)*22, l.color, l.label, false)
 	}
-	return s.close()
+	return s.close(), caption
+}
+
+// linePoints are the points of b's rate per bin in p, at the middle of
+// each bin, on a scale to top.
+func linePoints(p plot, b binned, top float64) []float64 {
+	pts := make([]float64, 0, 2*len(b.sum))
+	for j := range b.sum {
+		mid := b.start.Add(b.width*timeMul(j) + b.widthOf(j)/2)
+		pts = append(pts, p.X(mid), p.Y(b.perSecond(j), top, p.y, p.h))
+	}
+	return pts
 }
 
 func congestionChart(tl *reports.Timeline) template.HTML {

@@ -2,6 +2,7 @@ package render
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -171,5 +172,63 @@ func TestTimeAxisUnits(t *testing.T) {
 				t.Errorf("span %v: axis has %q", tc.span, bad)
 			}
 		}
+	}
+}
+
+// TestThroughputChartRanksAllFlows checks that the throughput chart draws
+// the flows with the most bytes of the whole report, not the most among
+// those that have a series (the first reports.SeriesFlows of a capture),
+// and that its caption names the top flows it cannot draw.
+func TestThroughputChartRanksAllFlows(t *testing.T) {
+	start := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	n := reports.SeriesFlows + 3
+	var recs []flowtable.Record
+	tl := &reports.Timeline{FlowBits: map[int]reports.Series{}}
+	for id := 1; id <= n; id++ {
+		r := flowtable.Record{ID: id, Src: "10.0.0.1", Dst: "10.0.0.2", DestQPN: uint32(id), Bytes: uint64(1000 + id%7)}
+		if id > reports.SeriesFlows {
+			r.Bytes = uint64(1e9 * (id - reports.SeriesFlows)) // the three heaviest came last: no series
+		} else {
+			tl.FlowBits[id] = reports.Series{Start: start, Bin: time.Millisecond, Bins: []float64{8 * float64(r.Bytes)}}
+		}
+		recs = append(recs, r)
+	}
+	tl.RoCEBits = reports.Series{Start: start, Bin: time.Millisecond, Bins: []float64{8 * 6.01e9}}
+	// Flows 6 and 13 tie with 4095 at 1006 bytes, the most among those
+	// with a series: the top five are 4099, 4098, 4097, 6 and 13.
+	r := &reports.Report{Flows: recs, Timeline: tl}
+	c := charts(r)[0]
+	svg := string(c.SVG)
+	for _, id := range []string{"#6 ", "#13 "} {
+		if !strings.Contains(svg, "<title>"+id) {
+			t.Errorf("chart lacks flow %s, one of the top 5 by bytes", id)
+		}
+	}
+	if got := strings.Count(svg, "<polyline"); got != 3 {
+		t.Errorf("chart draws %d lines, want 3 (the top flows with a series and all RoCE traffic)", got)
+	}
+	for _, id := range []string{"#4099 ", "#4098 ", "#4097 "} {
+		if !strings.Contains(c.Caption, id) {
+			t.Errorf("caption does not name top flow %s, which has no series: %q", id, c.Caption)
+		}
+	}
+	if !strings.Contains(c.Caption, "first "+strconv.Itoa(reports.SeriesFlows)+" flows") {
+		t.Errorf("caption does not say why: %q", c.Caption)
+	}
+	if !strings.Contains(svg, "All RoCE traffic: 6.01 GB, at most 48.1 Tbps") {
+		t.Errorf("chart lacks the lane of all RoCE traffic:\n%s", svg)
+	}
+	if !strings.Contains(svg, `r="3.5" fill="`+colorAllRoCE+`"`) {
+		t.Errorf("the lane's one bin has no dot: a line of one point is not seen")
+	}
+
+	// None of the top five has a series: the lane of all RoCE traffic is
+	// still drawn, and the plot of the flows says why it is empty. Of
+	// flows 4091-4099, the top five are 4099, 4098, 4097, 4094 and 4093.
+	tl.FlowBits = map[int]reports.Series{4091: tl.FlowBits[4091], 4092: tl.FlowBits[4092], 4095: tl.FlowBits[4095], 4096: tl.FlowBits[4096]}
+	c = charts(&reports.Report{Flows: recs[4090:], Timeline: tl})[0]
+	svg = string(c.SVG)
+	if strings.Contains(svg, "No data") || !strings.Contains(svg, "All RoCE traffic") || !strings.Contains(svg, "No top flow has a series") {
+		t.Errorf("chart with no top flow drawn:\n%s", svg)
 	}
 }

@@ -36,16 +36,21 @@ func number(v float64) string {
 }
 
 // countValue is number(c.Value) with a human reading when the name says
-// the unit by a suffix (…bytes, …_bps, …_s, …_ms, …_us, …_ns).
+// the unit by a suffix (…bytes, …_bps, …_s, …_ms, …_us, …_ns), also
+// before a statistic (recovery_ms_max, timeout_ms_min, recovery_ms_mean).
+// Zero gets none: "0 (0 s)" says nothing more.
 func countValue(c count) string {
 	raw := number(c.Value)
-	if math.IsNaN(c.Value) || math.IsInf(c.Value, 0) || c.Value < 0 {
+	if math.IsNaN(c.Value) || math.IsInf(c.Value, 0) || c.Value <= 0 {
 		return raw
 	}
 	var human string
 	n := c.Name
 	if strings.Contains(n, "_per_") {
 		n = "" // a rate such as cnps_per_s: no unit to show
+	}
+	for _, stat := range []string{"_max", "_min", "_mean", "_median"} {
+		n = strings.TrimSuffix(n, stat)
 	}
 	switch {
 	case strings.HasSuffix(n, "bytes") && c.Value >= 1000 && c.Value < 1e19:

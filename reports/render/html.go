@@ -53,15 +53,16 @@ type cell struct{ Text, Class string }
 
 // htmlFinding is one finding, ready for the template.
 type htmlFinding struct {
-	N                 int
-	Severity, Tag     string
-	Kind, Title       string
-	Detail            []string // paragraphs
-	Counts            []fact
-	Details           []string
-	Flows, Nodes      string
-	First, Last, Next string
-	Open              bool
+	N             int
+	Severity, Tag string
+	Kind, Title   string
+	Detail        []string // paragraphs
+	Counts        []fact
+	Details       []string
+	Flows, Nodes  string
+	First, Last   string
+	Next          []textPart // prose and commands
+	Open          bool
 }
 
 func newPage(r *reports.Report) page {
@@ -102,7 +103,7 @@ func newHTMLFinding(n int, f reports.Finding) htmlFinding {
 		N: n, Severity: f.Severity.String(), Tag: severityTag(f.Severity),
 		Kind: string(f.Kind), Title: f.Title, Details: f.Evidence.Details,
 		Flows: listed(ids(f.Flows, "#")), Nodes: listed(f.Nodes),
-		First: frameRef(f.Evidence.First), Last: frameRef(f.Evidence.Last), Next: f.Next,
+		First: frameRef(f.Evidence.First), Last: frameRef(f.Evidence.Last), Next: nextSpans(f.Next),
 		Open: f.Severity == reports.Critical,
 	}
 	for _, l := range strings.Split(f.Detail, "\n") {

@@ -143,3 +143,25 @@ func TestHTMLNoSidewaysScroll(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLChartTitlesOneLine checks that a chart's title stays on one line
+// beside a long caption: the caption that names the top flows without a
+// series squeezed "Throughput of the top flows" into three lines.
+func TestHTMLChartTitlesOneLine(t *testing.T) {
+	r := incidentReport()
+	for _, id := range []int{17, 34, 51} { // three of the top five, as if past the first 4,096 flows
+		delete(r.Timeline.FlowBits, id)
+	}
+	for _, width := range []int{1300, 800} {
+		hs := heights(t, probeHTML(t, r, width,
+			`var h=[];document.querySelectorAll("figcaption h3").forEach(function(e){h.push(Math.round(e.getBoundingClientRect().height))});out=h.join(" ")`))
+		if len(hs) != 3 {
+			t.Fatalf("width %d: %d chart titles measured, want 3", width, len(hs))
+		}
+		for i, h := range hs {
+			if h != hs[1] { // the congestion chart's caption is short
+				t.Errorf("width %d: chart title %d is %d px high, the congestion chart's %d px: it wrapped (heights %v)", width, i, h, hs[1], hs)
+			}
+		}
+	}
+}

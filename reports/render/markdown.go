@@ -97,7 +97,7 @@ func mdFinding(b *bytes.Buffer, f reports.Finding) error {
 		b.WriteString("\n")
 	}
 	if f.Next != "" {
-		b.WriteString("**Next:** " + mdInline(f.Next) + "\n")
+		b.WriteString("**Next:** " + mdNext(f.Next) + "\n")
 	}
 	return nil
 }

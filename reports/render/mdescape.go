@@ -7,7 +7,9 @@ import (
 
 // mdInline escapes s for inline Markdown (GitHub-flavoured; Jira's
 // Markdown paste reads it the same): characters that would start
-// emphasis, code, links, HTML or a table cell become literal. Line breaks
+// emphasis, code, links, HTML or a table cell become literal, and so do
+// what GitHub's Markdown links by itself (www.example.com, http://...,
+// e-mail addresses), as file and node names can hold them. Line breaks
 // become spaces, so the result is safe in a table cell.
 func mdInline(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
@@ -28,6 +30,14 @@ func mdInline(s string) string {
 			b.WriteByte('\\') // intraword _ cannot emphasise; others can
 		case r == '&' && (unicode.IsLetter(next) || next == '#'):
 			b.WriteByte('\\') // would start an entity
+		case r == '#' && unicode.IsDigit(next) && !alnum(prev):
+			b.WriteByte('\\') // GitHub links #3 to issue 3 (flow numbers in details)
+		case r == '@':
+			b.WriteByte('\\') // an e-mail address would become a mailto: link
+		case r == ':' && i+2 < len(rs) && rs[i+1] == '/' && rs[i+2] == '/':
+			b.WriteByte('\\') // http://... would become a link
+		case r == '.' && wwwBefore(rs, i):
+			b.WriteByte('\\') // www.example.com would become a link
 		case i == 0 && strings.ContainsRune("#-+", r) && next == ' ':
 			b.WriteByte('\\') // would start a heading or a list at line start
 		case i == 0 && strings.Trim(s, "-= ") == "":
@@ -54,6 +64,15 @@ func mdParagraphs(s string) string {
 		}
 	}
 	return strings.Join(ps, "\n\n")
+}
+
+// wwwBefore says whether rs[i] ends a word "www" (any case), where a
+// link of GitHub-flavoured Markdown's "www." can start.
+func wwwBefore(rs []rune, i int) bool {
+	if i < 3 || !strings.EqualFold(string(rs[i-3:i]), "www") {
+		return false
+	}
+	return i == 3 || !(alnum(rs[i-4]) || rs[i-4] == '.' || rs[i-4] == '-')
 }
 
 func alnum(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }

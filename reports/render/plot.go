@@ -131,10 +131,11 @@ const (
 	bgCongestion = "#f9f6fc"
 	bgEvents     = "#fcf7f6"
 
-	colorCE     = "#e69f00"
-	colorCNP    = "#6a3d9a"
-	colorRetx   = "#c62828"
-	colorPSNGap = "#0072b2"
+	colorAllRoCE = "#8a8f98"
+	colorCE      = "#e69f00"
+	colorCNP     = "#6a3d9a"
+	colorRetx    = "#c62828"
+	colorPSNGap  = "#0072b2"
 )
 
 // flowColor draws the flow of rank i among the top flows.

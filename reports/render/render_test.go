@@ -69,7 +69,9 @@ func TestMarkdownEscape(t *testing.T) {
 		{"snake_case_name stays", "snake_case_name stays"},
 		{"_emphasis_ goes", `\_emphasis\_ goes`},
 		{"# heading", `\# heading`},
-		{"#3 is not a heading", "#3 is not a heading"},
+		{"#3 is not a heading", `\#3 is not a heading`},
+		// GitHub links #3 to issue 3: flow numbers in detail lines.
+		{"flows #3 and #11, C# and #x", `flows \#3 and \#11, C# and #x`},
 		{"- list", `\- list`},
 		{"1. list", `1\. list`},
 		{"4.2 ms", "4.2 ms"},
@@ -77,6 +79,14 @@ func TestMarkdownEscape(t *testing.T) {
 		{"a &amp; b & c", `a \&amp; b & c`},
 		{"back\\slash", `back\\slash`},
 		{"two\nlines", "two lines"},
+		// GitHub-flavoured autolinks: www., http(s):// and e-mail addresses
+		// in file and node names would become links.
+		{"www.capture-host.example/a.pcap", `www\.capture-host.example/a.pcap`},
+		{"/srv/WWW.mirror.example.pcap", `/srv/WWW\.mirror.example.pcap`},
+		{"dgx-1.www.example.com", "dgx-1.www.example.com"},
+		{"from http://wiki.example.com/pod", `from http\://wiki.example.com/pod`},
+		{"ops@dgx-1.example.com", `ops\@dgx-1.example.com`},
+		{"10.0.0.1:4791", "10.0.0.1:4791"},
 	}
 	for _, tc := range tests {
 		if got := mdInline(tc.in); got != tc.want {
@@ -98,6 +108,11 @@ func TestWrap(t *testing.T) {
 		{"runes count once", "ééé ééé", "", "", 7, "ééé ééé\n"},
 		{"wide runes count twice", "名前 名前 ab", "", "", 9, "名前 名前\nab\n"},
 		{"empty", "", "Next: ", "", 80, "Next:\n"},
+		// A command in backticks is one word: copied from the terminal, it
+		// must not come with a line break in it.
+		{"command kept whole", "Run `rdma statistic show link mlx5_X/1`, then (`ip -br a`).", "Next: ", "  ", 24,
+			"Next: Run\n  `rdma statistic show link mlx5_X/1`,\n  then (`ip -br a`).\n"},
+		{"lone backtick", "a ` b c d", "", "", 5, "a ` b\nc d\n"},
 	}
 	for _, tc := range tests {
 		if got := wrap(tc.text, tc.first, tc.indent, tc.width); got != tc.want {
@@ -123,6 +138,19 @@ func TestCountValue(t *testing.T) {
 		{"huge", 1e20, "1e+20"},
 		{"big_fraction", 1234567.5, "1234568"},
 		{"weird_s", math.Inf(1), "+Inf"},
+		// The unit before a _max, _min or _mean, as the findings name them.
+		{"recovery_ms_max", 4.2, "4.2 (4.20 ms)"},
+		{"recovery_ms_mean", 0.0125, "0.0125 (12.5 µs)"},
+		{"timeout_ms_min", 131, "131 (131 ms)"},
+		{"rnr_wait_ms_max", 2500, "2500 (2.50 s)"},
+		{"catch_up_ms_max", 0.3, "0.3 (300 µs)"},
+		{"offset_max_s", 1.5, "1.5 (1.50 s)"},
+		{"max_late_us", 1500, "1500 (1.50 ms)"},
+		{"peak_cnps_per_ms", 12, "12"},
+		{"retransmitted_bytes_max", 2e6, "2000000 (2.00 MB)"},
+		{"timeout_ms_max", 0, "0"}, // "0 (0 s)" says nothing more
+		{"names_ms", 5, "5 (5.00 ms)"},
+		{"maximum", 5, "5"},
 	}
 	for _, tc := range tests {
 		if got := countValue(count{tc.name, tc.v}); got != tc.want {
@@ -271,5 +299,51 @@ func TestManyProblemsListedBriefly(t *testing.T) {
 	few := []string{"a", "b"}
 	if got := shownProblems(few); !reflect.DeepEqual(got, few) {
 		t.Errorf("shownProblems(%q) = %q", few, got)
+	}
+}
+
+// TestMarkdownNamesDoNotLink: file and node names that GitHub-flavoured
+// Markdown would turn into links (a host name with www., a URL, an
+// e-mail address) come out escaped, in the capture table, the findings'
+// nodes and the flows table.
+func TestMarkdownNamesDoNotLink(t *testing.T) {
+	r := quietReport()
+	r.Capture.Files = []string{"www.mirror-host.example/rail3.pcap", "http://files.example.com/b.pcap"}
+	r.Findings = append(r.Findings, reports.Finding{Kind: "fan_out", Severity: reports.Info, Title: "t",
+		Nodes: []string{"ops@dgx-1.example.com", "www.dgx-2.example"}})
+	r.Flows[0].Src = "www.src.example"
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, want := range []string{`www\.mirror-host.example/rail3.pcap`, `http\://files.example.com/b.pcap`, `ops\@dgx-1.example.com`, `www\.dgx-2.example`, `www\.src.example`} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+// TestNextCommandsAsCode: the commands a finding's next step quotes in
+// backticks are code in Markdown and HTML (not literal backticks), and the
+// prose around them is escaped as any text.
+func TestNextCommandsAsCode(t *testing.T) {
+	r := quietReport()
+	r.Findings = append(r.Findings, reports.Finding{Kind: "pfc", Severity: reports.Warning, Title: "t",
+		Next: "Find the port (`ethtool -S <if> | grep pause` on the HCAs) and *why*; then `rocedump read -v`. A lone ` stays."})
+	var md, page bytes.Buffer
+	if err := WriteMarkdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(&page, r); err != nil {
+		t.Fatal(err)
+	}
+	want := "**Next:** Find the port (`ethtool -S <if> | grep pause` on the HCAs) and \\*why\\*; then `rocedump read -v`. A lone \\` stays.\n"
+	if !strings.Contains(md.String(), want) {
+		t.Errorf("Markdown lacks %q:\n%s", want, md.String())
+	}
+	want = "<strong>Next:</strong> Find the port (<code>ethtool -S &lt;if&gt; | grep pause</code> on the HCAs) and *why*; then <code>rocedump read -v</code>. A lone ` stays.</p>"
+	if !strings.Contains(page.String(), want) {
+		t.Errorf("HTML lacks %q", want)
 	}
 }

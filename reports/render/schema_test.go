@@ -48,7 +48,7 @@ func TestSchemaValidatorCatches(t *testing.T) {
 		{"null list", `"problems": [`, `"problems": null, "x": [`, "want array"},
 		{"missing field", `"verdict": `, `"verdikt": `, `missing required "verdict"`},
 		{"negative count", `"truncated": 1204`, `"truncated": -1`, "below minimum"},
-		{"bad map value", `"max_recovery_ms": 4.2`, `"max_recovery_ms": "4.2"`, "want number"},
+		{"bad map value", `"recovery_ms_max": 4.2`, `"recovery_ms_max": "4.2"`, "want number"},
 	}
 	root := parseJSON(t, Schema()).(map[string]any)
 	for _, tc := range tests {

@@ -2,6 +2,7 @@ package render
 
 import (
 	"strings"
+	"unicode"
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 )
@@ -11,7 +12,8 @@ const textWidth = 100
 
 // wrap breaks text into lines of at most width columns, each starting with
 // indent; the first line starts with first instead. Words longer than a
-// line stand alone. Line breaks in text start new lines. Columns are those
+// line stand alone; a command quoted in backticks is one word (copied
+// from the terminal, it must not hold a line break). Line breaks in text start new lines. Columns are those
 // a terminal shows, as the tables count them: a CJK character takes two.
 func wrap(text, first, indent string, width int) string {
 	var b strings.Builder
@@ -22,7 +24,7 @@ func wrap(text, first, indent string, width int) string {
 		}
 		line, n := prefix, twwidth.Width(prefix)
 		empty := true
-		for _, w := range strings.Fields(para) {
+		for _, w := range words(para) {
 			wn := twwidth.Width(w)
 			if !empty && n+1+wn > width {
 				b.WriteString(line + "\n")
@@ -37,6 +39,33 @@ func wrap(text, first, indent string, width int) string {
 		prefix = indent
 	}
 	return b.String()
+}
+
+// words splits s at spaces as strings.Fields does, but not inside a pair
+// of backticks; a last backtick without a pair quotes nothing.
+func words(s string) []string {
+	pairs := strings.Count(s, "`") / 2 * 2 // backticks that open or close a quote
+	var out []string
+	var w strings.Builder
+	quoted := false
+	for _, r := range s {
+		if r == '`' && pairs > 0 {
+			pairs--
+			quoted = !quoted
+		}
+		if unicode.IsSpace(r) && !quoted {
+			if w.Len() > 0 {
+				out = append(out, w.String())
+				w.Reset()
+			}
+			continue
+		}
+		w.WriteRune(r)
+	}
+	if w.Len() > 0 {
+		out = append(out, w.String())
+	}
+	return out
 }
 
 // indentLines puts indent before every non-empty line of s.
