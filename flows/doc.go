@@ -683,7 +683,8 @@
 // (at most 8),
 // its pairing candidates (at most 16, at its first response) and the
 // responses that came before the flow they answer was known with
-// requests (at most 512, 24 bytes each: early.go). Its first
+// requests (at most 512, 24 bytes each, and 2^19 in the whole table, 12
+// MiB: a mirror of responses only kept 512 on every response flow; early.go). Its first
 // NAK, resend, re-issued READ or request gap adds a fixed-size
 // retransmission state (at most 8 undecided gaps and 4 requests held out
 // of order) and at most 32 events.
