@@ -161,21 +161,8 @@ flows:
 	if err := randWriteFile(b, resp, -100*time.Microsecond); err != nil {
 		t.Fatal(err)
 	}
-	out, stderr, code := runCLI(t, "report", "--format", "json", a, b)
-	if code != ExitOK && code != ExitFindings {
-		t.Fatalf("report: exit %d: %s", code, stderr)
-	}
-	var rep struct {
-		Findings []struct {
-			Kind  string `json:"kind"`
-			Title string `json:"title"`
-		} `json:"findings"`
-	}
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatal(err)
-	}
 	early := false
-	for _, f := range rep.Findings {
+	for _, f := range reportFindingTitles(t, a, b) {
 		if f.Kind == "ecn_not_acted" {
 			t.Errorf("finding %q", f.Title)
 		}
@@ -184,4 +171,27 @@ flows:
 	if !early {
 		t.Error("no finding says the responses came before their requests")
 	}
+}
+
+// findingTitle is a finding of report --format json, by kind and title.
+type findingTitle struct {
+	Kind  string `json:"kind"`
+	Title string `json:"title"`
+}
+
+// reportFindingTitles runs report --format json with args and returns its
+// findings' kinds and titles.
+func reportFindingTitles(t *testing.T, args ...string) []findingTitle {
+	t.Helper()
+	out, stderr, code := runCLI(t, append([]string{"report", "--format", "json"}, args...)...)
+	if code != ExitOK && code != ExitFindings {
+		t.Fatalf("report %v: exit %d: %s", args, code, stderr)
+	}
+	var rep struct {
+		Findings []findingTitle `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep.Findings
 }
