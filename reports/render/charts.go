@@ -24,15 +24,22 @@ const (
 	maxBars    = 300 // bars per series
 )
 
-// throughputCaption is the caption of the throughput chart.
-func throughputCaption() string {
+// throughputCaption is the caption of the throughput chart of n top
+// flows: fewer than chartFlows are every flow of the capture.
+func throughputCaption(n int) string {
+	switch {
+	case n == 1:
+		return "Mean rate per time bin of the capture's one flow."
+	case n > 1 && n < chartFlows:
+		return "Mean rate per time bin of the capture's " + strconv.Itoa(n) + " flows."
+	}
 	return "Mean rate per time bin of the " + strconv.Itoa(chartFlows) + " flows with the most bytes."
 }
 
 // charts draws the three charts of the HTML report.
 func charts(r *reports.Report) []chart {
 	cs := []chart{
-		{"Throughput of the top flows", throughputCaption(), ""},
+		{"Throughput of the top flows", throughputCaption(chartFlows), ""},
 		{"Congestion signals", "ECN CE-marked RoCE packets (bars) and CNPs (line) per second.", ""},
 		{"Retransmission events", "Retransmitted packets and PSN gaps per time bin, each lane on its own scale.", ""},
 	}
@@ -118,7 +125,7 @@ func throughputChart(tl *reports.Timeline, rs flowtable.Source) (template.HTML, 
 		lines = append(lines, line{b, label, flowColor(len(lines))})
 		bs = append(bs, b)
 	}
-	caption := throughputCaption()
+	caption := throughputCaption(len(ids))
 	if len(missing) > 0 {
 		caption += " Not drawn, having no series of their own (only the first " + strconv.Itoa(reports.SeriesFlows) +
 			" flows of a capture get one): " + strings.Join(missing, "; ") + "."

@@ -232,3 +232,18 @@ func TestThroughputChartRanksAllFlows(t *testing.T) {
 		t.Errorf("chart with no top flow drawn:\n%s", svg)
 	}
 }
+
+// TestThroughputCaptionFewFlows: a capture of fewer flows than the chart
+// draws is not captioned as its "5 flows with the most bytes".
+func TestThroughputCaptionFewFlows(t *testing.T) {
+	for n, want := range map[int]string{
+		1:              "Mean rate per time bin of the capture's one flow.",
+		3:              "Mean rate per time bin of the capture's 3 flows.",
+		chartFlows:     "Mean rate per time bin of the 5 flows with the most bytes.",
+		chartFlows + 1: "Mean rate per time bin of the 5 flows with the most bytes.",
+	} {
+		if got := throughputCaption(n); got != want {
+			t.Errorf("%d flows: %q, want %q", n, got, want)
+		}
+	}
+}
