@@ -249,14 +249,7 @@ func TestParallelFilesCNPs(t *testing.T) {
 // file's clock, not on its own): one flow each way, as in one capture
 // (class P5 of the QA report of branch qa-three).
 func TestParallelFilesMirrorCopyNotIdle(t *testing.T) {
-	var tape []taped
-	c := newClock(Config{})
-	c.tape = &tape
-	for psn := range uint32(4) {
-		c.add(us, roce(hostA, hostB, opWriteOnly, bQP, psn, 64))
-		ack(c, aQP, psn)
-	}
-	plain := replay(tape)
+	tape, plain := writesAcked(4, us)
 	doubled := mirrored(tape, 43*us, func(*packet.Packet) bool { return true }, nil)
 	if d := mirrorDups(replay(doubled)); d != uint64(len(tape)) {
 		t.Fatalf("one file: %d mirror duplicates, want %d", d, len(tape))
@@ -366,14 +359,7 @@ func TestParallelFilesDropFilled(t *testing.T) {
 // past it, the ACK the leading file lacks comes from the other file
 // behind the highest the flow had, where no gap tells it from a copy.
 func TestParallelFilesMirrorCopyDropped(t *testing.T) {
-	var tape []taped
-	c := newClock(Config{})
-	c.tape = &tape
-	for psn := range uint32(6) {
-		c.add(10*us, roce(hostA, hostB, opWriteOnly, bQP, psn, 64))
-		ack(c, aQP, psn)
-	}
-	plain := replay(tape)
+	tape, plain := writesAcked(6, 10*us)
 	doubled := mirrored(tape, 98*us, func(*packet.Packet) bool { return true }, nil)
 	for _, qp := range []uint32{bQP, aQP} {
 		offs := append([]time.Duration{0}, fileOffsets...)
@@ -410,14 +396,7 @@ func TestParallelFilesMirrorCopyDropped(t *testing.T) {
 // taken for a copy: the other file's count falls short of the run it is
 // in.)
 func TestParallelFilesDropResponse(t *testing.T) {
-	var tape []taped
-	c := newClock(Config{})
-	c.tape = &tape
-	for psn := range uint32(8) {
-		c.add(10*us, roce(hostA, hostB, opWriteOnly, bQP, psn, 64))
-		ack(c, aQP, psn)
-	}
-	plain := replay(tape)
+	tape, plain := writesAcked(8, 10*us)
 	for _, late := range []bool{false, true} {
 		for _, off := range fileOffsets {
 			lags := 1 // the file behind in capture order
@@ -443,4 +422,17 @@ func TestParallelFilesDropResponse(t *testing.T) {
 			}
 		}
 	}
+}
+
+// writesAcked is the tape of n WRITEs from hostA, each acknowledged, gap
+// apart, and the table of the tape in one capture.
+func writesAcked(n uint32, gap time.Duration) ([]taped, *Table) {
+	var tape []taped
+	c := newClock(Config{})
+	c.tape = &tape
+	for psn := range n {
+		c.add(gap, roce(hostA, hostB, opWriteOnly, bQP, psn, 64))
+		ack(c, aQP, psn)
+	}
+	return tape, replay(tape)
 }
