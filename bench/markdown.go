@@ -117,10 +117,25 @@ func WriteMarkdown(w io.Writer, r *Results, command string) error {
 		}
 	}
 
+	// fewer says when the memory check's shorter capture lacks some of
+	// the main capture's flows (a run of few packets): its comparisons
+	// then measure the flows the longer captures add, not their packets.
+	fewer := ""
+	if rep1 != nil {
+		if n, ok := flowCount(r.MemSmall); ok {
+			if all, ok := flowCount(*rep1); ok && n < all {
+				fewer = fmt.Sprintf("%s holds %s of the %s flows", filepath.Base(r.Small.Path), thousands(n), thousands(all))
+			}
+		}
+	}
 	if len(r.Allocs) > 0 && len(r.AllocsDouble) == len(r.Allocs) {
 		p.f("### Allocations\n\n")
-		p.f("In-process runs of the same commands (`cli.Execute`, output discarded), counted with `runtime.MemStats` (Mallocs and TotalAlloc before and after) on %s (%s packets) and %s (%s packets, the same flows). *Whole run* divides everything (start-up, the flow table's growth, the output) by the packets; *per extra packet* is the difference between the two runs divided by the difference in packets: the steady-state cost of one more packet.\n\n",
-			filepath.Base(r.Small.Path), thousands(r.Small.Packets), filepath.Base(r.Double.Path), thousands(r.Double.Packets))
+		same := ", the same flows"
+		if fewer != "" {
+			same = "; " + fewer + ", so the difference includes the allocations of the flows the longer one adds"
+		}
+		p.f("In-process runs of the same commands (`cli.Execute`, output discarded), counted with `runtime.MemStats` (Mallocs and TotalAlloc before and after) on %s (%s packets) and %s (%s packets%s). *Whole run* divides everything (start-up, the flow table's growth, the output) by the packets; *per extra packet* is the difference between the two runs divided by the difference in packets: the steady-state cost of one more packet.\n\n",
+			filepath.Base(r.Small.Path), thousands(r.Small.Packets), filepath.Base(r.Double.Path), thousands(r.Double.Packets), same)
 		p.f("| command | allocations per packet, whole run | bytes per packet, whole run | allocations per extra packet | bytes per extra packet |\n|---|--:|--:|--:|--:|\n")
 		for i, a := range r.AllocsDouble {
 			ma, mb := Marginal(r.Allocs[i], a)
@@ -176,7 +191,12 @@ func WriteMarkdown(w io.Writer, r *Results, command string) error {
 	var growth float64
 	if rep1 != nil && r.MemSmall.MaxRSS > 0 {
 		growth = float64(rep1.MaxRSS)/float64(r.MemSmall.MaxRSS) - 1
-		p.f("\nFrom %s to %s packets of the same flows the peak grows by %+.1f%%.\n", thousands(r.MemSmall.Packets), thousands(rep1.Packets), 100*growth)
+		if fewer != "" {
+			p.f("\nFrom %s to %s packets the peak grows by %+.1f%%, but %s: the growth is that of the flows, not of the packets (with more -packets both hold every flow).\n",
+				thousands(r.MemSmall.Packets), thousands(rep1.Packets), 100*growth, fewer)
+		} else {
+			p.f("\nFrom %s to %s packets of the same flows the peak grows by %+.1f%%.\n", thousands(r.MemSmall.Packets), thousands(rep1.Packets), 100*growth)
+		}
 	}
 	p.f("\n")
 
@@ -194,7 +214,11 @@ func WriteMarkdown(w io.Writer, r *Results, command string) error {
 			p.f("| ≥ %d× tshark | %.0f× (per packet: report on the whole capture, tshark on its first packets); %.0f× on the same first packets | %s |\n", targetTshark, ratio,
 				r.PrefixRuns[0].PPSPerCore()/r.Tshark[0].PPSPerCore(), yes(ratio >= targetTshark))
 		}
-		p.f("| peak memory within 10%% from %s to %s packets | %+.1f%% | %s |\n", thousands(r.MemSmall.Packets), thousands(rep1.Packets), 100*growth, yes(growth <= targetRSSGrowth))
+		if fewer != "" {
+			p.f("| peak memory within 10%% from %s to %s packets | not measured: %s | — |\n", thousands(r.MemSmall.Packets), thousands(rep1.Packets), fewer)
+		} else {
+			p.f("| peak memory within 10%% from %s to %s packets | %+.1f%% | %s |\n", thousands(r.MemSmall.Packets), thousands(rep1.Packets), 100*growth, yes(growth <= targetRSSGrowth))
+		}
 	}
 	if r.MemFlows != nil {
 		p.f("| %s flows under 200 MB | %s | %s |\n", flowsOf(*r.MemFlows), mb(r.MemFlows.MaxRSS), yes(float64(r.MemFlows.MaxRSS) < targetFlowsRSS))
@@ -208,7 +232,11 @@ func WriteMarkdown(w io.Writer, r *Results, command string) error {
 		}
 		// A negative marginal (the longer run allocated less) is shown
 		// as 0.
-		p.f("| zero allocations per packet in steady state | %.4f per extra packet at most (`%s`) | %s |\n", max(worst, 0), name, yes(worst < 0.001))
+		if fewer != "" {
+			p.f("| zero allocations per packet in steady state | not measured: %s | — |\n", fewer)
+		} else {
+			p.f("| zero allocations per packet in steady state | %.4f per extra packet at most (`%s`) | %s |\n", max(worst, 0), name, yes(worst < 0.001))
+		}
 	}
 	p.f("\n")
 	return p.err
@@ -218,11 +246,20 @@ func WriteMarkdown(w io.Writer, r *Results, command string) error {
 var flowsRE = regexp.MustCompile(`rocedump: (\d+) flows`)
 
 func flowsOf(r Run) string {
-	if m := flowsRE.FindStringSubmatch(r.Stderr); m != nil {
-		n, _ := strconv.Atoi(m[1])
+	if n, ok := flowCount(r); ok {
 		return thousands(n)
 	}
 	return "?"
+}
+
+// flowCount is the flows r's closing line counts, if it has one.
+func flowCount(r Run) (int, bool) {
+	m := flowsRE.FindStringSubmatch(r.Stderr)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	return n, err == nil
 }
 
 type printer struct {

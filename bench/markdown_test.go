@@ -191,3 +191,59 @@ func TestMarkdownPerCoreRate(t *testing.T) {
 		t.Errorf("the Markdown says its per-core rates are per second of CPU time:\n%s", out)
 	}
 }
+
+// TestMarkdownFewerFlowsInShorterCapture: with few packets (-packets
+// 200000) the shorter capture of the memory check holds only some of the
+// flows (28,881 of 63,488 in such a run): the peak's growth and the extra
+// allocations are then those of the flows the longer capture adds, not of
+// its packets. The results must not call them "the same flows" nor judge
+// the two targets on them.
+func TestMarkdownFewerFlowsInShorterCapture(t *testing.T) {
+	run := func(name, path string, packets, flows int, rss int64) Run {
+		return Run{Name: name, Args: []string{"rocedump", "report", path}, Packets: packets, Cores: 1, Wall: time.Second, CPU: time.Second,
+			MaxRSS: rss, Stderr: fmt.Sprintf("rocedump: %d flows, 0 findings", flows)}
+	}
+	for _, c := range []struct {
+		smallFlows int
+		same       bool
+	}{{28_881, false}, {63_488, true}} {
+		var plain []Run
+		for _, cmd := range Commands() {
+			plain = append(plain, run(cmd.Name, "/tmp/x/mirror.pcap", 200_000, 63_488, 116e6))
+		}
+		small := Capture{Path: "/tmp/x/mirror-small.pcap", Packets: 100_000}
+		double := Capture{Path: "/tmp/x/mirror-double.pcap", Packets: 200_000}
+		var allocs, allocsDouble []Allocs
+		for _, cmd := range Commands() {
+			allocs = append(allocs, Allocs{Name: cmd.Name, Packets: small.Packets, Mallocs: 1000})
+			allocsDouble = append(allocsDouble, Allocs{Name: cmd.Name, Packets: double.Packets, Mallocs: 80_000})
+		}
+		r := &Results{Fabric: DefaultFabric(), Main: Capture{Path: "/tmp/x/mirror.pcap", Packets: 200_000}, Small: small, Double: double,
+			Plain: plain, MemSmall: run("rocedump report --format json", small.Path, small.Packets, c.smallFlows, 73e6),
+			Allocs: allocs, AllocsDouble: allocsDouble}
+		var b strings.Builder
+		if err := WriteMarkdown(&b, r, "rocebench"); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if c.same {
+			for _, want := range []string{"packets of the same flows the peak grows by +58.9%", "| peak memory within 10% from 100,000 to 200,000 packets | +58.9% | **no** |",
+				"(200,000 packets, the same flows)", "| zero allocations per packet in steady state | 0.7900 per extra packet at most"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("same flows: the Markdown lacks %q:\n%s", want, out)
+				}
+			}
+			continue
+		}
+		if strings.Contains(out, "same flows") {
+			t.Errorf("mirror-small.pcap holds 28,881 of 63,488 flows, yet the Markdown says \"same flows\":\n%s", out)
+		}
+		for _, want := range []string{"mirror-small.pcap holds 28,881 of the 63,488 flows",
+			"| peak memory within 10% from 100,000 to 200,000 packets | not measured: mirror-small.pcap holds 28,881 of the 63,488 flows | — |",
+			"| zero allocations per packet in steady state | not measured: mirror-small.pcap holds 28,881 of the 63,488 flows | — |"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("fewer flows: the Markdown lacks %q:\n%s", want, out)
+			}
+		}
+	}
+}

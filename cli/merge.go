@@ -86,8 +86,9 @@ What JSON cannot recombine exactly:
     out: five services a title, ten conversations its evidence); and kinds
     a newer rocedump made.
   - a flow in more than one report (two mirrors saw the same QP) is listed
-    once per report, not added up, and its PSN state is not recomputed: the
-    merge cannot tell the same packets seen twice from different ones.
+    once per report, the findings that cite it count it once per report
+    (said, naming them), and its PSN state is not recomputed: the merge
+    cannot tell the same packets seen twice from different ones.
     When the reports share flows or list the same TCP/UDP conversation,
     their conversations (SSH, bootstrap, storage) count once per report:
     said too.

@@ -421,3 +421,38 @@ func TestMergeEscapesNamesFromJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeSharedFlowsSaysFindingsCountTwice: two mirrors that saw the same
+// flows (here one report given twice: retransmissions.pcap's go-back-N and
+// timeouts) make findings that count those flows' packets once per report:
+// the go-back-N title says twice the episodes one run finds. The note on
+// the shared flows named them "not added up", which a reader takes for
+// "counted once"; it must say which findings count them once per report.
+func TestMergeSharedFlowsSaysFindingsCountTwice(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	if _, stderr, code := runCLI(t, "report", "--format", "json", "--fail-on", "never", "-o", out, filepath.Join(repoRoot, "testdata", "pcaps", "gen", "retransmissions.pcap")); code != ExitOK {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	merged, stderr, code := runCLI(t, "merge", "--fail-on", "never", out, out)
+	if code != ExitOK {
+		t.Fatalf("merge: exit %d: %s", code, stderr)
+	}
+	var note string
+	for _, p := range decodeReport(t, merged).Problems() {
+		if strings.Contains(p, "in more than one report (") {
+			note = p
+		}
+	}
+	if note == "" {
+		t.Fatalf("no note on the shared flows: %s", stderr)
+	}
+	if strings.Contains(note, "not added up") {
+		t.Errorf("note %q: the findings do add the shared flows up, once per report", note)
+	}
+	for _, w := range []string{"the findings that cite them (", "retransmission", ") count them once per report"} {
+		if !strings.Contains(note, w) {
+			t.Errorf("note %q: want %q", note, w)
+		}
+	}
+}

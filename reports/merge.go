@@ -102,9 +102,10 @@ var recordKinds = []Kind{KindCrossRail, KindRDMAOnManagement, KindFanOut}
 // addresses seen by several reports, the services in the title of
 // other TCP/UDP when a report's title or evidence left some out, and any kind this version does not make. So is what
 // cannot be recombined at all: flows that appear in several reports (two
-// mirrors saw the same QP: their counts are not added and their PSN state
-// is not recomputed, since the merge cannot tell the same packets seen
-// twice from different ones), files given to more than one report,
+// mirrors saw the same QP: each report's record is listed, the findings
+// that cite them count them once per report, and their PSN state is not
+// recomputed, since the merge cannot tell the same packets seen twice
+// from different ones: merger.noteSharedFindings), files given to more than one report,
 // reports with a topology merged without one, and reports without one
 // merged with one (merger.nameNodes names their findings' nodes).
 func Merge(srcs []MergeSource, opts MergeOptions) (*Report, error) {
@@ -125,6 +126,7 @@ func Merge(srcs []MergeSource, opts MergeOptions) (*Report, error) {
 		return nil, err
 	}
 	m.findings()
+	m.noteSharedFindings()
 	r := &Report{SchemaVersion: SchemaVersion, Tool: opts.Tool, Capture: m.info, Flows: m.records, Findings: m.out}
 	r.Summary = m.summary()
 	r.Capture.Problems = append(r.Capture.Problems, m.notes...)
@@ -162,8 +164,12 @@ type merger struct {
 	// of its services (mergedServices).
 	servicesPartial bool
 	// sharedFlows is the number of flows in more than one report
-	// (flowRecords): their captures hold the same traffic.
+	// (flowRecords): their captures hold the same traffic. sharedIDs are
+	// the merged ids of every report's record of them, and sharedNote the
+	// index in notes of the note on them (noteSharedFindings).
 	sharedFlows int
+	sharedIDs   map[int]bool
+	sharedNote  int
 }
 
 // capture sums the capture sections.
@@ -259,6 +265,7 @@ func (m *merger) flowRecords() error {
 		epoch    int
 	}
 	owner := map[key]int{}
+	sharedKeys := map[key]bool{}
 	var shared []string
 	for i, s := range m.srcs {
 		for _, r := range s.Report.FlowRecords().Records() {
@@ -269,6 +276,7 @@ func (m *merger) flowRecords() error {
 			all = append(all, mergedFlow{src: i, rec: r, first: t})
 			k := key{r.Src, r.Dst, r.DestQPN, r.Epoch}
 			if o, ok := owner[k]; ok && o != i {
+				sharedKeys[k] = true
 				if len(shared) < maxDetails {
 					shared = append(shared, fmt.Sprintf("%s > %s qp %s (%s, %s)", r.Src, r.Dst, qpn(r.DestQPN), m.srcs[o].Name, s.Name))
 				} else {
@@ -295,10 +303,11 @@ func (m *merger) flowRecords() error {
 		if len(shared) == 1 {
 			verb = "flow is"
 		}
-		m.notef("%d %s in more than one report (%s%s): listed once per report, not added up, and their PSN state "+
-			"(gaps, retransmissions) not recomputed, since the merge cannot tell the same packets seen by two mirrors from "+
-			"different ones; run rocedump report over all the captures at once for those", len(shared), verb,
-			strings.Join(named, "; "), more)
+		// The findings that cite them are known after the findings are
+		// made: noteSharedFindings completes the note.
+		m.sharedNote = len(m.notes)
+		m.notef("%d %s in more than one report (%s%s): each report's record of them is listed (the merged flows count them once "+
+			"per report)", len(shared), verb, strings.Join(named, "; "), more)
 	}
 	m.noteDirectionsApart(all)
 	// Flows that begin at the same time are numbered as one run reads
@@ -320,6 +329,12 @@ func (m *merger) flowRecords() error {
 	}
 	for i := range all {
 		m.newID[all[i].src][all[i].rec.ID] = i + 1
+		if r := &all[i].rec; sharedKeys[key{r.Src, r.Dst, r.DestQPN, r.Epoch}] {
+			if m.sharedIDs == nil {
+				m.sharedIDs = map[int]bool{}
+			}
+			m.sharedIDs[i+1] = true
+		}
 	}
 	for i := range all {
 		m.roce += all[i].rec.Packets
@@ -360,6 +375,29 @@ func (m *merger) flowRecords() error {
 		}
 	}
 	return nil
+}
+
+// noteSharedFindings completes the note on flows in more than one report
+// with the findings that cite any of them: those add up each report's
+// counts, so a packet two mirrors captured counts once for each (two rail
+// mirrors that both see a cross-rail connection: its connections, bytes,
+// go-back-N episodes twice). The merge cannot subtract them: a finding's
+// counts are not kept per flow.
+func (m *merger) noteSharedFindings() {
+	if m.sharedFlows == 0 {
+		return
+	}
+	var kinds []string
+	for _, f := range m.out {
+		if !slices.Contains(kinds, string(f.Kind)) && slices.ContainsFunc(f.Flows, func(id int) bool { return m.sharedIDs[id] }) {
+			kinds = append(kinds, string(f.Kind))
+		}
+	}
+	if len(kinds) > 0 {
+		m.notes[m.sharedNote] += fmt.Sprintf(", the findings that cite them (%s) count them once per report", strings.Join(kinds, ", "))
+	}
+	m.notes[m.sharedNote] += ", and their PSN state (gaps, retransmissions) is not recomputed, since the merge cannot tell the same " +
+		"packets seen by two mirrors from different ones; run rocedump report over all the captures at once for those"
 }
 
 // reportRanks orders the reports by their captures' first records, then
