@@ -219,7 +219,7 @@ func ecnNotActed(in *Input) []Finding {
 		Evidence: Evidence{Counts: map[string]float64{
 			"ce_marked": float64(marks), "not_acted": float64(notActed), "undecided": float64(undecided), "directions": float64(len(bad)),
 		}},
-		Next: "On the receiving hosts, check DCQCN: /sys/class/net/<if>/ecn/roce_np/enable/<prio> (mlnx_qos, or `mlxreg`/`mlxconfig ROCE_CC_PRIO_MASK`) " +
+		Next: "On the receiving hosts, check DCQCN: `/sys/class/net/<if>/ecn/roce_np/enable/<prio>` (`mlnx_qos`, or `mlxreg`/`mlxconfig ROCE_CC_PRIO_MASK`) " +
 			"for the RoCE priority; also check that the mirror sees both directions, or CNPs are missed.",
 	}
 	span.set(in, &f.Evidence)
@@ -284,7 +284,7 @@ func notECT(in *Input) []Finding {
 	if span.ok {
 		f.Evidence.First = evFrame(in, span.first)
 	}
-	f.Next = "On the sending hosts, check that DCQCN's reaction point is enabled for the RoCE priority (/sys/class/net/<if>/ecn/roce_rp/enable/<prio>) " +
+	f.Next = "On the sending hosts, check that DCQCN's reaction point is enabled for the RoCE priority (`/sys/class/net/<if>/ecn/roce_rp/enable/<prio>`) " +
 		"and that the application's traffic class keeps the ECT bits (RDMA CM tos, NCCL_IB_TC)."
 	return []Finding{f}
 }
@@ -364,12 +364,12 @@ func dscpMismatch(in *Input) []Finding {
 				"packets miss the lossless RoCE queue: they can be dropped (go-back-N retransmissions) or paused on a class that "+
 				"does not expect PFC, and they are not ECN-marked like the rest.", wrong, total, strings.Join(vs, ", "), want)
 			f.Next = "Check the traffic class the application sets (NCCL_IB_TC, RDMA CM tos, `cma_roce_tos`) and the HCA's trust mode and " +
-				"DSCP-to-priority map (mlnx_qos -i <if>: trust dscp, dscp2prio), and the switch's QoS map on these ports."
+				"DSCP-to-priority map (`mlnx_qos -i <if>`: trust dscp, dscp2prio), and the switch's QoS map on these ports."
 		} else {
 			f.Title = dscpTitle(class, wrong, want)
 			f.Detail = fmt.Sprintf("%d of %d CNPs carry DSCP %s instead of %d. CNPs belong on their own strict-priority class; queued behind data "+
 				"they reach the sender late and DCQCN reacts after the queue has already built.", wrong, total, strings.Join(vs, ", "), want)
-			f.Next = "Check the CNP DSCP and priority on the receiving HCAs (/sys/class/net/<if>/ecn/roce_np/cnp_dscp and cnp_802p_prio) and the switch's CNP queue."
+			f.Next = "Check the CNP DSCP and priority on the receiving HCAs (`/sys/class/net/<if>/ecn/roce_np/cnp_dscp` and `cnp_802p_prio`) and the switch's CNP queue."
 		}
 		out = append(out, f)
 	}
@@ -445,7 +445,7 @@ func pcpMismatch(in *Input) []Finding {
 			f.Detail = fmt.Sprintf("%d of %d CNPs carry an 802.1Q tag with another priority than %d (%s). CNPs belong on their own "+
 				"strict-priority queue; queued behind data they reach the sender late and DCQCN reacts after the queue has already built.",
 				wrong, total, want, pcpValues(&values))
-			f.Next = "Check the CNP priority on the receiving HCAs (/sys/class/net/<if>/ecn/roce_np/cnp_802p_prio, and `mlnx_qos -i <if>` " +
+			f.Next = "Check the CNP priority on the receiving HCAs (`/sys/class/net/<if>/ecn/roce_np/cnp_802p_prio`, and `mlnx_qos -i <if>` " +
 				"trust mode and prio map), the VLAN interface's egress-qos-map, and the switch's trust and remark settings and CNP queue on these ports."
 		}
 		out = append(out, f)
