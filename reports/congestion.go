@@ -540,7 +540,7 @@ func pfcFinding(in *Input) (Finding, bool) {
 	switch {
 	case storms > 0:
 		f.Severity = Critical
-		f.Title = pfcTitle(stormPrios, frames+pause)
+		f.Title = pfcTitle(stormPrios, frames, pause)
 		f.Detail = fmt.Sprintf("A priority stayed paused without a break for longer than %s (every XOFF arrived before the previous pause ran out, "+
 			"at an assumed %d Gb/s). A storm stops every QP on that priority behind the paused port and spreads upstream hop by hop: "+
 			"the AllReduce stalls and NCCL may time out.", flowtable.HumanDuration(PFCStormDuration), PFCLinkGbps)
@@ -548,10 +548,13 @@ func pfcFinding(in *Input) (Finding, bool) {
 		if worstShare >= 0.01 || pause > 0 {
 			f.Severity = Warning
 		}
-		f.Title = pfcTitle(nil, frames+pause)
+		f.Title = pfcTitle(nil, frames, pause)
 		f.Detail = fmt.Sprintf("Switches or HCAs sent %d XOFF pauses; the paused time assumes %d Gb/s links. PFC keeps RoCE lossless, "+
 			"but every pause stalls all QPs on that priority of the link, so pauses on a large share of the capture slow the AllReduce "+
 			"and show that DCQCN is not keeping queues short.", xoff, PFCLinkGbps)
+		if frames == 0 {
+			f.Detail = "The capture holds no PFC (per-priority) pause frame."
+		}
 	}
 	if pause > 0 {
 		f.Detail += fmt.Sprintf(" %d 802.3x link-level PAUSE frames stop every priority of the link, not just RoCE: global pause should be off where PFC is used.", pause)
@@ -635,10 +638,18 @@ func pcpTitle(class string, wrong uint64, want uint8) string {
 	return fmt.Sprintf("%s of RoCE data not on priority %d", plural(wrong, "packet"), want)
 }
 
-// pfcTitle names the priorities that had a pause storm, else the frames.
-func pfcTitle(stormPrios []int, frames uint64) string {
+// pfcTitle names the priorities that had a pause storm, else the frames:
+// PFC (802.1Qbb) frames and 802.3x PAUSE frames apart, as a capture of
+// link-level PAUSE alone holds no PFC frame.
+func pfcTitle(stormPrios []int, pfc, pause uint64) string {
 	if len(stormPrios) == 0 {
-		return fmt.Sprintf("%s paused traffic", plural(frames, "PFC frame"))
+		switch {
+		case pfc == 0:
+			return plural(pause, "802.3x link-level PAUSE frame")
+		case pause == 0:
+			return fmt.Sprintf("%s paused traffic", plural(pfc, "PFC frame"))
+		}
+		return fmt.Sprintf("%s and %s paused traffic", plural(pfc, "PFC frame"), plural(pause, "802.3x PAUSE frame"))
 	}
 	var ps []string
 	for _, p := range stormPrios {
