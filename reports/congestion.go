@@ -219,7 +219,7 @@ func ecnNotActed(in *Input) []Finding {
 		Evidence: Evidence{Counts: map[string]float64{
 			"ce_marked": float64(marks), "not_acted": float64(notActed), "undecided": float64(undecided), "directions": float64(len(bad)),
 		}},
-		Next: "On the receiving hosts, check DCQCN: /sys/class/net/<if>/ecn/roce_np/enable/<prio> (mlnx_qos, or `mlxreg`/`mlxconfig ROCE_CC_PRIO_MASK`) " +
+		Next: "On the receiving hosts, check DCQCN: `/sys/class/net/<if>/ecn/roce_np/enable/<prio>` (`mlnx_qos`, or `mlxreg`/`mlxconfig ROCE_CC_PRIO_MASK`) " +
 			"for the RoCE priority; also check that the mirror sees both directions, or CNPs are missed.",
 	}
 	span.set(in, &f.Evidence)
@@ -284,7 +284,7 @@ func notECT(in *Input) []Finding {
 	if span.ok {
 		f.Evidence.First = evFrame(in, span.first)
 	}
-	f.Next = "On the sending hosts, check that DCQCN's reaction point is enabled for the RoCE priority (/sys/class/net/<if>/ecn/roce_rp/enable/<prio>) " +
+	f.Next = "On the sending hosts, check that DCQCN's reaction point is enabled for the RoCE priority (`/sys/class/net/<if>/ecn/roce_rp/enable/<prio>`) " +
 		"and that the application's traffic class keeps the ECT bits (RDMA CM tos, NCCL_IB_TC)."
 	return []Finding{f}
 }
@@ -364,12 +364,12 @@ func dscpMismatch(in *Input) []Finding {
 				"packets miss the lossless RoCE queue: they can be dropped (go-back-N retransmissions) or paused on a class that "+
 				"does not expect PFC, and they are not ECN-marked like the rest.", wrong, total, strings.Join(vs, ", "), want)
 			f.Next = "Check the traffic class the application sets (NCCL_IB_TC, RDMA CM tos, `cma_roce_tos`) and the HCA's trust mode and " +
-				"DSCP-to-priority map (mlnx_qos -i <if>: trust dscp, dscp2prio), and the switch's QoS map on these ports."
+				"DSCP-to-priority map (`mlnx_qos -i <if>`: trust dscp, dscp2prio), and the switch's QoS map on these ports."
 		} else {
 			f.Title = dscpTitle(class, wrong, want)
 			f.Detail = fmt.Sprintf("%d of %d CNPs carry DSCP %s instead of %d. CNPs belong on their own strict-priority class; queued behind data "+
 				"they reach the sender late and DCQCN reacts after the queue has already built.", wrong, total, strings.Join(vs, ", "), want)
-			f.Next = "Check the CNP DSCP and priority on the receiving HCAs (/sys/class/net/<if>/ecn/roce_np/cnp_dscp and cnp_802p_prio) and the switch's CNP queue."
+			f.Next = "Check the CNP DSCP and priority on the receiving HCAs (`/sys/class/net/<if>/ecn/roce_np/cnp_dscp` and `cnp_802p_prio`) and the switch's CNP queue."
 		}
 		out = append(out, f)
 	}
@@ -445,7 +445,7 @@ func pcpMismatch(in *Input) []Finding {
 			f.Detail = fmt.Sprintf("%d of %d CNPs carry an 802.1Q tag with another priority than %d (%s). CNPs belong on their own "+
 				"strict-priority queue; queued behind data they reach the sender late and DCQCN reacts after the queue has already built.",
 				wrong, total, want, pcpValues(&values))
-			f.Next = "Check the CNP priority on the receiving HCAs (/sys/class/net/<if>/ecn/roce_np/cnp_802p_prio, and `mlnx_qos -i <if>` " +
+			f.Next = "Check the CNP priority on the receiving HCAs (`/sys/class/net/<if>/ecn/roce_np/cnp_802p_prio`, and `mlnx_qos -i <if>` " +
 				"trust mode and prio map), the VLAN interface's egress-qos-map, and the switch's trust and remark settings and CNP queue on these ports."
 		}
 		out = append(out, f)
@@ -540,7 +540,7 @@ func pfcFinding(in *Input) (Finding, bool) {
 	switch {
 	case storms > 0:
 		f.Severity = Critical
-		f.Title = pfcTitle(stormPrios, frames+pause)
+		f.Title = pfcTitle(stormPrios, frames, pause)
 		f.Detail = fmt.Sprintf("A priority stayed paused without a break for longer than %s (every XOFF arrived before the previous pause ran out, "+
 			"at an assumed %d Gb/s). A storm stops every QP on that priority behind the paused port and spreads upstream hop by hop: "+
 			"the AllReduce stalls and NCCL may time out.", flowtable.HumanDuration(PFCStormDuration), PFCLinkGbps)
@@ -548,10 +548,13 @@ func pfcFinding(in *Input) (Finding, bool) {
 		if worstShare >= 0.01 || pause > 0 {
 			f.Severity = Warning
 		}
-		f.Title = pfcTitle(nil, frames+pause)
+		f.Title = pfcTitle(nil, frames, pause)
 		f.Detail = fmt.Sprintf("Switches or HCAs sent %d XOFF pauses; the paused time assumes %d Gb/s links. PFC keeps RoCE lossless, "+
 			"but every pause stalls all QPs on that priority of the link, so pauses on a large share of the capture slow the AllReduce "+
 			"and show that DCQCN is not keeping queues short.", xoff, PFCLinkGbps)
+		if frames == 0 {
+			f.Detail = "The capture holds no PFC (per-priority) pause frame."
+		}
 	}
 	if pause > 0 {
 		f.Detail += fmt.Sprintf(" %d 802.3x link-level PAUSE frames stop every priority of the link, not just RoCE: global pause should be off where PFC is used.", pause)
@@ -635,10 +638,18 @@ func pcpTitle(class string, wrong uint64, want uint8) string {
 	return fmt.Sprintf("%s of RoCE data not on priority %d", plural(wrong, "packet"), want)
 }
 
-// pfcTitle names the priorities that had a pause storm, else the frames.
-func pfcTitle(stormPrios []int, frames uint64) string {
+// pfcTitle names the priorities that had a pause storm, else the frames:
+// PFC (802.1Qbb) frames and 802.3x PAUSE frames apart, as a capture of
+// link-level PAUSE alone holds no PFC frame.
+func pfcTitle(stormPrios []int, pfc, pause uint64) string {
 	if len(stormPrios) == 0 {
-		return fmt.Sprintf("%s paused traffic", plural(frames, "PFC frame"))
+		switch {
+		case pfc == 0:
+			return plural(pause, "802.3x link-level PAUSE frame")
+		case pause == 0:
+			return fmt.Sprintf("%s paused traffic", plural(pfc, "PFC frame"))
+		}
+		return fmt.Sprintf("%s and %s paused traffic", plural(pfc, "PFC frame"), plural(pause, "802.3x PAUSE frame"))
 	}
 	var ps []string
 	for _, p := range stormPrios {

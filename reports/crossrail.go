@@ -48,7 +48,7 @@ func CrossRail(in *Input) []Finding {
 			Title:    "Cross-rail traffic not judged: no topology given",
 			Detail: "Which rail an address is on is not in the packets. Without a topology rocedump does not guess, " +
 				"so cross-rail flows, if any, are not reported.",
-			Next: "Run again with --topology FILE (nodes, interfaces, roles, rails) or --rail-subnet CIDR=RAIL for each rail.",
+			Next: "Run again with `--topology FILE` (nodes, interfaces, roles, rails) or `--rail-subnet CIDR=RAIL` for each rail.",
 		}}
 	}
 	type pairKey struct{ a, b string } // node names, a before b in topology.CompareNames
@@ -215,7 +215,7 @@ func unplacedFinding(unknown map[netip.Addr]topology.Identity, endpoints int) Fi
 		Nodes: nodes,
 		Evidence: Evidence{Counts: map[string]float64{"unknown_endpoints": float64(len(ips)), "roce_endpoints": float64(endpoints)},
 			Details: capped(lines)},
-		Next: "Add the addresses to the topology file (or a --rail-subnet covering them).",
+		Next: "Add the addresses to the topology file (or a `--rail-subnet` covering them).",
 	}
 	if named == 0 {
 		f.Title = fmt.Sprintf("The topology names none of the %s", plural(endpoints, "RoCE endpoint"))
@@ -223,7 +223,7 @@ func unplacedFinding(unknown map[netip.Addr]topology.Identity, endpoints int) Fi
 			"or the capture another fabric's. rocedump does not guess roles, so no flow was judged for cross-rail traffic, and " +
 			"none of these addresses counts as a compute HCA: their non-RDMA traffic (non_rdma_on_compute) and their QPs (fan_out) " +
 			"are not reported."
-		f.Next = "Check that the topology (the --topology file, and the --rail-subnet mappings: they alone are one too) is this fabric's; " +
+		f.Next = "Check that the topology (the `--topology` file, and the `--rail-subnet` mappings: they alone are one too) is this fabric's; " +
 			"run without them to see the findings that need no roles."
 	}
 	return f

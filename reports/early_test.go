@@ -54,7 +54,7 @@ func TestEarlyResponsesFinding(t *testing.T) {
 		if c := f.Evidence.Counts; c["early_responses"] != 10 || c["flows"] != 1 || c["lead_s"] != 12e-6 {
 			t.Errorf("counts %v", c)
 		}
-		if !strings.Contains(f.Next, "forward by at least the offset (editcap -t SECONDS") {
+		if !strings.Contains(f.Next, "forward by at least the offset (`editcap -t SECONDS`") {
 			t.Errorf("next %q: the early file's times must go forward", f.Next)
 		}
 		if len(f.Evidence.Details) != 1 || !strings.Contains(f.Evidence.Details[0], "acks.pcap before requests in requests.pcap: 10, by up to 12.0 µs") {

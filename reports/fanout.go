@@ -140,11 +140,11 @@ func FanOut(in *Input) []Finding {
 	}
 	f.Detail += "NCCL opens about one QP per peer and channel (times NCCL_IB_QPS_PER_CONNECTION): an AllReduce over 256 GPUs puts ~255 QPs on each HCA, " +
 		"so hundreds per HCA are normal for a large job. Thousands on one HCA overflow the NIC's QP context cache and slow every QP on it."
-	f.Next = "Nothing to do unless an HCA stands out; then count its QPs on the host (rdma resource show qp) and look for a QP leak or a reconnect loop."
+	f.Next = "Nothing to do unless an HCA stands out; then count its QPs on the host (`rdma resource show qp`) and look for a QP leak or a reconnect loop."
 	if len(why) > 0 {
 		f.Title = "QP fan-out out of line: " + why[0]
 		f.Detail += " Out of line here: " + strings.Join(why, "; ") + "."
-		f.Next = "On the hosts of the HCAs named, count QPs (rdma resource show qp) per process, and look for a QP leak, a reconnect loop or " +
+		f.Next = "On the hosts of the HCAs named, count QPs (`rdma resource show qp`) per process, and look for a QP leak, a reconnect loop or " +
 			"NCCL_IB_QPS_PER_CONNECTION / NCCL_NCHANNELS set far higher than on other jobs."
 	}
 	return []Finding{f}

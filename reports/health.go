@@ -58,7 +58,7 @@ func CaptureHealth(in *Input) []Finding {
 			Evidence: Evidence{Counts: map[string]float64{
 				"kernel_drops": float64(d.Kernel), "interface_drops": float64(d.Interface), "packets": float64(c.Packets),
 			}},
-			Next: "Capture again with a larger buffer (-B), a capture filter on UDP 4791, or a snap length of 128 bytes; or capture on a dedicated host.",
+			Next: "Capture again with a larger buffer (`-B`), a capture filter on UDP 4791, or a snap length of 128 bytes; or capture on a dedicated host.",
 		})
 	}
 	switch {
@@ -101,7 +101,7 @@ func CaptureHealth(in *Input) []Finding {
 			Detail: fmt.Sprintf("%d of %d frames use a link type rocedump cannot decode (see the problems above), so their traffic is in no finding.",
 				c.Unsupported, c.Packets),
 			Evidence: Evidence{Counts: map[string]float64{"unsupported_frames": float64(c.Unsupported), "packets": float64(c.Packets)}},
-			Next:     "Capture with Ethernet (or Linux cooked) framing, or convert the file with editcap.",
+			Next:     "Capture with Ethernet (or Linux cooked) framing, or convert the file with `editcap`.",
 		})
 	}
 	if c.Malformed > 0 {
@@ -389,7 +389,7 @@ func earlyFinding(in *Input) (Finding, bool) {
 		"a CNP captured before the CE mark it answers makes the mark unanswered (ecn_not_acted), "+
 		"and recovery times, ACK timeouts and the pairing of QPs by their ACKs shift by the offset.",
 		total, plural(len(fl), "flow"), flowtable.HumanDuration(lead))
-	f.Next = "Shift the early file's times forward by at least the offset (editcap -t SECONDS, or the other file back with editcap -t -SECONDS) and run again, " +
+	f.Next = "Shift the early file's times forward by at least the offset (`editcap -t SECONDS`, or the other file back with `editcap -t -SECONDS`) and run again, " +
 		"or capture both directions with one clock (one capture NIC, hardware timestamps synchronised by PTP)."
 	var lines detailLines
 	for _, k := range order {
@@ -614,7 +614,7 @@ func noRoCE(in *Input) Finding {
 			// reading, not the mirror.
 			f.Detail += fmt.Sprintf(" But the snap length cut %d of them before their UDP or TCP header: they may be RoCE all the same "+
 				"(an ERSPAN mirror over IPv6 needs 256 bytes).", n)
-			f.Next = "Capture again with a larger snap length (rocedump live --snaplen 256, tcpdump -s 256) before looking at the mirror session."
+			f.Next = "Capture again with a larger snap length (`rocedump live --snaplen 256`, `tcpdump -s 256`) before looking at the mirror session."
 		}
 		for _, cv := range in.Collect.Conversations() {
 			f.Evidence.Details = append(f.Evidence.Details, fmt.Sprintf("%s > %s %s: %s, %s",
@@ -642,7 +642,7 @@ func icrcFinding(in *Input) Finding {
 			"so the sender will retransmit them; if the fabric counters show no errors, the mirror or capture host corrupted them instead.",
 			c.ICRCBad, whole, percent(float64(c.ICRCBad), float64(whole))),
 		Evidence: Evidence{Counts: map[string]float64{"icrc_bad": float64(c.ICRCBad), "roce_frames_checked": float64(whole)}},
-		Next:     "Compare with the switch ports' FCS/symbol error counters and the HCAs' port counters (ethtool -S: rx_crc_errors_phy, rx_icrc_encapsulated); check the optics and cables of the flows below.",
+		Next:     "Compare with the switch ports' FCS/symbol error counters and the HCAs' port counters (`ethtool -S`: rx_crc_errors_phy, rx_icrc_encapsulated); check the optics and cables of the flows below.",
 	}
 	if in.Collect != nil {
 		in.Collect.c.health.icrcBad.set(in, &f.Evidence)

@@ -118,8 +118,8 @@ func RDMAOnManagement(in *Input) []Finding {
 		"flows": float64(len(hit)), "packets": float64(packets), "bytes": float64(bytes),
 	}, Details: lines.capped()}
 	span.set(in, &f.Evidence)
-	f.Next = "On the nodes listed, find which interface holds each address (ip -br addr; rdma link and show_gids for the GIDs RoCE uses) " +
-		"and which process owns the QPs (rdma resource show qp); check the job's HCA and GID choice (NCCL_IB_HCA, NCCL_IB_GID_INDEX) " +
+	f.Next = "On the nodes listed, find which interface holds each address (`ip -br addr`; `rdma link` and `show_gids` for the GIDs RoCE uses) " +
+		"and which process owns the QPs (`rdma resource show qp`); check the job's HCA and GID choice (NCCL_IB_HCA, NCCL_IB_GID_INDEX) " +
 		"and name resolution, and that the topology file gives these addresses their real role."
 	return []Finding{f}
 }

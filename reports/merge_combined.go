@@ -243,7 +243,7 @@ func titleFromCounts(f *Finding) (string, bool) {
 			}
 		}
 		slices.Sort(storms)
-		return pfcTitle(storms, n("pfc_frames")+n("pause_frames_802_3x")), true
+		return pfcTitle(storms, n("pfc_frames"), n("pause_frames_802_3x")), true
 	case KindStorageOnCompute:
 		switch v {
 		case "cm":

@@ -254,7 +254,7 @@ func TestMergeCombined(t *testing.T) {
 // TestMergeNotesOnlyWhenApproximate: each approximation is said when its
 // finding is in the merged report, and only then.
 func TestMergeNotesOnlyWhenApproximate(t *testing.T) {
-	pfc := counted(KindPFC, Warning, pfcTitle(nil, 5), map[string]float64{"pfc_frames": 5, "xoff_frames": 5, "storms": 0,
+	pfc := counted(KindPFC, Warning, pfcTitle(nil, 5, 0), map[string]float64{"pfc_frames": 5, "xoff_frames": 5, "storms": 0,
 		"pause_frames_802_3x": 0, "priority_3_frames": 5, "priority_3_paused_us": 300, "priority_3_storms": 0})
 	ecn := counted(KindECNNotActed, Warning, ecnNotActedTitle(3), map[string]float64{"ce_marked": 7, "not_acted": 3, "undecided": 0, "directions": 1})
 	role := func(n float64) Finding {

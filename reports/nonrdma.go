@@ -88,7 +88,7 @@ func NonRDMAOnCompute(in *Input) []Finding {
 		f.Title = nonRDMATitle(nonRDMASSH, uint64(len(ssh)))
 		f.Detail = fmt.Sprintf("SSH sessions run over %s. Interactive and scp traffic on a compute rail is not in the lossless class "+
 			"and competes with the AllReduce; it usually means a host resolves node names to compute addresses.", where)
-		f.Next = "Check /etc/hosts and DNS for the node names (they should resolve to the management addresses) and the ssh configuration of the job launcher (mpirun, Slurm)."
+		f.Next = "Check `/etc/hosts` and DNS for the node names (they should resolve to the management addresses) and the ssh configuration of the job launcher (mpirun, Slurm)."
 		out = append(out, f)
 	}
 	if len(boot) > 0 {
@@ -117,7 +117,7 @@ func NonRDMAOnCompute(in *Input) []Finding {
 			f.Detail += fmt.Sprintf(" tcp/%d is where perftest (ib_write_bw, ib_read_lat, ...) and ibv_rc_pingpong exchange QP numbers "+
 				"by default: an RDMA link test ran between these addresses.", portPerftest)
 		}
-		f.Next = "Find the services on those ports on the nodes listed (ss -tunap) and move them to the management or storage network."
+		f.Next = "Find the services on those ports on the nodes listed (`ss -tunap`) and move them to the management or storage network."
 		out = append(out, f)
 	}
 	return out

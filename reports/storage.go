@@ -156,7 +156,7 @@ func storageCMCut(n int) Finding {
 			"SMB Direct) cannot be told, so storage over RDMA CM is not judged for %s.", plural(n, "RDMA CM connection request"),
 			verb(n, "its", "their"), verb(n, "it was", "they were"), verb(n, "it", "them")),
 		Evidence: Evidence{Counts: map[string]float64{"cm_requests_unclassified": float64(n)}},
-		Next:     "Capture with a snap length of 256 bytes or more (tcpdump -s 256, or the mirror session's truncation) to keep RDMA CM requests whole.",
+		Next:     "Capture with a snap length of 256 bytes or more (`tcpdump -s 256`, or the mirror session's truncation) to keep RDMA CM requests whole.",
 	}
 }
 
@@ -307,7 +307,7 @@ func storageCM(in *Input, unclassified int) (Finding, bool) {
 			verb(unclassified, "its", "their"), verb(unclassified, "it was", "they were"))
 	}
 	span.set(in, &f.Evidence)
-	f.Next = "Find which hosts mount storage over the compute HCAs (nvme list-subsys, iscsiadm -m session, mount -t nfs), and move them to the " +
+	f.Next = "Find which hosts mount storage over the compute HCAs (`nvme list-subsys`, `iscsiadm -m session`, `mount -t nfs`), and move them to the " +
 		"storage NICs or a separate storage fabric; if storage must share it, give it its own priority and DSCP."
 	return f, true
 }
@@ -446,7 +446,7 @@ func storageIP(in *Input) (Finding, bool) {
 	}
 	f.Evidence = Evidence{Counts: counts, Details: capped(lines)}
 	span.set(in, &f.Evidence)
-	f.Next = "Check the storage mounts and initiators on the nodes listed (nvme list-subsys, iscsiadm -m session, mount -t nfs) and their " +
+	f.Next = "Check the storage mounts and initiators on the nodes listed (`nvme list-subsys`, `iscsiadm -m session`, `mount -t nfs`) and their " +
 		"routes: the storage target should be reached through the storage NIC, not a compute HCA address."
 	return f, true
 }
@@ -594,7 +594,7 @@ func storageRole(in *Input) (Finding, bool) {
 		"on_compute_conversations": float64(computeConvs), "on_compute_bytes": float64(computeBytes),
 	}, Details: capped(lines)}
 	span.set(in, &f.Evidence)
-	f.Next = "Check the routes of the storage traffic (ip route get <storage ip> on the nodes listed, GPUDirect Storage / cufile.json NIC selection): " +
+	f.Next = "Check the routes of the storage traffic (`ip route get <storage ip>` on the nodes listed, GPUDirect Storage / cufile.json NIC selection): " +
 		"storage should leave through the storage NICs."
 	return f, true
 }
