@@ -20,9 +20,12 @@ func (p *packetPrinter) appendJSON(b []byte, rec *capture.Record, pkt *packet.Pa
 		b = append(b, `,"file":`...)
 		b = appendJSONString(b, p.file)
 	}
-	b = append(b, `,"time":"`...)
-	b = p.jsonStamp.Append(b, rec.Timestamp)
-	b = append(b, `","src":"`...)
+	if !rec.Timestamp.IsZero() { // a Simple Packet Block's frame has no time
+		b = append(b, `,"time":"`...)
+		b = p.jsonStamp.Append(b, rec.Timestamp)
+		b = append(b, '"')
+	}
+	b = append(b, `,"src":"`...)
 	b = pkt.Src.AppendTo(b)
 	b = append(b, `","dst":"`...)
 	b = pkt.Dst.AppendTo(b)

@@ -53,9 +53,12 @@ func (p *packetPrinter) startFile(name string) { p.file = name }
 
 // setZero makes ts, the time of a frame read, the zero of --time rel if it
 // is the first: tshark's frame.time_relative and tcpdump -ttttt count from
-// the first frame of the input too, whether or not it is printed.
+// the first frame of the input too, whether or not it is printed. A frame
+// without a time (the zero Time of a pcapng Simple Packet Block) is not
+// one: counted from year 1, every later frame would be 63 billion seconds
+// on.
 func (p *packetPrinter) setZero(ts time.Time) {
-	if !p.zeroSet {
+	if !p.zeroSet && !ts.IsZero() {
 		p.zero, p.zeroSet = ts, true
 	}
 }
@@ -144,8 +147,10 @@ func (p *packetPrinter) appendText(b []byte, rec *capture.Record, pkt *packet.Pa
 		b = append(b, p.file...)
 		b = append(b, ' ')
 	}
-	b = p.appendTime(b, rec.Timestamp)
-	b = append(b, ' ')
+	if !rec.Timestamp.IsZero() { // a Simple Packet Block's frame has no time: print none, as tshark
+		b = p.appendTime(b, rec.Timestamp)
+		b = append(b, ' ')
+	}
 	for i, e := range pkt.EncapLayers() {
 		if i == 0 {
 			b = append(b, '[')
