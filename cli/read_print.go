@@ -162,10 +162,12 @@ func (p *packetPrinter) appendText(b []byte, rec *capture.Record, pkt *packet.Pa
 	if pkt.NEncap > 0 {
 		b = append(b, "] "...)
 	}
-	b = appendEndpoint(b, pkt, true)
-	b = append(b, " > "...)
-	b = appendEndpoint(b, pkt, false)
-	b = append(b, ": "...)
+	if pkt.IPVersion != 0 { // else a RoCEv1 frame without its GRH: no GIDs
+		b = appendEndpoint(b, pkt, true)
+		b = append(b, " > "...)
+		b = appendEndpoint(b, pkt, false)
+		b = append(b, ": "...)
+	}
 	if pkt.RoCEVersion == 1 {
 		b = append(b, "RoCEv1 "...)
 	}
@@ -177,8 +179,12 @@ func (p *packetPrinter) appendText(b []byte, rec *capture.Record, pkt *packet.Pa
 		return appendTruncated(b, pkt)
 	}
 	if !pkt.HasBTH {
-		// Cut inside the BTH: no opcode, so no payload length.
-		b = append(b, "RoCE [|bth], length "...)
+		// Cut inside the BTH (or a RoCEv1 GRH): no opcode, so no payload length.
+		if pkt.IPVersion == 0 {
+			b = append(b, "RoCE [|grh], length "...)
+		} else {
+			b = append(b, "RoCE [|bth], length "...)
+		}
 		b = strconv.AppendInt(b, int64(pkt.OrigLen), 10)
 		return appendTruncated(b, pkt)
 	}
