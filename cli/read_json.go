@@ -20,26 +20,35 @@ func (p *packetPrinter) appendJSON(b []byte, rec *capture.Record, pkt *packet.Pa
 		b = append(b, `,"file":`...)
 		b = appendJSONString(b, p.file)
 	}
-	b = append(b, `,"time":"`...)
-	b = p.jsonStamp.Append(b, rec.Timestamp)
-	b = append(b, `","src":"`...)
-	b = pkt.Src.AppendTo(b)
-	b = append(b, `","dst":"`...)
-	b = pkt.Dst.AppendTo(b)
-	b = append(b, `","src_port":`...)
+	if !rec.Timestamp.IsZero() { // a Simple Packet Block's frame has no time
+		b = append(b, `,"time":"`...)
+		b = p.jsonStamp.Append(b, rec.Timestamp)
+		b = append(b, '"')
+	}
+	// IPVersion 0: a RoCEv1 frame whose GRH was cut or is not one, so no
+	// GIDs, traffic class or hop limit to give (a RoCEv2 frame always has
+	// its IP header).
+	if pkt.IPVersion != 0 {
+		b = append(b, `,"src":"`...)
+		b = pkt.Src.AppendTo(b)
+		b = append(b, `","dst":"`...)
+		b = pkt.Dst.AppendTo(b)
+		b = append(b, '"')
+	}
+	b = append(b, `,"src_port":`...)
 	b = strconv.AppendUint(b, uint64(pkt.SrcPort), 10)
 	b = append(b, `,"dst_port":`...)
 	b = strconv.AppendUint(b, uint64(pkt.DstPort), 10)
 	b = append(b, `,"roce_version":`...)
 	b = strconv.AppendUint(b, uint64(pkt.RoCEVersion), 10)
-	b = append(b, `,"ip_version":`...)
-	b = strconv.AppendUint(b, uint64(pkt.IPVersion), 10)
-	b = append(b, `,"dscp":`...)
-	b = strconv.AppendUint(b, uint64(pkt.DSCP), 10)
-	b = append(b, `,"ecn":"`...)
-	b = append(b, ecnName(pkt.ECN)...)
-	b = append(b, '"')
 	if pkt.IPVersion != 0 {
+		b = append(b, `,"ip_version":`...)
+		b = strconv.AppendUint(b, uint64(pkt.IPVersion), 10)
+		b = append(b, `,"dscp":`...)
+		b = strconv.AppendUint(b, uint64(pkt.DSCP), 10)
+		b = append(b, `,"ecn":"`...)
+		b = append(b, ecnName(pkt.ECN)...)
+		b = append(b, '"')
 		b = append(b, `,"ttl":`...)
 		b = strconv.AppendUint(b, uint64(pkt.TTL), 10)
 		if pkt.IPVersion == 6 {

@@ -53,9 +53,12 @@ func (p *packetPrinter) startFile(name string) { p.file = name }
 
 // setZero makes ts, the time of a frame read, the zero of --time rel if it
 // is the first: tshark's frame.time_relative and tcpdump -ttttt count from
-// the first frame of the input too, whether or not it is printed.
+// the first frame of the input too, whether or not it is printed. A frame
+// without a time (the zero Time of a pcapng Simple Packet Block) is not
+// one: counted from year 1, every later frame would be 63 billion seconds
+// on.
 func (p *packetPrinter) setZero(ts time.Time) {
-	if !p.zeroSet {
+	if !p.zeroSet && !ts.IsZero() {
 		p.zero, p.zeroSet = ts, true
 	}
 }
@@ -144,8 +147,10 @@ func (p *packetPrinter) appendText(b []byte, rec *capture.Record, pkt *packet.Pa
 		b = append(b, p.file...)
 		b = append(b, ' ')
 	}
-	b = p.appendTime(b, rec.Timestamp)
-	b = append(b, ' ')
+	if !rec.Timestamp.IsZero() { // a Simple Packet Block's frame has no time: print none, as tshark
+		b = p.appendTime(b, rec.Timestamp)
+		b = append(b, ' ')
+	}
 	for i, e := range pkt.EncapLayers() {
 		if i == 0 {
 			b = append(b, '[')
@@ -157,10 +162,12 @@ func (p *packetPrinter) appendText(b []byte, rec *capture.Record, pkt *packet.Pa
 	if pkt.NEncap > 0 {
 		b = append(b, "] "...)
 	}
-	b = appendEndpoint(b, pkt, true)
-	b = append(b, " > "...)
-	b = appendEndpoint(b, pkt, false)
-	b = append(b, ": "...)
+	if pkt.IPVersion != 0 { // else a RoCEv1 frame without its GRH: no GIDs
+		b = appendEndpoint(b, pkt, true)
+		b = append(b, " > "...)
+		b = appendEndpoint(b, pkt, false)
+		b = append(b, ": "...)
+	}
 	if pkt.RoCEVersion == 1 {
 		b = append(b, "RoCEv1 "...)
 	}
@@ -172,8 +179,12 @@ func (p *packetPrinter) appendText(b []byte, rec *capture.Record, pkt *packet.Pa
 		return appendTruncated(b, pkt)
 	}
 	if !pkt.HasBTH {
-		// Cut inside the BTH: no opcode, so no payload length.
-		b = append(b, "RoCE [|bth], length "...)
+		// Cut inside the BTH (or a RoCEv1 GRH): no opcode, so no payload length.
+		if pkt.IPVersion == 0 {
+			b = append(b, "RoCE [|grh], length "...)
+		} else {
+			b = append(b, "RoCE [|bth], length "...)
+		}
 		b = strconv.AppendInt(b, int64(pkt.OrigLen), 10)
 		return appendTruncated(b, pkt)
 	}

@@ -35,7 +35,10 @@ func appendVerbose(b []byte, rec *capture.Record, pkt *packet.Packet) []byte {
 		b = append(b, " pcp "...)
 		b = strconv.AppendUint(b, uint64(pkt.PCP), 10)
 	}
-	if pkt.RoCEVersion == 1 {
+	switch {
+	case pkt.RoCEVersion == 1 && pkt.IPVersion == 0:
+		// The GRH was cut or is not one: nothing of it to print.
+	case pkt.RoCEVersion == 1:
 		b = append(b, "\n    GRH sgid "...)
 		b = pkt.Src.AppendTo(b)
 		b = append(b, " dgid "...)
@@ -47,7 +50,7 @@ func appendVerbose(b []byte, rec *capture.Record, pkt *packet.Packet) []byte {
 		b = appendFlowLabel(b, pkt.FlowLabel)
 		b = append(b, " hoplmt "...)
 		b = strconv.AppendUint(b, uint64(pkt.TTL), 10)
-	} else {
+	default:
 		if pkt.IPVersion == 6 {
 			b = append(b, "\n    IPv6 "...)
 		} else {
@@ -81,7 +84,9 @@ func appendVerbose(b []byte, rec *capture.Record, pkt *packet.Packet) []byte {
 		}
 	}
 	if !pkt.HasBTH {
-		if pkt.Kind == packet.KindRoCE {
+		if pkt.Kind == packet.KindRoCE && pkt.IPVersion == 0 {
+			b = append(b, "\n    GRH cut off by the snap length"...)
+		} else if pkt.Kind == packet.KindRoCE {
 			b = append(b, "\n    BTH cut off by the snap length"...)
 		}
 		return b
