@@ -71,7 +71,11 @@ to FILE once complete, so a failed run leaves no broken FILE.`,
 				return runF(opts)
 			}
 			// Interrupted, the run leaves no temporary -o file behind.
-			defer removeTempsOnSignal()()
+			// Without one it keeps the signals' default action, as
+			// before -o (rocebench runs flows in its own process).
+			if opts.Output != "" && opts.Output != "-" {
+				defer removeTempsOnSignal()()
+			}
 			return flowsRun(opts)
 		},
 	}
