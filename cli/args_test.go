@@ -32,7 +32,7 @@ func TestUsageErrorsTeach(t *testing.T) {
 		{"unknown flag", []string{"read", "--frobnicate", cm},
 			[]string{"unknown flag: --frobnicate; rocedump read takes -c/--count, -f/--filter, --format, --opcode, --qpn, --time, -v/--verbose, --workers"}, ""},
 		{"unknown shorthand", []string{"flows", "-x", cm},
-			[]string{"unknown shorthand flag: 'x' in -x; rocedump flows takes --format, --sort, --top, --workers"}, ""},
+			[]string{"unknown shorthand flag: 'x' in -x; rocedump flows takes --format, -o/--output, --sort, --top, --workers"}, ""},
 		{"not a number", []string{"read", "--workers", "abc", cm}, []string{`--workers "abc": want a whole number`}, "strconv"},
 		{"negative DSCP", []string{"report", "--data-dscp", "-1", cm}, []string{`--data-dscp "-1": want a DSCP, 0 to 63`}, "strconv"},
 		{"DSCP above a byte", []string{"report", "--cnp-dscp", "300", cm}, []string{`--cnp-dscp "300": want a DSCP, 0 to 63`}, "strconv"},

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,9 +19,13 @@ type FlowsOptions struct {
 
 	Captures []string
 	Format   string
-	Sort     string
-	Top      int
-	Workers  int
+	Output   string
+	// FormatFromOutput: --format was not given, so the extension of -o
+	// FILE picks the format (see pickFlowsFormat).
+	FormatFromOutput bool
+	Sort             string
+	Top              int
+	Workers          int
 }
 
 // NewCmdFlows builds `rocedump flows`. runF replaces flowsRun in tests.
@@ -48,30 +53,68 @@ Congestion Experienced. Bytes are IP lengths, right on truncated captures.
 CAPTURE is a pcap or pcapng file (gzip or not), a directory of them, or -
 for standard input. Several captures are merged in time order. In a
 directory, files that are not captures (notes, reports) are skipped with a
-warning.`,
+warning. -o FILE writes the flows to FILE instead of standard output (in the
+format its extension names when --format is not given); it may not be one of
+the captures, and it is written to a temporary file next to it and renamed
+to FILE once complete, so a failed run leaves no broken FILE.`,
 		Example: `  rocedump flows testdata/pcaps/real/linlinw5_rdma_cm.pcap
   rocedump flows --sort retx --top 20 /captures/incident-4711/
   rocedump flows --format markdown mirror.pcap.gz >> ticket.md
+  rocedump flows -o flows.csv --sort retx /captures/incident-4711/
   rocedump flows --format json mirror.pcapng | jq '.[] | select(.cnps > 0)'
   rocedump flows --format jsonl rail3.pcap > flows/rail3.jsonl   # one flow per line, for DuckDB/Spark/ClickHouse`,
 		Args: needArgs("capture", captureArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Captures = args
+			opts.FormatFromOutput = !cmd.Flags().Changed("format")
 			if runF != nil {
 				return runF(opts)
+			}
+			// Interrupted, the run leaves no temporary -o file behind.
+			// Without one it keeps the signals' default action, as
+			// before -o (rocebench runs flows in its own process).
+			if opts.Output != "" && opts.Output != "-" {
+				defer removeTempsOnSignal()()
 			}
 			return flowsRun(opts)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Format, "format", "table", "output format: "+strings.Join(flowtable.Formats, ", ")+" (jsonl: JSON Lines, one flow per line)")
+	f.StringVar(&opts.Format, "format", "table", "output format: "+strings.Join(flowtable.Formats, ", ")+" (jsonl: JSON Lines, one flow per line)"+flowsFormatFromOutputHelp)
+	f.StringVarP(&opts.Output, "output", "o", "", "write the flows to `FILE` instead of standard output (replaced only once complete; not one of the captures)")
 	f.StringVar(&opts.Sort, "sort", "bytes", "order flows by `KEY`, biggest first: "+strings.Join(flowtable.SortKeys, ", "))
 	f.IntVar(&opts.Top, "top", 0, "show only the first `N` flows after sorting (0: all); the totals line still counts all")
 	addWorkersFlag(f, &opts.Workers)
 	return cmd
 }
 
+// flowsFormatFromOutputHelp ends the usage of --format of flows.
+const flowsFormatFromOutputHelp = "; without it, the extension of -o FILE picks one (.txt table, .md or .markdown, .csv, .json, .jsonl or .ndjson)"
+
+// pickFlowsFormat is pickFormat for flows: it sets opts.Format from the
+// extension of opts.Output when --format was not given, so that
+// `-o flows.csv` writes CSV, not a table in a file named .csv. Another
+// extension keeps the default, the table.
+func pickFlowsFormat(opts *FlowsOptions) {
+	if !opts.FormatFromOutput || opts.Output == "" || opts.Output == "-" {
+		return
+	}
+	switch strings.ToLower(filepath.Ext(opts.Output)) {
+	case ".txt":
+		opts.Format = "table"
+	case ".md", ".markdown":
+		opts.Format = "markdown"
+	case ".csv":
+		opts.Format = "csv"
+	case ".json":
+		opts.Format = "json"
+	case ".jsonl", ".ndjson":
+		opts.Format = flowtable.FormatJSONL
+	}
+}
+
 func flowsRun(opts *FlowsOptions) error {
+	pickFlowsFormat(opts)
 	switch opts.Format {
 	case "table", "markdown", "csv", "json", flowtable.FormatJSONL:
 	default:
@@ -87,8 +130,16 @@ func flowsRun(opts *FlowsOptions) error {
 	if err := flowtable.Sort(nil, opts.Sort); err != nil {
 		return usageErrorf("--sort: %v", err)
 	}
+	// A directory or a missing one named by -o is said before the
+	// capture is read, not after.
+	if err := probeOutput(opts.Output); err != nil {
+		return err
+	}
 	files, err := expandCaptures(opts.Captures, opts.IO.ErrOut)
 	if err != nil {
+		return err
+	}
+	if err := checkOutputNotInput(opts.Output, files); err != nil {
 		return err
 	}
 	shards := &tableShards{}
@@ -107,10 +158,20 @@ func flowsRun(opts *FlowsOptions) error {
 	if opts.Top > 0 {
 		shown = all.Head(opts.Top)
 	}
-	out := bufio.NewWriterSize(opts.IO.Out, 64<<10)
+	// A file there is replaced only once every flow is written (see
+	// outputFile).
+	file, err := createOutput(opts.Output, opts.IO.Out)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	defer file.discard()
+	out := bufio.NewWriterSize(file, 64<<10)
 	err = flowtable.Write(out, opts.Format, shown, all)
 	if ferr := out.Flush(); err == nil {
 		err = ferr
+	}
+	if err == nil {
+		err = file.commit()
 	}
 	if err != nil {
 		return fmt.Errorf("writing output: %w", err)

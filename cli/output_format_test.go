@@ -91,3 +91,79 @@ func TestLiveOutputExtension(t *testing.T) {
 		}
 	}
 }
+
+// TestFlowsOutputFile: flows -o FILE writes to FILE exactly what it writes
+// to standard output, in the format the extension names unless --format is
+// given (.txt table, .md, .markdown, .csv, .json, .jsonl, .ndjson; another
+// extension keeps the table); -o - is standard output, and an -o that is
+// one of the captures is refused with the capture left as it was.
+func TestFlowsOutputFile(t *testing.T) {
+	dir := t.TempDir()
+	capFile := genCapture("congestion.pcap")
+	stdout := func(format string) string {
+		out, stderr, code := runCLI(t, "flows", "--format", format, "--sort", "retx", "--top", "5", capFile)
+		if code != ExitOK {
+			t.Fatalf("flows --format %s: exit %d: %s", format, code, stderr)
+		}
+		return out
+	}
+	tests := []struct {
+		format []string // --format flag, if any
+		out    string
+		want   string // the format whose standard output the file holds
+	}{
+		{nil, "f.txt", "table"},
+		{nil, "f.out", "table"},
+		{nil, "ticket.md", "markdown"},
+		{nil, "ticket.MARKDOWN", "markdown"},
+		{nil, "f.csv", "csv"},
+		{nil, "f.json", "json"},
+		{nil, "f.jsonl", "jsonl"},
+		{nil, "f.ndjson", "jsonl"},
+		{[]string{"--format", "json"}, "x.csv", "json"},
+		{[]string{"--format", "table"}, "x.md", "table"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.format, " ")+" -o "+tc.out, func(t *testing.T) {
+			out := filepath.Join(dir, tc.out)
+			args := append(append([]string{"flows"}, tc.format...), "-o", out, "--sort", "retx", "--top", "5", capFile)
+			got, stderr, code := runCLI(t, args...)
+			if code != ExitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if got != "" {
+				t.Errorf("rocedump %s wrote %d bytes to standard output, want none", strings.Join(args, " "), len(got))
+			}
+			b, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := stdout(tc.want); string(b) != want {
+				t.Errorf("rocedump %s wrote:\n%.300s\nwant what --format %s writes:\n%.300s", strings.Join(args, " "), b, tc.want, want)
+			}
+		})
+	}
+	t.Run("-o -", func(t *testing.T) {
+		got, stderr, code := runCLI(t, "flows", "-o", "-", "--sort", "retx", "--top", "5", capFile)
+		if code != ExitOK || got != stdout("table") {
+			t.Errorf("flows -o -: exit %d (%s), output:\n%.300s\nwant the table on standard output", code, stderr, got)
+		}
+	})
+	t.Run("-o capture", func(t *testing.T) {
+		in := filepath.Join(dir, "in.pcap")
+		want, err := os.ReadFile(capFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(in, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, code := runCLI(t, "flows", "-o", in, in)
+		if code != ExitUsage || !strings.Contains(stderr, "is one of the inputs") {
+			t.Errorf("flows -o CAPTURE CAPTURE: exit %d, stderr %q; want %d and the output refused", code, stderr, ExitUsage)
+		}
+		if got, _ := os.ReadFile(in); string(got) != string(want) {
+			t.Errorf("the capture changed: %d bytes, want %d", len(got), len(want))
+		}
+	})
+}
