@@ -52,9 +52,9 @@ func CaptureHealth(in *Input) []Finding {
 			Kind:     KindCaptureHealth,
 			Severity: Critical,
 			Title:    fmt.Sprintf("The live capture dropped %d packets", d.Kernel+d.Interface),
-			Detail: fmt.Sprintf("The capture itself lost %d packets (%d in the kernel, %d at the interface) out of %d read. "+
+			Detail: fmt.Sprintf("The capture itself lost %d packets (%d in the kernel, %d at the interface) besides the %d it read. "+
 				"A PSN gap may be a packet the capture dropped rather than one the fabric lost, so loss and retransmission "+
-				"findings of this capture are unreliable.", d.Kernel+d.Interface, d.Kernel, d.Interface, c.Packets),
+				"findings of this capture are unreliable (they say so).", d.Kernel+d.Interface, d.Kernel, d.Interface, c.Packets),
 			Evidence: Evidence{Counts: map[string]float64{
 				"kernel_drops": float64(d.Kernel), "interface_drops": float64(d.Interface), "packets": float64(c.Packets),
 			}},
