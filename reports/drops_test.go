@@ -44,3 +44,19 @@ func TestCaptureDropsDetail(t *testing.T) {
 		t.Errorf("detail %q\nwant it to say %q", fs[0].Detail, want)
 	}
 }
+
+// TestLinkDownFinding: a live capture's notes that its interface was down
+// make one capture_health warning, not the "could not be read to its end"
+// one that other capture problems make.
+func TestLinkDownFinding(t *testing.T) {
+	c := CaptureInfo{Packets: 100, RoCE: 100, Problems: []string{
+		LinkDownNote + "eth1 was down for 0.5 s, from 04:53:12.500 to 04:53:13.000 UTC: nothing was captured then",
+		LinkDownNote + "eth1 went down at 04:53:14.000 UTC and was still down when the capture ended, 1.0 s later: nothing was captured after it",
+	}}
+	fs := CaptureHealth(&Input{Capture: c})
+	if len(fs) != 1 || fs[0].Severity != Warning || fs[0].Title != "The capture interface went down 2 times" ||
+		fs[0].Evidence.Counts["down_periods"] != 2 || len(fs[0].Evidence.Details) != 2 ||
+		!strings.HasPrefix(fs[0].Evidence.Details[0], "eth1 was down for 0.5 s") {
+		t.Errorf("got %s", summary(fs))
+	}
+}

@@ -61,6 +61,9 @@ func CaptureHealth(in *Input) []Finding {
 			Next: "Capture again with a larger buffer (-B), a capture filter on UDP 4791, or a snap length of 128 bytes; or capture on a dedicated host.",
 		})
 	}
+	if f, ok := linkDownFinding(c); ok {
+		out = append(out, f)
+	}
 	switch {
 	case c.Packets == 0:
 		out = append(out, Finding{
@@ -768,4 +771,33 @@ func truncatedFinding(in *Input) Finding {
 		}
 	}
 	return f
+}
+
+// linkDownFinding reports the times a live capture's interface was down
+// (the LinkDownNote problems): nothing reached the capture then, and no
+// drop counter counts what the mirror sent.
+func linkDownFinding(c *CaptureInfo) (Finding, bool) {
+	var periods []string
+	for _, p := range c.Problems {
+		if d, ok := strings.CutPrefix(p, LinkDownNote); ok {
+			periods = append(periods, d)
+		}
+	}
+	if len(periods) == 0 {
+		return Finding{}, false
+	}
+	times := "once"
+	if len(periods) > 1 {
+		times = fmt.Sprintf("%d times", len(periods))
+	}
+	return Finding{
+		Kind:     KindCaptureHealth,
+		Severity: Warning,
+		Title:    "The capture interface went down " + times,
+		Detail: "While the interface the live capture reads was down (not up, or no link), nothing reached the capture and no drop " +
+			"counter counts what the mirror sent: the traffic of that time is in no finding, and a PSN gap across it is the capture's, " +
+			"not the fabric's.",
+		Evidence: Evidence{Counts: map[string]float64{"down_periods": float64(len(periods))}, Details: capped(periods)},
+		Next:     "Check the capture port's link (ip link, ethtool: carrier changes, flaps) and the mirror session, then capture again.",
+	}, true
 }
