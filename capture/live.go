@@ -200,7 +200,21 @@ func (l *LiveHandle) Stats() (LiveStats, error) {
 		Received:       uint64(max(s.PacketsReceived, 0)),
 		KernelDrops:    uint64(max(s.PacketsDropped, 0)),
 		InterfaceDrops: uint64(max(s.PacketsIfDropped, 0)),
+		Down:           linkDown(l.name),
 	}, nil
+}
+
+// linkDown says whether interface name is down: not administratively up,
+// or up with no link (IFF_RUNNING clear: no carrier, a veth whose peer is
+// down). libpcap goes on reading an interface taken down and brought up
+// again without a word, so the capture asks. A name the system does not
+// know (the "any" pseudo-device) is never down.
+func linkDown(name string) bool {
+	ifi, err := net.InterfaceByName(name)
+	if err != nil {
+		return false
+	}
+	return ifi.Flags&net.FlagUp == 0 || ifi.Flags&net.FlagRunning == 0
 }
 
 // LinkType is the link type of the frames, as files record it.

@@ -101,6 +101,11 @@ type LiveStats struct {
 	Received       uint64 // packets that passed the filter (ps_recv)
 	KernelDrops    uint64 // dropped because the capture buffer was full (ps_drop)
 	InterfaceDrops uint64 // dropped by the interface or its driver (ps_ifdrop)
+	// Down says the interface was down when the counters were read: not
+	// up, or up with no link (no carrier). Nothing is captured then, and
+	// no drop counter counts what a mirror sent to it. Never set for
+	// pseudo-devices such as "any".
+	Down bool
 }
 
 // Errors of a live capture. OpenLive's errors are *LiveError values

@@ -93,8 +93,9 @@ Capture settings:
 Writing (-w) keeps the original frames, as captured (cut to --snaplen), and
 their timestamps, in nanosecond pcap files that every rocedump command
 reads; "rocedump report" on them gives the same report as the live one
-(but for the drop counters), unless a -W ring went round and reused its
-files: they then hold only the last COUNT files, and live says so.
+(but for the drop counters and the interface going down), unless a -W
+ring went round and reused its files: they then hold only the last COUNT
+files, and live says so.
 Rotation works like tcpdump's: -C MB starts a new file once the current one
 has grown past MB megabytes (1 MB = 1,000,000 bytes), -G SECONDS once it is
 SECONDS old, -W COUNT keeps at most COUNT files. Files are named FILE,
@@ -106,7 +107,11 @@ a ring rather than exiting.
 Drops: the kernel (buffer full) and interface drop counters go into the
 report's capture section; any drop makes a critical capture_health finding,
 since a PSN gap may then be the capture's loss rather than the fabric's.
-Raise -B, keep the snap length small, or narrow the filter.
+Raise -B, keep the snap length small, or narrow the filter; loss findings
+say when drops make them unreliable. An interface that goes down (taken
+down, or its link lost) is shown on the live view, and each time it was
+down is a capture problem and a capture_health warning: nothing was
+captured then, and no drop counter counts it.
 
 Needs root or CAP_NET_RAW (and CAP_NET_ADMIN for promiscuous mode):
   sudo setcap cap_net_raw,cap_net_admin=eip $(which rocedump)

@@ -474,3 +474,55 @@ func TestLiveNetnsNoHoleAtStart(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveNetnsLinkDown: the capture's counters say when its interface has
+// no link (here: the other end of the veth pair taken down) and when it
+// is back, which libpcap alone does not.
+func TestLiveNetnsLinkDown(t *testing.T) {
+	ns := setupNetns(t)
+	var h *capture.LiveHandle
+	if err := inNetns(ns, func() (err error) {
+		h, err = capture.OpenLive(capture.LiveConfig{Interface: netnsCaptureIf, SnapLen: 128})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	down := func() bool {
+		t.Helper()
+		var s capture.LiveStats
+		if err := inNetns(ns, func() (err error) { s, err = h.Stats(); return err }); err != nil {
+			t.Fatal(err)
+		}
+		return s.Down
+	}
+	setPeer := func(state string) {
+		t.Helper()
+		if out, err := exec.Command("ip", "-n", ns, "link", "set", netnsReplayIf, state).CombinedOutput(); err != nil {
+			t.Fatalf("ip link set %s %s: %v: %s", netnsReplayIf, state, err, out)
+		}
+	}
+	// The kernel applies a carrier change a moment later (linkwatch
+	// batches them, up to a second).
+	becomes := func(want bool) bool {
+		t.Helper()
+		for range 50 {
+			if down() == want {
+				return true
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		return false
+	}
+	if down() {
+		t.Fatal("Down with the link up")
+	}
+	setPeer("down")
+	if !becomes(true) {
+		t.Error("not Down 5 s after the peer of the veth pair went down (no carrier)")
+	}
+	setPeer("up")
+	if !becomes(false) {
+		t.Error("still Down 5 s after the peer came up again")
+	}
+}

@@ -39,6 +39,7 @@ type liveBatch struct {
 	recs     []capture.Record // Data points into buf
 	buf      []byte
 	stats    capture.LiveStats
+	statsAt  time.Time // when stats were read
 	hasStats bool
 	err      error // the capture failed; this is the last batch
 }
@@ -95,6 +96,7 @@ func (r *liveReader) run() {
 				b.stats, b.hasStats = s, true
 			}
 			statsAt = time.Now()
+			b.statsAt = statsAt
 		}
 		r.full <- b
 		if !final {

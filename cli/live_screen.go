@@ -97,6 +97,9 @@ func livePlainLine(v *liveView) string {
 		v.Interface, liveClock(v.Elapsed), v.Packets, livePPS(v.PPS), liveBitRate(v.BPS), v.RoCE, v.Flows,
 		livePerSec(v.CNPRate), livePerSec(v.CERate), livePerSec(v.RetxRate),
 		v.Drops.KernelDrops, v.Drops.InterfaceDrops, v.Critical, v.Warning, v.InfoNo)
+	if v.Drops.Down {
+		s += fmt.Sprintf(" (%s is down: nothing is captured)", v.Interface)
+	}
 	if v.Stopping {
 		s += " (stopping)"
 	}
@@ -116,6 +119,9 @@ func liveScreenLines(v *liveView) []string {
 		fmt.Sprintf("CNPs     %d (%s)   CE marks %d (%s)   retransmitted %d (%s)   NAKs %d   PSN gaps %d",
 			v.CNPs, livePerSec(v.CNPRate), v.CE, livePerSec(v.CERate), v.Retx, livePerSec(v.RetxRate), v.NAKs, v.Gaps),
 		fmt.Sprintf("drops    %d in the kernel, %d at the interface%s", v.Drops.KernelDrops, v.Drops.InterfaceDrops, liveDropShare(v)),
+	}
+	if v.Drops.Down {
+		lines = append(lines, fmt.Sprintf("DOWN     %s is down (not up, or no link): nothing is captured", v.Interface))
 	}
 	if v.Writing != "" {
 		lines = append(lines, fmt.Sprintf("writing  %s (file %d)", v.Writing, v.Files))

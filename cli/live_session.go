@@ -28,6 +28,7 @@ type liveSession struct {
 	st    *captureStats
 	fa    *frameAnalyzer
 	clock clockWatch // the capture's clock stepping back, as analyze notes it
+	link  linkWatch  // the interface going down and up
 
 	stats      capture.LiveStats // the capture's latest counters
 	bytes      uint64            // wire bytes of the frames, for the rate
@@ -122,6 +123,7 @@ func (s *liveSession) consume(b *liveBatch) {
 	}
 	if b.hasStats {
 		s.stats = b.stats
+		s.link.see(b.stats.Down, b.statsAt)
 	}
 	if b.err != nil {
 		s.captureErr = b.err
@@ -147,6 +149,7 @@ func (s *liveSession) finish() *reports.Report {
 		st.Problems = append(st.Problems, fmt.Sprintf("writing %s: %v; the capture stopped there", s.opts.Write, s.writeErr))
 	}
 	st.Problems = append(st.Problems, s.clock.notes(st.Files)...)
+	st.Problems = append(st.Problems, s.link.notes(s.opts.Interface, time.Now())...)
 	if err := s.fa.finish(); err != nil {
 		st.Problems = append(st.Problems, err.Error())
 	}

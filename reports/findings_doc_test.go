@@ -383,9 +383,11 @@ func docCountInputs(t *testing.T) []*Input {
 	for _, p := range paths {
 		ins = append(ins, loadInput(t, p, ""), loadInput(t, p, filepath.Join(topoDir, pod)))
 	}
-	// A live capture's drops, and frames of a link type it cannot read.
+	// A live capture's drops, its interface down once, and frames of a
+	// link type it cannot read.
 	in := loadGen(t, "clean_allreduce", "")
 	in.Capture.Drops = &Drops{Kernel: 3, Interface: 1}
+	in.Capture.Problems = append(in.Capture.Problems, LinkDownNote+"eth1 was down for 0.5 s, from 04:53:12.500 to 04:53:13.000 UTC: nothing was captured then")
 	in.Capture.Unsupported = 2
 	ins = append(ins, in)
 	// ACKs captured before the requests they acknowledge.

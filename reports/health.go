@@ -52,14 +52,17 @@ func CaptureHealth(in *Input) []Finding {
 			Kind:     KindCaptureHealth,
 			Severity: Critical,
 			Title:    fmt.Sprintf("The live capture dropped %d packets", d.Kernel+d.Interface),
-			Detail: fmt.Sprintf("The capture itself lost %d packets (%d in the kernel, %d at the interface) out of %d read. "+
+			Detail: fmt.Sprintf("The capture itself lost %d packets (%d in the kernel, %d at the interface) besides the %d it read. "+
 				"A PSN gap may be a packet the capture dropped rather than one the fabric lost, so loss and retransmission "+
-				"findings of this capture are unreliable.", d.Kernel+d.Interface, d.Kernel, d.Interface, c.Packets),
+				"findings of this capture are unreliable (they say so).", d.Kernel+d.Interface, d.Kernel, d.Interface, c.Packets),
 			Evidence: Evidence{Counts: map[string]float64{
 				"kernel_drops": float64(d.Kernel), "interface_drops": float64(d.Interface), "packets": float64(c.Packets),
 			}},
 			Next: "Capture again with a larger buffer (`-B`), a capture filter on UDP 4791, or a snap length of 128 bytes; or capture on a dedicated host.",
 		})
+	}
+	if f, ok := linkDownFinding(c); ok {
+		out = append(out, f)
 	}
 	switch {
 	case c.Packets == 0:
@@ -768,4 +771,33 @@ func truncatedFinding(in *Input) Finding {
 		}
 	}
 	return f
+}
+
+// linkDownFinding reports the times a live capture's interface was down
+// (the LinkDownNote problems): nothing reached the capture then, and no
+// drop counter counts what the mirror sent.
+func linkDownFinding(c *CaptureInfo) (Finding, bool) {
+	var periods []string
+	for _, p := range c.Problems {
+		if d, ok := strings.CutPrefix(p, LinkDownNote); ok {
+			periods = append(periods, d)
+		}
+	}
+	if len(periods) == 0 {
+		return Finding{}, false
+	}
+	times := "once"
+	if len(periods) > 1 {
+		times = fmt.Sprintf("%d times", len(periods))
+	}
+	return Finding{
+		Kind:     KindCaptureHealth,
+		Severity: Warning,
+		Title:    "The capture interface went down " + times,
+		Detail: "While the interface the live capture reads was down (not up, or no link), nothing reached the capture and no drop " +
+			"counter counts what the mirror sent: the traffic of that time is in no finding, and a PSN gap across it is the capture's, " +
+			"not the fabric's.",
+		Evidence: Evidence{Counts: map[string]float64{"down_periods": float64(len(periods))}, Details: capped(periods)},
+		Next:     "Check the capture port's link (ip link, ethtool: carrier changes, flaps) and the mirror session, then capture again.",
+	}, true
 }

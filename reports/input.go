@@ -75,16 +75,22 @@ const TrailingDataNote = "trailing data ignored: "
 // by up to 1h0m0s; ..."): every frame was read.
 const ClockBackNote = "clock went back in "
 
+// LinkDownNote starts the problem a live capture adds for each time its
+// interface was down ("interface down: eth1 was down for 2.3 s, from
+// ..."): nothing was captured then, and no drop counter counts it.
+const LinkDownNote = "interface down: "
+
 // ReadProblems returns the problems that say reading stopped early: every
 // problem but the note on frames skipped for their link type, merge's
 // notes, which the capture_health findings on unsupported frames and the
 // merged report itself account for, and the note on data after a gzip
-// stream, read to its end, and the note on a clock that went back.
+// stream, read to its end, the note on a clock that went back, and a live
+// capture's notes on its interface going down (a finding of their own).
 func (c *CaptureInfo) ReadProblems() []string {
 	var out []string
 	for _, p := range c.Problems {
 		if !strings.HasPrefix(p, SkippedFramesNote) && !strings.HasPrefix(p, MergeNote) && !strings.HasPrefix(p, TrailingDataNote) &&
-			!strings.HasPrefix(p, ClockBackNote) {
+			!strings.HasPrefix(p, ClockBackNote) && !strings.HasPrefix(p, LinkDownNote) {
 			out = append(out, p)
 		}
 	}

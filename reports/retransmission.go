@@ -59,7 +59,28 @@ func Retransmissions(in *Input) []Finding {
 			out = append(out, f)
 		}
 	}
+	if note := captureDropsNote(in.Capture.Drops); note != "" {
+		for i := range out {
+			if _, gaps := out[i].Evidence.Counts["fabric_lost_psns"]; gaps {
+				out[i].Detail += note
+			}
+		}
+	}
 	return out
+}
+
+// captureDropsNote is what the findings that count lost PSNs (go-back-N,
+// ACK timeouts, re-issued READs, mirror loss: those with fabric_lost_psns)
+// add when a live capture dropped packets: their PSN gaps may be the
+// capture's own drops, and a NAK it dropped turns a go-back-N into what
+// looks like an ACK timeout. "" when nothing was dropped.
+func captureDropsNote(d *Drops) string {
+	if d == nil || d.Kernel+d.Interface == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" The capture itself dropped %s (%d in the kernel, %d at the interface; see capture_health): a PSN gap here may be "+
+		"one of them rather than a packet the fabric lost or the mirror missed, and a NAK it dropped makes a go-back-N look like an ACK timeout, "+
+		"so these counts are unreliable.", retxPlural(d.Kernel+d.Interface, "packet", "packets"), d.Kernel, d.Interface)
 }
 
 // nodeName names the node of ip: the topology's node name, or the address.
