@@ -73,3 +73,34 @@ func TestRequestInOrderStartsNoEpoch(t *testing.T) {
 		t.Fatalf("the draw missed a side: %d cleared, %d starting an epoch", cleared, starts)
 	}
 }
+
+// TestNoteRequestInOrderNoop: noteRequest returns at once for a request in
+// order on a flow without retransmission state; noteRequestRest, which it
+// skips, must then change nothing, whatever else the flow holds.
+func TestNoteRequestInOrderNoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 21))
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i := range 10000 {
+		f := &Flow{ID: 1, Transport: bth.TransportRC}
+		if rng.IntN(2) == 0 {
+			f.Transport = bth.TransportUD
+		}
+		s := &f.Requests
+		s.Packets = uint64(1 + rng.IntN(3))
+		s.FirstPSN = rng.Uint32() & psnMask
+		s.HighPSN = psnAdd(s.FirstPSN, int32(rng.IntN(20)))
+		s.LastPSN = s.HighPSN
+		if rng.IntN(2) == 0 {
+			r := &Flow{ID: 2}
+			r.resp.started, r.resp.top = true, (s.HighPSN<<1)&posMask
+			f.respLink = r
+		}
+		psn := psnAdd(s.HighPSN, int32(rng.IntN(3))-1)
+		fa := At(FrameRef{Time: t0.Add(time.Duration(i) * time.Microsecond), Seq: uint64(i)})
+		before := *f
+		f.noteRequestRest(seqInOrder, psn, s.LastPSN, &fa, fa.Nanos-int64(rng.IntN(2000)))
+		if *f != before {
+			t.Fatalf("case %d: noteRequestRest changed a flow without retransmission state for a request in order", i)
+		}
+	}
+}
