@@ -104,3 +104,50 @@ func TestNoteRequestInOrderNoop(t *testing.T) {
 		}
 	}
 }
+
+// TestOpcodeBumped: Flow.add counts an opcode through opcodeBumped, then
+// countOpcode when it did not; the counts must be countOpcode's alone, for
+// any filling of the inline words and any opcode.
+func TestOpcodeBumped(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 22))
+	ops := []bth.Opcode{0x06, 0x07, 0x08, 0x0a, 0x11, 0x04, 0x81}
+	for i := range 20000 {
+		var f Flow
+		f.opFirst = uint16(ops[rng.IntN(len(ops))]) + 1
+		for range rng.IntN(6) {
+			f.countOpcode(ops[rng.IntN(len(ops))])
+		}
+		if rng.IntN(4) == 0 {
+			// Words out of the order countOpcode fills them in.
+			f.opInline[0], f.opInline[1] = 0, f.opInline[0]
+		}
+		op := ops[rng.IntN(len(ops))]
+		want, got := f, f
+		for _, g := range []*Flow{&want, &got} {
+			if g.cold != nil {
+				c := *g.cold
+				c.opcodes = append([]OpcodeCount(nil), c.opcodes...)
+				g.cold = &c
+			}
+		}
+		want.countOpcode(op)
+		if uint16(op)+1 != got.opFirst && !got.opcodeBumped(op) {
+			got.countOpcode(op)
+		}
+		if got.opInline != want.opInline || !slicesEqual(got.coldOpcodes(), want.coldOpcodes()) {
+			t.Fatalf("case %d: op %#x: opInline %x cold %v, countOpcode alone %x %v", i, op, got.opInline, got.coldOpcodes(), want.opInline, want.coldOpcodes())
+		}
+	}
+}
+
+func slicesEqual(a, b []OpcodeCount) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

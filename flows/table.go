@@ -423,7 +423,7 @@ func (f *Flow) add(p *packet.Packet, c opBits, fa *FrameAt) (reissue bool) {
 	f.Last.File, f.Last.Frame, f.Last.Time, f.Last.Seq = at.File, at.Frame, at.Time, at.Seq
 	// The common cases inline: the flow's first opcode and DSCP value,
 	// which are not counted (see countOpcode), and its first port.
-	if uint16(op)+1 != f.opFirst {
+	if uint16(op)+1 != f.opFirst && !f.opcodeBumped(op) {
 		f.countOpcode(op)
 	}
 	if uint16(p.DSCP)+1 != f.dscpFirst {
