@@ -567,6 +567,11 @@ func (f *Flow) addRate(ns int64, bytes uint64) {
 // rounded down as time.Time.UnixMilli does (for the times TimeNanos
 // holds).
 func msBin(ns int64) int64 {
+	if ns >= 0 {
+		// The common case, by an unsigned division: a multiply and a
+		// shift, without the signed one's corrections and remainder.
+		return int64(uint64(ns) / 1e6)
+	}
 	ms := ns / 1e6
 	if ns%1e6 < 0 {
 		ms--
