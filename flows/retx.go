@@ -352,7 +352,20 @@ func (f *Flow) startFill(psn uint32, nanos, prev int64) bool {
 // noteRequest follows resend episodes and gaps after a request packet at
 // psn was sequenced as res (not for re-issued READs); last is the PSN of
 // the request before it and prev its capture time (FrameAt.Nanos).
+//
+// A request in order on a flow that never needed its retransmission
+// state (f.retx nil: most packets of a mirror) has nothing to follow:
+// that case inlines into Flow.add without the call (BENCHMARKS.md,
+// session 20), and noteRequestRest takes the others.
 func (f *Flow) noteRequest(res seqResult, psn, last uint32, fa *FrameAt, prev int64) {
+	if res != seqInOrder || f.retx != nil {
+		f.noteRequestRest(res, psn, last, fa, prev)
+	}
+}
+
+// noteRequestRest is noteRequest but for a request in order on a flow
+// without retransmission state.
+func (f *Flow) noteRequestRest(res seqResult, psn, last uint32, fa *FrameAt, prev int64) {
 	at := &fa.FrameRef
 	if res == seqRetransmit && f.startFill(psn, fa.Nanos, prev) {
 		res = seqOutOfOrder

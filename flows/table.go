@@ -197,7 +197,7 @@ func (t *Table) addFlow(p *packet.Packet, at *FrameAt, delta bool) (f *Flow, ret
 		}
 	}
 	c := opClass[p.BTH.Opcode]
-	if f == nil || t.startsEpoch(f, p, c, at) {
+	if f == nil || !f.requestInOrder(p.BTH.PSN, c) && t.startsEpoch(f, p, c, at) {
 		pk = packKey(p.Src, p.Dst, p.BTH.DestQP)
 		f = t.newFlow(pk, f, p, at)
 	}
@@ -307,6 +307,8 @@ func (t *Table) newFlow(pk packedKey, prev *Flow, p *packet.Packet, at *FrameAt)
 // exchange for the key arrived after f began, or f had gone idle and p's
 // PSN is far from its PSN space: more than EpochJump behind the highest PSN
 // or ahead of the PSNs expected next.
+//
+// addFlow asks it only of a packet that requestInOrder does not clear.
 func (t *Table) startsEpoch(f *Flow, p *packet.Packet, c opBits, at *FrameAt) bool {
 	if f.cmPending {
 		// noteCM marks the current flow of a key it names: only such a
@@ -346,6 +348,20 @@ func (t *Table) startsEpoch(f *Flow, p *packet.Packet, c opBits, at *FrameAt) bo
 	}
 	// Another UD sender's PSNs are its own (otherSender).
 	return (c&opRequest == 0 || !f.otherSender(&p.BTH)) && !t.fileCopyDue(f, p, c, at)
+}
+
+// requestInOrder says whether a packet of class c at psn is a request of
+// f's at the very PSN its requests expect next (Requests.seq.expHi), not
+// behind the highest request PSN and past the first one on the PSN circle,
+// and f has no CM exchange pending: such a request starts no epoch
+// (startsEpoch finds it neither far from the requests nor a restart, which
+// needs a PSN at or behind the first). It inlines, so that addFlow skips
+// the call to startsEpoch for most packets of a mirror: 80% of those of the
+// benchmark's capture (BENCHMARKS.md, session 20).
+func (f *Flow) requestInOrder(psn uint32, c opBits) bool {
+	s := &f.Requests
+	return c&opRequest != 0 && !f.cmPending && s.Packets != 0 && psn == s.seq.expHi &&
+		(psn-s.HighPSN)&psnMask < psnHalf && (psn-s.FirstPSN-1)&psnMask < psnHalf-1
 }
 
 // restarts says whether a request at psn sends the flow's requests again
@@ -407,7 +423,7 @@ func (f *Flow) add(p *packet.Packet, c opBits, fa *FrameAt) (reissue bool) {
 	f.Last.File, f.Last.Frame, f.Last.Time, f.Last.Seq = at.File, at.Frame, at.Time, at.Seq
 	// The common cases inline: the flow's first opcode and DSCP value,
 	// which are not counted (see countOpcode), and its first port.
-	if uint16(op)+1 != f.opFirst {
+	if uint16(op)+1 != f.opFirst && !f.opcodeBumped(op) {
 		f.countOpcode(op)
 	}
 	if uint16(p.DSCP)+1 != f.dscpFirst {
@@ -551,6 +567,11 @@ func (f *Flow) addRate(ns int64, bytes uint64) {
 // rounded down as time.Time.UnixMilli does (for the times TimeNanos
 // holds).
 func msBin(ns int64) int64 {
+	if ns >= 0 {
+		// The common case, by an unsigned division: a multiply and a
+		// shift, without the signed one's corrections and remainder.
+		return int64(uint64(ns) / 1e6)
+	}
 	ms := ns / 1e6
 	if ns%1e6 < 0 {
 		ms--

@@ -51,7 +51,7 @@ func TestTimeNanosOrder(t *testing.T) {
 	if got := msBin(-1); got != time.Unix(0, -1).UnixMilli() {
 		t.Errorf("msBin(-1) = %d, want %d", got, time.Unix(0, -1).UnixMilli())
 	}
-	for _, ns := range []int64{-2_000_001, -1_000_000, -1, 0, 999_999, 1_000_000, 1700000000123456789} {
+	for _, ns := range []int64{math.MinInt64, -2_000_001, -1_000_000, -1, 0, 999_999, 1_000_000, 1700000000123456789, math.MaxInt64} {
 		if got, want := msBin(ns), time.Unix(0, ns).UnixMilli(); got != want {
 			t.Errorf("msBin(%d) = %d, want UnixMilli %d", ns, got, want)
 		}

@@ -109,6 +109,13 @@ func (r *rareObs) firstNotECTOf() flows.FrameRef {
 	return r.firstNotECT
 }
 
+// mayBeRare says whether observe may note p: it does not when p is no CNP,
+// untagged, on the data DSCP and ECN-capable, the common case, which
+// Collector.addRoCE then spares the call.
+func mayBeRare(p *packet.Packet, cfg *Config) bool {
+	return p.ECN&3 == 0 || p.DSCP != cfg.DataDSCP || p.HasVLAN || p.BTH.Opcode.IsCNP()
+}
+
 // observe notes p, a packet of flow id, if it is rare. A packet that is
 // not touches no per-flow state.
 func (s *collectorState) observe(id int, p *packet.Packet, at *flows.FrameRef, cfg *Config) {

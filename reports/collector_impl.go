@@ -210,7 +210,11 @@ func (c *Collector) addRoCE(p *packet.Packet, fa *flows.FrameAt) {
 	if p.HasCM && p.CM.IsCM() && p.CM.AttributeID == bth.CMAttrREQ {
 		s.cm.add(p, at)
 	}
-	s.observe(f.ID, p, at, &c.cfg)
+	// observe, for a packet that may be rare (mayBeRare, inline): the
+	// common case makes no call (BENCHMARKS.md, session 20).
+	if mayBeRare(p, &c.cfg) {
+		s.observe(f.ID, p, at, &c.cfg)
+	}
 	if s.keepsSeries(f.ID) {
 		s.series.add(f.ID-1, bin, uint64(p.DatagramLen())*8)
 	}
