@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -96,21 +95,18 @@ const flowsFormatFromOutputHelp = "; without it, the extension of -o FILE picks 
 // `-o flows.csv` writes CSV, not a table in a file named .csv. Another
 // extension keeps the default, the table.
 func pickFlowsFormat(opts *FlowsOptions) {
-	if !opts.FormatFromOutput || opts.Output == "" || opts.Output == "-" {
-		return
+	if f := formatOfOutput(opts.Output, opts.FormatFromOutput, flowsFormatOfExt); f != "" {
+		opts.Format = f
 	}
-	switch strings.ToLower(filepath.Ext(opts.Output)) {
-	case ".txt":
-		opts.Format = "table"
-	case ".md", ".markdown":
-		opts.Format = "markdown"
-	case ".csv":
-		opts.Format = "csv"
-	case ".json":
-		opts.Format = "json"
-	case ".jsonl", ".ndjson":
-		opts.Format = flowtable.FormatJSONL
-	}
+}
+
+// flowsFormatOfExt is the flows format each -o extension names.
+var flowsFormatOfExt = map[string]string{
+	".txt": "table",
+	".md":  "markdown", ".markdown": "markdown",
+	".csv":   "csv",
+	".json":  "json",
+	".jsonl": flowtable.FormatJSONL, ".ndjson": flowtable.FormatJSONL,
 }
 
 func flowsRun(opts *FlowsOptions) error {

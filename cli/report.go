@@ -186,19 +186,28 @@ const formatFromOutputHelp = "; without it, the extension of -o FILE picks one (
 // Markdown, as the name says, not the default text under a .md name.
 // Another extension, or none, keeps the default.
 func pickFormat(opts *ReportOptions) {
-	if !opts.FormatFromOutput || opts.Output == "-" {
-		return
+	if f := formatOfOutput(opts.Output, opts.FormatFromOutput, reportFormatOfExt); f != "" {
+		opts.Format = f
 	}
-	switch strings.ToLower(filepath.Ext(opts.Output)) {
-	case ".html", ".htm":
-		opts.Format = "html"
-	case ".md", ".markdown":
-		opts.Format = "markdown"
-	case ".json":
-		opts.Format = "json"
-	case ".txt":
-		opts.Format = "text"
+}
+
+// reportFormatOfExt is the report format each -o extension names.
+var reportFormatOfExt = map[string]string{
+	".html": "html", ".htm": "html",
+	".md": "markdown", ".markdown": "markdown",
+	".json": "json",
+	".txt":  "text",
+}
+
+// formatOfOutput is the format that the extension of the output file
+// names in ofExt (lower-case extensions with their dot), for a command
+// whose --format was not given (fromOutput); "" when it was, for standard
+// output, or for an extension ofExt does not hold.
+func formatOfOutput(output string, fromOutput bool, ofExt map[string]string) string {
+	if !fromOutput || output == "" || output == "-" {
+		return ""
 	}
+	return ofExt[strings.ToLower(filepath.Ext(output))]
 }
 
 // checkOutputFlags validates the flags of the report's output (--format,
