@@ -2,6 +2,7 @@ package flows
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -134,20 +135,8 @@ func TestOpcodeBumped(t *testing.T) {
 		if uint16(op)+1 != got.opFirst && !got.opcodeBumped(op) {
 			got.countOpcode(op)
 		}
-		if got.opInline != want.opInline || !slicesEqual(got.coldOpcodes(), want.coldOpcodes()) {
+		if got.opInline != want.opInline || !slices.Equal(got.coldOpcodes(), want.coldOpcodes()) {
 			t.Fatalf("case %d: op %#x: opInline %x cold %v, countOpcode alone %x %v", i, op, got.opInline, got.coldOpcodes(), want.opInline, want.coldOpcodes())
 		}
 	}
-}
-
-func slicesEqual(a, b []OpcodeCount) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
