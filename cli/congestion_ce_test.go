@@ -68,7 +68,7 @@ func TestCongestionCEOfDataPackets(t *testing.T) {
 			t.Errorf("%s = %v, want %v (counts %v)", k, c[k], v, c)
 		}
 	}
-	if !strings.Contains(detail, "Switches marked 20 packets of 20 RoCE data packets CE (100%)") || !strings.Contains(detail, "1 CNP carried CE as well") {
+	if !strings.Contains(detail, "Switches marked 20 packets CE (100% of the 20 RoCE packets other than CNPs, ACKs included)") || !strings.Contains(detail, "1 CNP carried CE as well") {
 		t.Errorf("detail %q", detail)
 	}
 
@@ -83,7 +83,7 @@ func TestCongestionCEOfDataPackets(t *testing.T) {
 	mc, mdetail := congestion(decodeReport(t, merged))
 	delete(c, "peak_cnps_per_ms")
 	delete(mc, "peak_cnps_per_ms")
-	if !reflect.DeepEqual(mc, c) || !strings.Contains(mdetail, "Switches marked 20 packets of 20 RoCE data packets CE (100%)") ||
+	if !reflect.DeepEqual(mc, c) || !strings.Contains(mdetail, "Switches marked 20 packets CE (100% of the 20 RoCE packets other than CNPs, ACKs included)") ||
 		!strings.Contains(mdetail, "higher). 1 CNP carried CE as well") {
 		t.Errorf("merged: counts %v, detail %q; want the single run's %v", mc, mdetail, c)
 	}

@@ -81,7 +81,7 @@ to FILE once complete, so a failed run leaves no broken FILE.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Format, "format", "table", "output format: "+strings.Join(flowtable.Formats, ", ")+" (jsonl: JSON Lines, one flow per line)"+flowsFormatFromOutputHelp)
 	f.StringVarP(&opts.Output, "output", "o", "", "write the flows to `FILE` instead of standard output (replaced only once complete; not one of the captures)")
-	f.StringVar(&opts.Sort, "sort", "bytes", "order flows by `KEY`, biggest first: "+strings.Join(flowtable.SortKeys, ", "))
+	f.StringVar(&opts.Sort, "sort", "bytes", "order flows by `KEY`, biggest first: "+strings.Join(flowtable.SortKeys, ", ")+" (id, or its aliases first and time: in order of first packet)")
 	f.IntVar(&opts.Top, "top", 0, "show only the first `N` flows after sorting (0: all); the totals line still counts all")
 	addWorkersFlag(f, &opts.Workers)
 	return cmd

@@ -129,7 +129,7 @@ when no frame at all could be decoded, the exit code is 2.`,
 	f.IntVar(&opts.Workers, "workers", 0, "format the packets on `N` goroutines while one reads the input, and print them in order "+
 		"(0: one per CPU; at most 256; one with --count or --time rel; the output is the same for any N)")
 	f.StringVar(&opts.TimeFormat, "time", "time", "timestamp style: time (time of day, UTC), date (date and time, UTC), "+
-		"rel (seconds since the first frame read, printed or not, as tshark's frame.time_relative; with several captures, the first frame of the first), epoch")
+		"rel (seconds since the first frame read that has a time, printed or not, as tshark's frame.time_relative; with several captures, the first frame of the first), epoch")
 	return cmd
 }
 

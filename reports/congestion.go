@@ -100,14 +100,17 @@ func congestionFinding(in *Input) (Finding, bool) {
 	default:
 		f.Title = fmt.Sprintf("InfiniBand FECN/BECN bits on %s", plural(fecn+becn, "packet"))
 	}
-	f.Detail = fmt.Sprintf("Switches marked %s of %d RoCE data packets CE (%s) and receiving HCAs sent %s back, "+
-		"so DCQCN cut the rate of the notified QPs. ", plural(ce, "packet"), data, percent(float64(ce), float64(data)), plural(cnps, "CNP"))
+	// data counts every packet but CNPs, ACKs and QP1 included
+	// (data_packets in docs/FINDINGS.md): the detail says so, as the
+	// data variants of dscp_mismatch and ecn_not_acted count fewer.
+	f.Detail = fmt.Sprintf("Switches marked %s CE (%s of the %d RoCE packets other than CNPs, ACKs included) and receiving HCAs sent %s back, "+
+		"so DCQCN cut the rate of the notified QPs. ", plural(ce, "packet"), percent(float64(ce), float64(data)), data, plural(cnps, "CNP"))
 	if cnps == 0 {
 		// No CNP to say DCQCN acted: the receivers sent none, or they
 		// went a way the capture does not show.
-		f.Detail = fmt.Sprintf("Switches marked %s of %d RoCE data packets CE (%s), and the capture holds no CNP back: either the receiving HCAs "+
-			"sent none (see ecn_not_acted) or the mirror does not show their direction (see capture_health). ",
-			plural(ce, "packet"), data, percent(float64(ce), float64(data)))
+		f.Detail = fmt.Sprintf("Switches marked %s CE (%s of the %d RoCE packets other than CNPs, ACKs included), and the capture holds no CNP back: "+
+			"either the receiving HCAs sent none (see ecn_not_acted) or the mirror does not show their direction (see capture_health). ",
+			plural(ce, "packet"), percent(float64(ce), float64(data)), data)
 	}
 	if in.Collect != nil && cnps > 0 {
 		f.Detail += cnpPeak(in.Collect.Timeline().CNPs, &f.Evidence)
