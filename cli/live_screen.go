@@ -94,7 +94,7 @@ func liveCut(s string, n int) string {
 // livePlainLine is the one-line view for logs.
 func livePlainLine(v *liveView) string {
 	s := fmt.Sprintf("rocedump live %s %s: %d packets (%s, %s), %d RoCE, %d flows, CNP %s, CE %s, retx %s, drops %d kernel %d interface, findings %d critical %d warning %d info",
-		v.Interface, liveClock(v.Elapsed), v.Packets, livePPS(v.PPS), liveBitRate(v.BPS), v.RoCE, v.Flows,
+		v.Interface, liveClock(v.Elapsed, v.Decimals), v.Packets, livePPS(v.PPS), liveBitRate(v.BPS), v.RoCE, v.Flows,
 		livePerSec(v.CNPRate), livePerSec(v.CERate), livePerSec(v.RetxRate),
 		v.Drops.KernelDrops, v.Drops.InterfaceDrops, v.Critical, v.Warning, v.InfoNo)
 	if v.Drops.Down {
@@ -113,7 +113,7 @@ func liveScreenLines(v *liveView) []string {
 		state = "stopping: reading what the kernel still holds"
 	}
 	lines := []string{
-		fmt.Sprintf("rocedump live on %s   %s   %s", v.Interface, liveClock(v.Elapsed), state),
+		fmt.Sprintf("rocedump live on %s   %s   %s", v.Interface, liveClock(v.Elapsed, v.Decimals), state),
 		"",
 		fmt.Sprintf("packets  %d (%s, %s)   RoCE %d   QP flows %d", v.Packets, livePPS(v.PPS), liveBitRate(v.BPS), v.RoCE, v.Flows),
 		fmt.Sprintf("CNPs     %d (%s)   CE marks %d (%s)   retransmitted %d (%s)   NAKs %d   PSN gaps %d",
@@ -142,7 +142,7 @@ func liveScreenLines(v *liveView) []string {
 		lines = append(lines, "FINDINGS SO FAR: none yet")
 	default:
 		lines = append(lines, fmt.Sprintf("FINDINGS SO FAR (%s): %d critical, %d warning, %d info (preliminary: flows pair at the end)",
-			liveClock(v.FindingsAt), v.Critical, v.Warning, v.InfoNo))
+			liveClock(v.FindingsAt, v.Decimals), v.Critical, v.Warning, v.InfoNo))
 		const maxShown = 8
 		for i, f := range v.Findings {
 			if i == maxShown {
@@ -164,10 +164,32 @@ func liveDropShare(v *liveView) string {
 	return fmt.Sprintf(" (%.2f%% of the packets: loss findings are unreliable)", 100*float64(d)/float64(d+v.Packets))
 }
 
-// liveClock formats an elapsed time as hh:mm:ss.
-func liveClock(d time.Duration) string {
-	s := int(d.Round(time.Second) / time.Second)
-	return fmt.Sprintf("%02d:%02d:%02d", s/3600, s/60%60, s%60)
+// liveClock formats an elapsed time as hh:mm:ss, with decimals (at most
+// 3) of a second after it.
+func liveClock(d time.Duration, decimals int) string {
+	unit := time.Second
+	for range decimals {
+		unit /= 10
+	}
+	n := int64(d.Round(unit) / unit)
+	scale := int64(time.Second / unit)
+	s := n / scale
+	c := fmt.Sprintf("%02d:%02d:%02d", s/3600, s/60%60, s%60)
+	if decimals > 0 {
+		c += fmt.Sprintf(".%0*d", decimals, n%scale)
+	}
+	return c
+}
+
+// clockDecimals is how many decimals of a second the live view's clocks
+// need at a refresh interval: none from a second up, one from 100ms, two
+// from 10ms, else three.
+func clockDecimals(interval time.Duration) int {
+	n := 0
+	for u := time.Second; interval < u && n < 3; u /= 10 {
+		n++
+	}
+	return n
 }
 
 // liveBitRate formats bits per second in decimal units.

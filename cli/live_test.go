@@ -431,9 +431,15 @@ func TestLiveView(t *testing.T) {
 	}
 	reportJSON(t, out.Bytes()) // stdout is the report alone
 	var lines int
+	clocks := map[string]bool{} // refreshes under a second apart show tenths: no two alike
 	for _, l := range strings.Split(errOut.String(), "\n") {
-		if strings.HasPrefix(l, "rocedump live fake0 ") {
+		if rest, ok := strings.CutPrefix(l, "rocedump live fake0 "); ok {
 			lines++
+			clock, _, _ := strings.Cut(rest, ": ")
+			if _, dec, _ := strings.Cut(clock, "."); len(dec) != 2 {
+				t.Errorf("view line's clock %q lacks hundredths at a 50ms interval: %s", clock, l)
+			}
+			clocks[clock] = true
 			for _, w := range []string{"packets (", "b/s), ", "CNP ", "CE ", "retx ", "drops 0 kernel 0 interface", "findings "} {
 				if !strings.Contains(l, w) {
 					t.Errorf("view line lacks %q: %s", w, l)
@@ -443,6 +449,31 @@ func TestLiveView(t *testing.T) {
 	}
 	if lines < 3 {
 		t.Errorf("%d view lines in 400ms at a 50ms interval; stderr:\n%s", lines, errOut)
+	}
+	if len(clocks) < 3 {
+		t.Errorf("%d view lines show only %d times: %v", lines, len(clocks), clocks)
+	}
+}
+
+// TestLiveClock: the view's clock and the decimals a refresh interval
+// needs.
+func TestLiveClock(t *testing.T) {
+	for _, c := range []struct {
+		d        time.Duration
+		interval time.Duration
+		want     string
+	}{
+		{83 * time.Second, time.Second, "00:01:23"},
+		{83*time.Second + 600*time.Millisecond, 2 * time.Second, "00:01:24"},
+		{1500 * time.Millisecond, 500 * time.Millisecond, "00:00:01.5"},
+		{3*time.Hour + 59*time.Minute + 59*time.Second + 960*time.Millisecond, 100 * time.Millisecond, "04:00:00.0"},
+		{1234 * time.Millisecond, 50 * time.Millisecond, "00:00:01.23"},
+		{1234567 * time.Microsecond, time.Millisecond, "00:00:01.235"},
+		{1234567 * time.Microsecond, time.Microsecond, "00:00:01.235"},
+	} {
+		if got := liveClock(c.d, clockDecimals(c.interval)); got != c.want {
+			t.Errorf("liveClock(%v) at interval %v = %q, want %q", c.d, c.interval, got, c.want)
+		}
 	}
 }
 

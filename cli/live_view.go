@@ -14,7 +14,11 @@ import (
 type liveView struct {
 	Interface string
 	Elapsed   time.Duration
-	Stopping  bool // a stop was asked for; the capture is draining
+	// Decimals of a second its clocks show: 0 at --interval 1s or more,
+	// else enough that two refreshes do not show the same time
+	// (clockDecimals).
+	Decimals int
+	Stopping bool // a stop was asked for; the capture is draining
 
 	Packets, RoCE uint64
 	PPS, BPS      float64 // over the last interval
@@ -76,6 +80,7 @@ func (s *liveSession) snapshot(now time.Time) *liveView {
 	v := &liveView{
 		Interface: s.opts.Interface,
 		Elapsed:   now.Sub(s.start),
+		Decimals:  clockDecimals(s.opts.Interval),
 		Stopping:  s.reader.stopAt.Load() != 0,
 		Packets:   s.st.Packets,
 		RoCE:      s.st.RoCE,
