@@ -216,15 +216,7 @@ func TestMergeTiesAsOneRun(t *testing.T) {
 // TestMergeSharedFlows: a report merged with itself is two mirrors that saw
 // the same flows; the merge keeps both copies and says it cannot add them.
 func TestMergeSharedFlows(t *testing.T) {
-	dir := t.TempDir()
-	out := filepath.Join(dir, "r.json")
-	if _, stderr, code := runCLI(t, "report", "--format", "json", "--fail-on", "never", "-o", out, filepath.Join(repoRoot, "testdata", "pcaps", "gen", "clean_allreduce.pcap")); code != ExitOK {
-		t.Fatalf("report: exit %d: %s", code, stderr)
-	}
-	merged, stderr, code := runCLI(t, "merge", "--fail-on", "never", out, out)
-	if code != ExitOK {
-		t.Fatalf("merge: exit %d: %s", code, stderr)
-	}
+	out, merged, stderr := mergedWithItself(t, "clean_allreduce.pcap")
 	one, two := decodeReport(t, mustRead(t, out)), decodeReport(t, merged)
 	if len(two.Flows) != 2*len(one.Flows) {
 		t.Errorf("got %d flows, want both copies of %d", len(two.Flows), len(one.Flows))
@@ -429,15 +421,7 @@ func TestMergeEscapesNamesFromJSON(t *testing.T) {
 // the shared flows named them "not added up", which a reader takes for
 // "counted once"; it must say which findings count them once per report.
 func TestMergeSharedFlowsSaysFindingsCountTwice(t *testing.T) {
-	dir := t.TempDir()
-	out := filepath.Join(dir, "r.json")
-	if _, stderr, code := runCLI(t, "report", "--format", "json", "--fail-on", "never", "-o", out, filepath.Join(repoRoot, "testdata", "pcaps", "gen", "retransmissions.pcap")); code != ExitOK {
-		t.Fatalf("report: exit %d: %s", code, stderr)
-	}
-	merged, stderr, code := runCLI(t, "merge", "--fail-on", "never", out, out)
-	if code != ExitOK {
-		t.Fatalf("merge: exit %d: %s", code, stderr)
-	}
+	_, merged, stderr := mergedWithItself(t, "retransmissions.pcap")
 	var note string
 	for _, p := range decodeReport(t, merged).Problems() {
 		if strings.Contains(p, "in more than one report (") {
@@ -455,4 +439,20 @@ func TestMergeSharedFlowsSaysFindingsCountTwice(t *testing.T) {
 			t.Errorf("note %q: want %q", note, w)
 		}
 	}
+}
+
+// mergedWithItself writes the JSON report of the generated capture name
+// and merges it with itself: two mirrors that saw the same flows. It
+// returns the report's path, the merged report and merge's standard error.
+func mergedWithItself(t *testing.T, name string) (out, merged, stderr string) {
+	t.Helper()
+	out = filepath.Join(t.TempDir(), "r.json")
+	if _, stderr, code := runCLI(t, "report", "--format", "json", "--fail-on", "never", "-o", out, filepath.Join(repoRoot, "testdata", "pcaps", "gen", name)); code != ExitOK {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	merged, stderr, code := runCLI(t, "merge", "--fail-on", "never", out, out)
+	if code != ExitOK {
+		t.Fatalf("merge: exit %d: %s", code, stderr)
+	}
+	return out, merged, stderr
 }
