@@ -148,8 +148,12 @@ func throughputChart(tl *reports.Timeline, rs flowtable.Source) (template.HTML, 
 	}
 	legendY := top + h + 66
 	rows := (len(lines) + 1) / 2
+	height := legendY + float64(rows)*22
+	if rows == 0 {
+		height = legendY - 16 // no legend: the time axis's title is the last line
+	}
 	var s svg
-	s.open(chartW, legendY+float64(max(rows, 1))*22, "Throughput over time of the top flows")
+	s.open(chartW, height, "Throughput over time of the top flows")
 	sp := spanOf(bs)
 	if okAll {
 		lp := newPlot(&s, laneTop, laneH, sp, bgThroughput)

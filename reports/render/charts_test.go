@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -230,6 +231,19 @@ func TestThroughputChartRanksAllFlows(t *testing.T) {
 	svg = string(c.SVG)
 	if strings.Contains(svg, "No data") || !strings.Contains(svg, "All RoCE traffic") || !strings.Contains(svg, "No top flow has a series") {
 		t.Errorf("chart with no top flow drawn:\n%s", svg)
+	}
+	// Without a legend, the chart ends below the time axis's title, with
+	// no empty legend row under it.
+	var w, h, titleY float64
+	if _, err := fmt.Sscanf(svg[strings.Index(svg, "viewBox="):], `viewBox="0 0 %g %g"`, &w, &h); err != nil {
+		t.Fatalf("viewBox: %v", err)
+	}
+	title := svg[:strings.Index(svg, ">time since ")]
+	if _, err := fmt.Sscanf(title[strings.LastIndex(title, ` y="`):], ` y="%g"`, &titleY); err != nil {
+		t.Fatalf("time axis title: %v", err)
+	}
+	if h-titleY > 20 || h < titleY+6 {
+		t.Errorf("chart without a legend is %g high, its time axis title at y %g: want it to end 6-20 below", h, titleY)
 	}
 }
 
