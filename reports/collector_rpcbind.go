@@ -60,7 +60,7 @@ const (
 	// reply at once; a call is forgotten when this many came after it.
 	maxPendingCalls = 64
 	// maxLearntPorts bounds the ports learnt: past it, a new one is not
-	// (about 40 bytes each, 160 KB at most).
+	// (under 64 bytes each with the map's own: 256 KB at most).
 	maxLearntPorts = 4096
 )
 
@@ -103,10 +103,10 @@ func (r *rpcbindTable) observe(p *packet.Packet, b []byte) {
 			return
 		}
 	}
-	client, server := netip.AddrPortFrom(p.Src, p.SrcPort), netip.AddrPortFrom(p.Dst, p.DstPort)
+	src, dst := netip.AddrPortFrom(p.Src, p.SrcPort), netip.AddrPortFrom(p.Dst, p.DstPort)
 	if p.DstPort == rpcbind.Port {
 		if xid, q, ok := rpcbind.ParseCall(b); ok {
-			r.pending[r.next] = pendingCall{client: client, server: server, proto: p.Proto, xid: xid, q: q}
+			r.pending[r.next] = pendingCall{client: src, server: dst, proto: p.Proto, xid: xid, q: q}
 			r.next = (r.next + 1) % maxPendingCalls
 			return
 		}
@@ -120,7 +120,7 @@ func (r *rpcbindTable) observe(p *packet.Packet, b []byte) {
 	}
 	for i := range r.pending {
 		c := &r.pending[i]
-		if c.xid != xid || c.proto != p.Proto || c.client != server || c.server != client {
+		if c.xid != xid || c.proto != p.Proto || c.client != dst || c.server != src { // a reply goes back
 			continue
 		}
 		q := c.q
