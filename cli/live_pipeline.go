@@ -72,6 +72,9 @@ func newShardAnalyzer(st *captureStats, sinks []packetSink, shard int, split flo
 		if p, ok := s.(flowPrefetcher); ok && a.prefetcher == nil {
 			a.prefetcher = p
 		}
+		if r, ok := s.(payloadReader); ok {
+			r.ReadPayloadsFrom(&a.dec)
+		}
 	}
 	return a
 }

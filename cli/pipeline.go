@@ -53,6 +53,13 @@ type packetSink interface {
 	AddFrame(p *packet.Packet, at *flows.FrameAt)
 }
 
+// payloadReader is a sink that reads the TCP or UDP payload of some
+// frames it is given (reports.Collector: rpcbind's replies), from the
+// analyzer's decoder.
+type payloadReader interface {
+	ReadPayloadsFrom(reports.PayloadSource)
+}
+
 // parallelAware is a sink that counts a packet captured in two input files
 // taken in parallel once (flows.Table, reports.Collector).
 type parallelAware interface {

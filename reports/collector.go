@@ -21,11 +21,16 @@ type Collector struct {
 // Conversation is non-RoCE IP traffic between two addresses on one service
 // port: TCP or UDP (Proto 6 or 17) with the server's port as ServicePort
 // (the one a TCP connection's SYN was sent to; else a service the reports
-// name; else the lower one), or another IP protocol with ServicePort 0.
+// name; else a port rpcbind was seen to hand out; else the lower one), or
+// another IP protocol with ServicePort 0.
 type Conversation struct {
 	Src, Dst    netip.Addr // Src is the client side when it can be told, else the first sender
 	Proto       uint8
 	ServicePort uint16
+	// RPCProgram is the ONC RPC program (100005 mountd, 100021 NLM, ...)
+	// that an rpcbind exchange of the capture said listens on
+	// ServicePort, when that is how ServicePort was told; else 0.
+	RPCProgram  uint32
 	Packets     uint64
 	Bytes       uint64 // IP lengths
 	First, Last flows.FrameRef

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 
 	"github.com/rocedump/rocedump/decode/packet"
+	"github.com/rocedump/rocedump/decode/rpcbind"
 	"github.com/rocedump/rocedump/flows"
 )
 
@@ -54,6 +55,10 @@ type convTable struct {
 	// conversation.
 	par        flows.ParallelFiles
 	fileCopies uint64
+	// rpc is what rpcbind's exchanges taught, read from the payloads
+	// payloads gives (nil: none are read).
+	rpc      rpcbindTable
+	payloads PayloadSource
 }
 
 // copySig is what a mirror's copy of a TCP or UDP packet repeats and the
@@ -247,9 +252,11 @@ func servicePort(sport, dport uint16) (port uint16, srcIsClient bool) {
 	return sport, false
 }
 
-// add accounts one non-RoCE IP packet. The client is the side that sent a
-// SYN without ACK, else the side not on the service port, else the first
-// sender.
+// add accounts one non-RoCE IP packet. Its service port is a known
+// service's (knownService), else one rpcbind was seen to hand out
+// (rpcbindTable), else the lower; a TCP SYN names it over these. The
+// client is the side that sent a SYN without ACK, else the side not on
+// the service port, else the first sender.
 func (t *convTable) add(p *packet.Packet, at *flows.FrameRef) {
 	if laterFragment(p) {
 		// The conversation of the datagram's first fragment, if it was
@@ -262,11 +269,23 @@ func (t *convTable) add(p *packet.Packet, at *flows.FrameRef) {
 		return
 	}
 	var port uint16
+	var prog uint32 // the RPC program rpcbind said listens on port
 	srcIsClient := true
 	if p.Proto == protoTCP || p.Proto == protoUDP {
+		if t.payloads != nil && (p.SrcPort == rpcbind.Port || p.DstPort == rpcbind.Port) {
+			t.rpc.observe(p, t.payloads.TransportPayload())
+		}
 		port, srcIsClient = servicePort(p.SrcPort, p.DstPort)
+		if t.rpc.learnt != nil && !knownService(p.SrcPort) && !knownService(p.DstPort) {
+			if s, c, pr, ok := t.rpc.service(p, port); ok {
+				port, srcIsClient, prog = s, c, pr
+			}
+		}
 		if p.Proto == protoTCP {
-			port, srcIsClient = t.tcpService(p, port, srcIsClient)
+			rpcPort := port
+			if port, srcIsClient = t.tcpService(p, port, srcIsClient); port != rpcPort {
+				prog = 0 // a SYN named another
+			}
 		}
 	}
 	k := convKey{lo: p.Src, hi: p.Dst, proto: p.Proto, port: port}
@@ -275,7 +294,7 @@ func (t *convTable) add(p *packet.Packet, at *flows.FrameRef) {
 	}
 	c := t.byKey[k]
 	if c == nil {
-		c = &Conversation{Src: p.Src, Dst: p.Dst, Proto: p.Proto, ServicePort: port, First: *at}
+		c = &Conversation{Src: p.Src, Dst: p.Dst, Proto: p.Proto, ServicePort: port, RPCProgram: prog, First: *at}
 		if !srcIsClient {
 			c.Src, c.Dst = p.Dst, p.Src
 		}
@@ -284,6 +303,9 @@ func (t *convTable) add(p *packet.Packet, at *flows.FrameRef) {
 	}
 	if p.Proto == protoTCP && p.TCPFlags&(tcpSYN|tcpACK) == tcpSYN {
 		c.Src, c.Dst = p.Src, p.Dst // the SYN says who the client is
+	}
+	if prog != 0 {
+		c.RPCProgram = prog // learnt after its first packet
 	}
 	if t.copied(c, k.lo, p, at) {
 		return

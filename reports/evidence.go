@@ -167,6 +167,24 @@ func percent(part, whole float64) string {
 	return strconv.FormatFloat(p, 'g', 2, 64) + "%"
 }
 
+// convPort is protoPort for conversation c, followed by the RPC program
+// that rpcbind said listens there, if that is how its port was told:
+// "udp/1048 (mountd)".
+func convPort(c *Conversation) string {
+	if c.RPCProgram != 0 {
+		return protoPort(c.Proto, c.ServicePort) + " (" + rpcProgramName(c.RPCProgram) + ")"
+	}
+	return protoPort(c.Proto, c.ServicePort)
+}
+
+// programPort is convPort with the program first: "mountd, udp/1048".
+func programPort(c *Conversation) string {
+	if c.RPCProgram != 0 {
+		return rpcProgramName(c.RPCProgram) + ", " + protoPort(c.Proto, c.ServicePort)
+	}
+	return protoPort(c.Proto, c.ServicePort)
+}
+
 // protoPort names a conversation's service: "tcp/22", "udp/2049", "ip proto 47".
 func protoPort(proto uint8, port uint16) string {
 	switch proto {

@@ -621,7 +621,7 @@ func noRoCE(in *Input) Finding {
 		}
 		for _, cv := range in.Collect.Conversations() {
 			f.Evidence.Details = append(f.Evidence.Details, fmt.Sprintf("%s > %s %s: %s, %s",
-				cv.Src, cv.Dst, protoPort(cv.Proto, cv.ServicePort), plural(cv.Packets, "packet"), flowtable.HumanBytes(cv.Bytes)))
+				cv.Src, cv.Dst, convPort(cv), plural(cv.Packets, "packet"), flowtable.HumanBytes(cv.Bytes)))
 		}
 		f.Evidence.Details = capped(f.Evidence.Details)
 	}

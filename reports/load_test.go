@@ -90,6 +90,7 @@ func loadInput(t testing.TB, capturePath, topologyPath string) *Input {
 		pkt packet.Packet
 		dec packet.Decoder
 	)
+	col.ReadPayloadsFrom(&dec) // as the CLI's pass does
 	for {
 		file, err := m.Next(&rec)
 		if err == io.EOF {

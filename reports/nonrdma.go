@@ -61,7 +61,7 @@ func NonRDMAOnCompute(in *Input) []Finding {
 	}
 	var ssh, boot, other []*Conversation
 	for _, c := range in.Collect.Conversations() {
-		if c.Proto != protoTCP && c.Proto != protoUDP || storageIPService(c.Proto, c.ServicePort) != "" ||
+		if c.Proto != protoTCP && c.Proto != protoUDP || storageConvService(c) != "" ||
 			isStorage(in, c.Src) || isStorage(in, c.Dst) {
 			continue // storage_on_compute's, by its port or by a storage-role end
 		}
@@ -168,7 +168,7 @@ func convFinding(in *Input, cs []*Conversation, sev Severity) Finding {
 		span.add(c.First)
 		span.add(c.Last)
 		f.Nodes = append(f.Nodes, nodeOf(in, c.Src), nodeOf(in, c.Dst))
-		lines = append(lines, fmt.Sprintf("%s: %s > %s, %s, %s", protoPort(c.Proto, c.ServicePort), endpoint(in, c.Src), endpoint(in, c.Dst),
+		lines = append(lines, fmt.Sprintf("%s: %s > %s, %s, %s", convPort(c), endpoint(in, c.Src), endpoint(in, c.Dst),
 			plural(c.Packets, "packet"), flowtable.HumanBytes(c.Bytes)))
 	}
 	f.Evidence = Evidence{Counts: map[string]float64{
@@ -183,7 +183,7 @@ func servicesSummary(cs []*Conversation) string {
 	n := map[string]int{}
 	b := map[string]uint64{}
 	for _, c := range cs {
-		k := protoPort(c.Proto, c.ServicePort)
+		k := convPort(c)
 		n[k]++
 		b[k] += c.Bytes
 	}

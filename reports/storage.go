@@ -22,8 +22,9 @@ const (
 	// NFS's helper services (RFC 1813 §5, RFC 1833): rpcbind, which
 	// tells a client mountd's port; mountd where nfs-utils pins it (IANA
 	// "mountd"); the lock manager where lockd is pinned (IANA "lockd").
-	// Elsewhere mountd and NLM take ports rpcbind hands out, which are
-	// not known.
+	// Elsewhere mountd, NLM and statd take ports rpcbind hands out, known
+	// only from the GETPORT or GETADDR exchange the capture holds
+	// (rpcbindTable: Conversation.RPCProgram, storageConvService).
 	portRPCBind = 111
 	portMountd  = 20048
 	portNLM     = 4045
@@ -72,6 +73,23 @@ func storageIPService(proto uint8, port uint16) string {
 		return svcNFSHelpers
 	case proto == protoTCP && port == portSMB:
 		return svcSMB
+	}
+	return ""
+}
+
+// storageConvService names the storage service of conversation c: by its
+// port (storageIPService), else by the RPC program an rpcbind exchange
+// said listens on it: NFS, or one of its helpers (mountd, NLM, statd,
+// rquotad, nfs_acl). "" for other conversations.
+func storageConvService(c *Conversation) string {
+	if s := storageIPService(c.Proto, c.ServicePort); s != "" {
+		return s
+	}
+	switch c.RPCProgram {
+	case rpcNFS:
+		return svcNFS
+	case rpcMountd, rpcNLM, rpcNSM, rpcRquotad, rpcNFSACL:
+		return svcNFSHelpers
 	}
 	return ""
 }
@@ -373,7 +391,8 @@ func comparePair(a, b [2]netip.Addr) int {
 }
 
 // storageIP reports NVMe/TCP (I/O and discovery), iSCSI, NFS and SMB
-// conversations.
+// conversations, and NFS's helpers: by port, or on a port rpcbind handed
+// out (storageConvService).
 func storageIP(in *Input) (Finding, bool) {
 	if in.Collect == nil {
 		return Finding{}, false
@@ -384,7 +403,7 @@ func storageIP(in *Input) (Finding, bool) {
 	var span frameSpan
 	var computeConvs, computeBytes uint64
 	for _, c := range in.Collect.Conversations() {
-		name := storageIPService(c.Proto, c.ServicePort)
+		name := storageConvService(c)
 		if name == "" || onManagementNet(in, c.Src, c.Dst) {
 			continue
 		}
@@ -399,7 +418,7 @@ func storageIP(in *Input) (Finding, bool) {
 		span.add(c.First)
 		span.add(c.Last)
 		f.Nodes = append(f.Nodes, nodeOf(in, c.Src), nodeOf(in, c.Dst))
-		line := fmt.Sprintf("%s (%s): %s > %s, %s, %s", name, protoPort(c.Proto, c.ServicePort),
+		line := fmt.Sprintf("%s (%s): %s > %s, %s, %s", name, programPort(c),
 			endpoint(in, c.Src), endpoint(in, c.Dst), plural(c.Packets, "packet"), flowtable.HumanBytes(c.Bytes))
 		if isCompute(in, c.Src) || isCompute(in, c.Dst) {
 			computeConvs++
@@ -510,8 +529,8 @@ func storageRole(in *Input) (Finding, bool) {
 	var convs []*Conversation // distinct conversations with a storage end
 	if in.Collect != nil {
 		for _, c := range in.Collect.Conversations() {
-			if storageIPService(c.Proto, c.ServicePort) != "" {
-				continue // reported by port
+			if storageConvService(c) != "" {
+				continue // reported by service
 			}
 			if onManagementNet(in, c.Src, c.Dst) {
 				continue // the management network's, not the compute links'

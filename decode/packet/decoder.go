@@ -15,7 +15,17 @@ const (
 // goroutines at once; use one per goroutine.
 type Decoder struct {
 	w walker
+	// payload is the walk's last TransportPayload.
+	payload []byte
 }
+
+// TransportPayload is the payload, as far as captured, of the TCP segment
+// or UDP datagram (not RoCE, not a tunnel) of the last frame Decode
+// walked, for a frame Decode left KindOther; nil for other frames and for
+// fragments. It points into that frame's data, and holds until the next
+// Decode. A KindRoCE frame may leave it as the frame before had it: the
+// fast path, which decodes RoCE only, does not touch it.
+func (d *Decoder) TransportPayload() []byte { return d.payload }
 
 // Decode fills p from one captured frame of link type lt: data is the
 // captured bytes and origLen the frame's length on the wire. Decode never
@@ -68,6 +78,7 @@ func (d *Decoder) decodeGeneral(lt capture.LinkType, data []byte, origLen int, p
 	d.w = walker{p: p, cut: p.Truncated, ethPos: -1, tunnelMark: -1}
 	d.w.link(lt, data)
 	d.w.finish()
+	d.payload = d.w.payload
 	d.w = walker{}
 	return nil
 }
@@ -102,6 +113,10 @@ type walker struct {
 	// its total length; ipWhole says all of it was captured.
 	ip      []byte
 	ipWhole bool
+
+	// payload is the TCP or UDP payload of the frame, if it carries
+	// neither RoCE nor a tunnel (Decoder.TransportPayload).
+	payload []byte
 }
 
 // malformed records an invalid header and stops the walk there. A frame

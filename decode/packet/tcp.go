@@ -9,7 +9,8 @@ const (
 )
 
 // tcp decodes the ports and flags of a TCP header (RFC 9293 §3.1), for the
-// storage and non-RDMA reports; its payload is not decoded.
+// storage and non-RDMA reports; its payload is not decoded, but kept for
+// Decoder.TransportPayload.
 func (w *walker) tcp(b []byte) {
 	p := w.p
 	if len(b) < 4 {
@@ -30,7 +31,10 @@ func (w *walker) tcp(b []byte) {
 	}
 	p.TCPFlags = b[tcpFlagsOffset]
 	p.L4Checksum = binary.BigEndian.Uint16(b[tcpChecksumOffset:])
-	if int(b[12]>>4)*4 < tcpMinHeaderLen {
+	switch off := int(b[12]>>4) * 4; {
+	case off < tcpMinHeaderLen:
 		w.malformed(ReasonBadTCP)
+	case off <= len(b):
+		w.payload = b[off:]
 	}
 }

@@ -54,5 +54,7 @@ func (w *walker) udp(b []byte, ipPayloadLen int) {
 			p.pushEncap(EncapUDP, 0)
 			w.vxlanGPE(payload)
 		}
+	default:
+		w.payload = payload
 	}
 }
