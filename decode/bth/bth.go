@@ -142,12 +142,12 @@ func (b *BTH) decode(data []byte, stale ExtHeaders) error {
 	}
 	// The 12 bytes (Figure 98) in two loads: w is the opcode, the byte of
 	// SE, M, PadCnt and TVer, the P_Key, the byte of FECN, BECN and
-	// resv6a, and the DestQP; v the byte of A and resv7, and the PSN. Read
-	// before any store: the compiler would read data again after each
-	// store into b, which might alias it.
+	// resv6a, and the DestQP; v the byte of A and resv7, and the PSN. Each
+	// is read before the stores of its fields (the compiler would read
+	// data again after each store into b, which might alias it), v after
+	// those of w, so that fewer values are held at once.
 	w := binary.BigEndian.Uint64(data[:8])
-	v := binary.BigEndian.Uint32(data[8:BTHLen])
-	op, b1, b4, b8 := Opcode(w>>56), uint8(w>>48), uint8(w>>24), uint8(v>>24)
+	op, b1, b4 := Opcode(w>>56), uint8(w>>48), uint8(w>>24)
 	tver := b1 & 0x0f
 	b.Opcode = op
 	b.SolicitedEvent = b1&0x80 != 0
@@ -159,6 +159,8 @@ func (b *BTH) decode(data []byte, stale ExtHeaders) error {
 	b.BECN = b4&0x40 != 0
 	b.Reserved6 = b4 & 0x3f
 	b.DestQP = uint32(w) & 0xffffff
+	v := binary.BigEndian.Uint32(data[8:BTHLen])
+	b8 := uint8(v >> 24)
 	b.AckReq = b8&0x80 != 0
 	b.Reserved7 = b8 & 0x7f
 	b.PSN = v & 0xffffff
