@@ -403,15 +403,12 @@ func decodePlainIPv4(data []byte, origLen int, p *Packet) bool {
 		udpLen < udpHeaderLen || udpLen > total-ipv4MinHeaderLen {
 		return false
 	}
-	truncated := origLen > len(data)
-	ipEnd, whole := ipOff+total, true
-	if ipEnd > len(data) {
-		ipEnd, whole, truncated = len(data), false, true
-	}
-	ibEnd := udpOff + udpLen
-	if ibEnd > ipEnd {
-		ibEnd, truncated = ipEnd, true
-	}
+	// The UDP datagram ends within the IP datagram (udpLen <= total-20),
+	// so only the end of the bytes captured cuts it, and then the IP
+	// datagram too.
+	whole := ipOff+total <= len(data)
+	truncated := origLen > len(data) || !whole
+	ibEnd := min(udpOff+udpLen, len(data))
 	if ibEnd-ibOff < bth.BTHLen {
 		return false
 	}
