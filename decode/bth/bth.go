@@ -140,30 +140,28 @@ func (b *BTH) decode(data []byte, stale ExtHeaders) error {
 	if len(data) < BTHLen {
 		return b.decodeShort(len(data))
 	}
-	// The 12 bytes (Figure 98) in two loads: w is the opcode, the byte of
-	// SE, M, PadCnt and TVer, the P_Key, the byte of FECN, BECN and
-	// resv6a, and the DestQP; v the byte of A and resv7, and the PSN. Each
-	// is read before the stores of its fields (the compiler would read
-	// data again after each store into b, which might alias it), v after
-	// those of w, so that fewer values are held at once.
-	w := binary.BigEndian.Uint64(data[:8])
-	op, b1, b4 := Opcode(w>>56), uint8(w>>48), uint8(w>>24)
+	// The 12 bytes (Figure 98), the bytes of bit fields loaded alone, the
+	// P_Key, DestQP and PSN from their words. The BTH's first 8 bytes are
+	// read before any store (the compiler would read data again after
+	// each store into b, which might alias it), its last 4 after those of
+	// the first, so that fewer values are held at once.
+	op, b1, b4 := Opcode(data[0]), data[1], data[4]
+	pkey, qp := binary.BigEndian.Uint16(data[2:4]), binary.BigEndian.Uint32(data[4:8])&0xffffff
 	tver := b1 & 0x0f
 	b.Opcode = op
 	b.SolicitedEvent = b1&0x80 != 0
 	b.MigReq = b1&0x40 != 0
 	b.PadCount = b1 >> 4 & 0x3
 	b.TransportVersion = tver
-	b.PKey = uint16(w >> 32)
+	b.PKey = pkey
 	b.FECN = b4&0x80 != 0
 	b.BECN = b4&0x40 != 0
 	b.Reserved6 = b4 & 0x3f
-	b.DestQP = uint32(w) & 0xffffff
-	v := binary.BigEndian.Uint32(data[8:BTHLen])
-	b8 := uint8(v >> 24)
+	b.DestQP = qp
+	b8, psn := data[8], binary.BigEndian.Uint32(data[8:BTHLen])&0xffffff
 	b.AckReq = b8&0x80 != 0
 	b.Reserved7 = b8 & 0x7f
-	b.PSN = v & 0xffffff
+	b.PSN = psn
 	b.Ext, b.Truncated = 0, false
 
 	info := &opcodeTable[op]
