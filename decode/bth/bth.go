@@ -132,19 +132,20 @@ const allExtHeaders = ExtHeaders(1)<<len(extSizes) - 1
 // that they are zero as DecodeFromBytes leaves them: on a stream of one
 // opcode, none.
 //
-// Every call it makes on the way is its last act (a tail call, or one
-// followed only by return nil), so that nothing it holds lives across a
-// call: the compiler then keeps it all in registers, where a value that
-// outlives a call would be saved on the stack on entry, on every packet.
+// Every call it makes on the way, but the decodes of the RETH and AETH,
+// which are inlined, is its last act (a tail call, or one followed only by
+// return nil), so that nothing it holds lives across a call: the compiler
+// then keeps it all in registers, where a value that outlives a call would
+// be saved on the stack on entry, on every packet.
 func (b *BTH) decode(data []byte, stale ExtHeaders) error {
 	if len(data) < BTHLen {
 		return b.decodeShort(len(data))
 	}
-	// The 12 bytes (Figure 98), the bytes of bit fields loaded alone, the
-	// P_Key, DestQP and PSN from their words. The BTH's first 8 bytes are
-	// read before any store (the compiler would read data again after
-	// each store into b, which might alias it), its last 4 after those of
-	// the first, so that fewer values are held at once.
+	// The 12 bytes (Figure 98): the bytes of bit fields loaded alone, the
+	// P_Key, DestQP and PSN from their words. The first 8 bytes are read
+	// before any store (the compiler would read data again after each
+	// store into b, which might alias it), the last 4 after the stores of
+	// the fields of the first 8, so that fewer values are held at once.
 	op, b1, b4 := Opcode(data[0]), data[1], data[4]
 	pkey, qp := binary.BigEndian.Uint16(data[2:4]), binary.BigEndian.Uint32(data[4:8])&0xffffff
 	tver := b1 & 0x0f
