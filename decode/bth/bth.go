@@ -94,7 +94,11 @@ func (b *BTH) HeaderLen() int { return BTHLen + b.Ext.Len() }
 // first can reject garbage on port 4791 without allocating.
 func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	*b = BTH{}
-	return b.decode(data, df, false)
+	err := b.decode(data, 0)
+	if b.Truncated && df != nil {
+		df.SetTruncated()
+	}
+	return err
 }
 
 // DecodeReused is DecodeFromBytes(data, nil) (IBTA vol 1 §9.2, §9.3) for a
@@ -107,7 +111,7 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 // bit in Ext, must go through DecodeFromBytes. It allocates nothing but the
 // short-BTH error.
 func (b *BTH) DecodeReused(data []byte) error {
-	return b.decode(data, nil, true)
+	return b.decode(data, b.Ext&allExtHeaders)
 }
 
 // extSizeByBit is extSizes indexed by any bit position of an ExtHeaders,
@@ -120,86 +124,108 @@ var extSizeByBit = func() (s [16]uint8) {
 // allExtHeaders is every extended header bit.
 const allExtHeaders = ExtHeaders(1)<<len(extSizes) - 1
 
-// decode does the work of DecodeFromBytes and DecodeReused. It writes every
-// field but the extended headers; of those it decodes the ones the opcode
-// carries (each decode writes every field of its header) and then, with
-// reused, clears those b.Ext named that it did not decode, so that they are
-// zero as DecodeFromBytes leaves them: on a stream of one opcode, none.
-func (b *BTH) decode(data []byte, df gopacket.DecodeFeedback, reused bool) error {
-	var stale ExtHeaders // the extended headers b holds, to clear unless decoded
-	if reused {
-		stale = b.Ext & allExtHeaders
-	}
+// decode does the work of DecodeFromBytes and DecodeReused but for the
+// DecodeFeedback, whose SetTruncated is due when it sets Truncated. It
+// writes every field but the extended headers; of those it decodes the ones
+// the opcode carries (each decode writes every field of its header) and
+// then clears those of stale, the ones b holds, that it did not decode, so
+// that they are zero as DecodeFromBytes leaves them: on a stream of one
+// opcode, none.
+//
+// Every call it makes on the way, but the decodes of the RETH and AETH,
+// which are inlined, is its last act (a tail call, or one followed only by
+// return nil), so that nothing it holds lives across a call: the compiler
+// then keeps it all in registers, where a value that outlives a call would
+// be saved on the stack on entry, on every packet.
+func (b *BTH) decode(data []byte, stale ExtHeaders) error {
 	if len(data) < BTHLen {
-		*b = BTH{}
-		return shortError("BTH", len(data), BTHLen)
+		return b.decodeShort(len(data))
 	}
-	// Read the bytes first: the compiler would read them again after each
-	// store into b, which might alias data.
-	op, b1, b4, b8 := data[0], data[1], data[4], data[8]
+	// The 12 bytes (Figure 98): the bytes of bit fields loaded alone, the
+	// P_Key, DestQP and PSN from their words. The first 8 bytes are read
+	// before any store (the compiler would read data again after each
+	// store into b, which might alias it), the last 4 after the stores of
+	// the fields of the first 8, so that fewer values are held at once.
+	op, b1, b4 := Opcode(data[0]), data[1], data[4]
+	pkey, qp := binary.BigEndian.Uint16(data[2:4]), binary.BigEndian.Uint32(data[4:8])&0xffffff
 	tver := b1 & 0x0f
-	b.Opcode = Opcode(op)
+	b.Opcode = op
 	b.SolicitedEvent = b1&0x80 != 0
 	b.MigReq = b1&0x40 != 0
 	b.PadCount = b1 >> 4 & 0x3
 	b.TransportVersion = tver
-	b.PKey = binary.BigEndian.Uint16(data[2:4])
+	b.PKey = pkey
 	b.FECN = b4&0x80 != 0
 	b.BECN = b4&0x40 != 0
 	b.Reserved6 = b4 & 0x3f
-	b.DestQP = uint24(data[5:8])
+	b.DestQP = qp
+	b8, psn := data[8], binary.BigEndian.Uint32(data[8:BTHLen])&0xffffff
 	b.AckReq = b8&0x80 != 0
 	b.Reserved7 = b8 & 0x7f
-	b.PSN = uint24(data[9:12])
+	b.PSN = psn
 	b.Ext, b.Truncated = 0, false
 
 	info := &opcodeTable[op]
-	if tver != 0 || info.flags&flagKnown == 0 && !Opcode(op).IsVendor() {
-		b.clearExts(stale)
-		b.Contents, b.Payload = data[:BTHLen], data[BTHLen:]
-		if tver != 0 {
-			return ErrBadVersion
-		}
-		return ErrReservedOpcode
+	if tver != 0 || info.flags&flagKnown == 0 && !op.IsVendor() {
+		return b.decodeInvalid(data, tver, stale)
 	}
 
 	// The commonest extended headers, the RETH of RDMA WRITEs and READ
 	// requests and the AETH of ACKs and READ responses, alone and
 	// captured whole, are decoded here; decodeExts takes the others.
-	off := BTHLen
-	switch want, hlen := info.ext, int(info.hlen); {
+	want := info.ext
+	switch {
 	case want == 0:
-	case want == HasRETH && hlen <= len(data):
-		_ = b.RETH.decode(data[BTHLen:hlen])
-		b.Ext, off = want, hlen
-	case want == HasAETH && hlen <= len(data):
-		_ = b.AETH.decode(data[BTHLen:hlen])
-		b.Ext, off = want, hlen
+		b.Contents, b.Payload = data[:BTHLen], data[BTHLen:]
+	case want == HasRETH && len(data) >= BTHLen+RETHLen:
+		_ = b.RETH.decode(data[BTHLen : BTHLen+RETHLen])
+		b.Ext = want
+		b.Contents, b.Payload = data[:BTHLen+RETHLen], data[BTHLen+RETHLen:]
+	case want == HasAETH && len(data) >= BTHLen+AETHLen:
+		_ = b.AETH.decode(data[BTHLen : BTHLen+AETHLen])
+		b.Ext = want
+		b.Contents, b.Payload = data[:BTHLen+AETHLen], data[BTHLen+AETHLen:]
 	default:
-		off = b.decodeExts(data, want, df)
+		return b.decodeExts(data, want, stale)
 	}
-	if stale &^= b.Ext; stale != 0 {
+	if stale &^= want; stale != 0 { // want is b.Ext now
 		b.clearExts(stale)
 	}
-	b.Contents, b.Payload = data[:off], data[off:]
 	return nil
 }
 
-// decodeExts decodes the extended headers want names from data, after
-// the BTH, into b and b.Ext, as far as they were captured, and returns
-// where they end.
-func (b *BTH) decodeExts(data []byte, want ExtHeaders, df gopacket.DecodeFeedback) (off int) {
+// decodeShort is decode for a BTH cut short at n bytes: it zeroes b and
+// returns the *HeaderError.
+func (b *BTH) decodeShort(n int) error {
+	*b = BTH{}
+	return shortError("BTH", n, BTHLen)
+}
+
+// decodeInvalid is the end of decode for a BTH of transport version tver
+// other than 0 or of a reserved opcode, whose fields decode has written:
+// it carries no extended headers, so those b held (stale) are cleared.
+func (b *BTH) decodeInvalid(data []byte, tver uint8, stale ExtHeaders) error {
+	b.clearExts(stale)
+	b.Contents, b.Payload = data[:BTHLen], data[BTHLen:]
+	if tver != 0 {
+		return ErrBadVersion
+	}
+	return ErrReservedOpcode
+}
+
+// decodeExts is the end of decode for the extended headers it does not
+// take itself: it decodes those want names from data, after the BTH, into
+// b and b.Ext, as far as they were captured, then clears those of stale it
+// did not decode and sets Contents and Payload.
+func (b *BTH) decodeExts(data []byte, want, stale ExtHeaders) error {
 	// In wire order, which is the order of their bits in ExtHeaders: one
 	// iteration per header the opcode carries.
-	off = BTHLen
+	off := BTHLen
 	for ; want != 0; want &= want - 1 {
 		i := bits.TrailingZeros16(uint16(want))
 		size := int(extSizeByBit[i&15])
 		if len(data)-off < size {
 			b.Truncated = true
-			if df != nil {
-				df.SetTruncated()
-			}
 			break
 		}
 		h := ExtHeaders(1) << i
@@ -207,7 +233,11 @@ func (b *BTH) decodeExts(data []byte, want ExtHeaders, df gopacket.DecodeFeedbac
 		b.Ext |= h
 		off += size
 	}
-	return off
+	if stale &^= b.Ext; stale != 0 {
+		b.clearExts(stale)
+	}
+	b.Contents, b.Payload = data[:off], data[off:]
+	return nil
 }
 
 // clearExts zeroes the extended headers exts names.

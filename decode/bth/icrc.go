@@ -176,18 +176,35 @@ func icrcMasked(pkt []byte, mask []uint64) uint32 {
 var crcTab = &crcTables
 
 // icrcIPv4 is icrcMasked(ip, icrcMaskIPv4[:]) for a RoCEv2 datagram with a
-// 20-byte IPv4 header, at least 44 bytes long: the most common one, worth a
-// loop over a fixed-size array (no bounds checks) and a tail without calls.
+// 20-byte IPv4 header, at least 44 bytes long: the most common one, worth
+// its five words unrolled from a fixed-size array (no bounds checks, no
+// loop, no OR of the zero mask) and a tail without calls.
 func icrcIPv4(ip []byte) uint32 {
 	h := (*[40]byte)(ip)
 	t := crcTab
 	c := ^maskedLRHCRC
-	for k := range len(icrcMaskIPv4) {
-		w := binary.LittleEndian.Uint64(h[8*k:]) | icrcMaskIPv4[k]
-		lo, hi := c^uint32(w), uint32(w>>32)
-		c = t[0][hi>>24] ^ t[1][byte(hi>>16)] ^ t[2][byte(hi>>8)] ^ t[3][byte(hi)] ^
-			t[4][lo>>24] ^ t[5][byte(lo>>16)] ^ t[6][byte(lo>>8)] ^ t[7][byte(lo)]
-	}
+	var w uint64
+	var lo, hi uint32
+	w = binary.LittleEndian.Uint64(h[0:]) | icrcMaskIPv4[0]
+	lo, hi = c^uint32(w), uint32(w>>32)
+	c = t[0][hi>>24] ^ t[1][byte(hi>>16)] ^ t[2][byte(hi>>8)] ^ t[3][byte(hi)] ^
+		t[4][lo>>24] ^ t[5][byte(lo>>16)] ^ t[6][byte(lo>>8)] ^ t[7][byte(lo)]
+	w = binary.LittleEndian.Uint64(h[8:]) | icrcMaskIPv4[1]
+	lo, hi = c^uint32(w), uint32(w>>32)
+	c = t[0][hi>>24] ^ t[1][byte(hi>>16)] ^ t[2][byte(hi>>8)] ^ t[3][byte(hi)] ^
+		t[4][lo>>24] ^ t[5][byte(lo>>16)] ^ t[6][byte(lo>>8)] ^ t[7][byte(lo)]
+	w = binary.LittleEndian.Uint64(h[16:]) // icrcMaskIPv4[2] is 0
+	lo, hi = c^uint32(w), uint32(w>>32)
+	c = t[0][hi>>24] ^ t[1][byte(hi>>16)] ^ t[2][byte(hi>>8)] ^ t[3][byte(hi)] ^
+		t[4][lo>>24] ^ t[5][byte(lo>>16)] ^ t[6][byte(lo>>8)] ^ t[7][byte(lo)]
+	w = binary.LittleEndian.Uint64(h[24:]) | icrcMaskIPv4[3]
+	lo, hi = c^uint32(w), uint32(w>>32)
+	c = t[0][hi>>24] ^ t[1][byte(hi>>16)] ^ t[2][byte(hi>>8)] ^ t[3][byte(hi)] ^
+		t[4][lo>>24] ^ t[5][byte(lo>>16)] ^ t[6][byte(lo>>8)] ^ t[7][byte(lo)]
+	w = binary.LittleEndian.Uint64(h[32:]) | icrcMaskIPv4[4]
+	lo, hi = c^uint32(w), uint32(w>>32)
+	c = t[0][hi>>24] ^ t[1][byte(hi>>16)] ^ t[2][byte(hi>>8)] ^ t[3][byte(hi)] ^
+		t[4][lo>>24] ^ t[5][byte(lo>>16)] ^ t[6][byte(lo>>8)] ^ t[7][byte(lo)]
 	rest := ip[len(h) : len(ip)-ICRCLen]
 	if len(rest) >= 8 {
 		return crcRest(^c, rest)

@@ -403,15 +403,12 @@ func decodePlainIPv4(data []byte, origLen int, p *Packet) bool {
 		udpLen < udpHeaderLen || udpLen > total-ipv4MinHeaderLen {
 		return false
 	}
-	truncated := origLen > len(data)
-	ipEnd, whole := ipOff+total, true
-	if ipEnd > len(data) {
-		ipEnd, whole, truncated = len(data), false, true
-	}
-	ibEnd := udpOff + udpLen
-	if ibEnd > ipEnd {
-		ibEnd, truncated = ipEnd, true
-	}
+	// The UDP datagram ends within the IP datagram (udpLen <= total-20),
+	// so only the end of the bytes captured cuts it, and then the IP
+	// datagram too.
+	whole := ipOff+total <= len(data)
+	truncated := origLen > len(data) || !whole
+	ibEnd := min(udpOff+udpLen, len(data))
 	if ibEnd-ibOff < bth.BTHLen {
 		return false
 	}
@@ -435,8 +432,7 @@ func decodePlainIPv4(data []byte, origLen int, p *Packet) bool {
 	p.DSCP, p.ECN = h[ipOff+1]>>2, h[ipOff+1]&0x03
 	p.TTL, p.FlowLabel = h[ipOff+8], 0
 	p.IPID = binary.BigEndian.Uint16(h[ipOff+4:])
-	p.Src = netip.AddrFrom4([4]byte(h[ipOff+12 : ipOff+16]))
-	p.Dst = netip.AddrFrom4([4]byte(h[ipOff+16 : ipOff+20]))
+	p.Src, p.Dst = netip.AddrFrom4([4]byte(h[ipOff+12:ipOff+16])), netip.AddrFrom4([4]byte(h[ipOff+16:ipOff+20]))
 	p.IPTotalLen = total
 	p.Fragment, p.WholeLen = false, 0
 	p.Proto = protoUDP
@@ -454,6 +450,22 @@ func decodePlainIPv4(data []byte, origLen int, p *Packet) bool {
 // datagram, where the ICRC ends (used only when whole: the IP datagram was
 // captured whole), ib the UDP payload as far as captured, at least a BTH.
 func finishFast(p *Packet, ip, ib []byte, whole bool, udpLen int) bool {
+	// BTH.LengthOK and BTH.PayloadLen, from the opcode and pad count as
+	// read from the packet rather than from p.BTH, and first: so that only
+	// p, op and payloadLen outlive the calls below. The headers, pad and
+	// ICRC fit in the UDP length, a CNP is exactly 12+16+4 bytes (Annex
+	// A17 §A17.9.2) and carries no payload.
+	h := (*[bth.BTHLen]byte)(ib)
+	op := bth.Opcode(h[0])
+	declLen := udpLen - udpHeaderLen
+	payloadLen := 0
+	if op.IsCNP() {
+		if declLen != bth.BTHLen+bth.CNPPayloadLen+bth.ICRCLen {
+			return false
+		}
+	} else if payloadLen = declLen - op.HeaderLen() - int(h[1]>>4&0x3) - bth.ICRCLen; payloadLen < 0 {
+		return false
+	}
 	// One field a statement: a tuple assignment would build the zero
 	// values in temporaries and copy them.
 	if p.HasCM || p.CM.Contents != nil {
@@ -470,20 +482,6 @@ func finishFast(p *Packet, ip, ib []byte, whole bool, udpLen int) bool {
 	}
 	p.HasBTH = true
 	if p.BTH.DecodeReused(ib) != nil {
-		return false
-	}
-	// BTH.LengthOK and BTH.PayloadLen, from the opcode and pad count as
-	// read from the packet rather than from p.BTH, which was just written:
-	// the headers, pad and ICRC fit in the UDP length, a CNP is exactly
-	// 12+16+4 bytes (Annex A17 §A17.9.2) and carries no payload.
-	op := bth.Opcode(ib[0])
-	declLen := udpLen - udpHeaderLen
-	payloadLen := 0
-	if op.IsCNP() {
-		if declLen != bth.BTHLen+bth.CNPPayloadLen+bth.ICRCLen {
-			return false
-		}
-	} else if payloadLen = declLen - op.HeaderLen() - int(ib[1]>>4&0x3) - bth.ICRCLen; payloadLen < 0 {
 		return false
 	}
 	if op == bth.OpcodeUDSendOnly && p.BTH.DestQP == bth.CMQPN && p.BTH.Ext&bth.HasDETH != 0 {
