@@ -143,9 +143,9 @@ func (b *relayBlock) reset() {
 	b.n, b.buf = 0, b.buf[:0]
 }
 
-// run is b's frames.
-func (b *relayBlock) run() frameRun {
-	return frameRun{recs: b.recs[:b.n], keys: b.keys[:b.n], files: b.files[:b.n], seqs: b.seqs[:b.n]}
+// addTo adds b's frames to fa.
+func (b *relayBlock) addTo(fa *frameAnalyzer) {
+	fa.addBlock(b.recs[:b.n], b.keys[:b.n], b.files[:b.n], b.seqs[:b.n])
 }
 
 // round is what the relay hands the other workers at once: blocks[w] for
@@ -295,11 +295,11 @@ func (r *relay) run(fa *frameAnalyzer, sink packetSink) {
 			fa.seq = 0
 			fa.addPeeked(&recs[0], file, &frameKey{state: keyOtherShard})
 		}
-		run := frameRun{recs: recs[:k], keys: keys, file: file, seq: base, pick: lists[1][:count[1]]}
+		pick := lists[1][:count[1]]
 		if count[0] > 0 {
-			run.pick = r.merge(lists[0][:count[0]], run.pick)
+			pick = r.merge(lists[0][:count[0]], pick)
 		}
-		fa.addRun(&run)
+		fa.addPicked(recs[:k], keys, pick, file, base)
 		fa.skip(r.last, r.lastNs)
 		if !r.cur.holds(count, size) {
 			r.send()
@@ -388,8 +388,7 @@ func (r *relay) work(w int, fa *frameAnalyzer, sink packetSink) {
 			series.CloseSeries()
 			closed = true
 		}
-		run := rd.blocks[w].run()
-		fa.addRun(&run)
+		rd.blocks[w].addTo(fa)
 		if rd.read {
 			fa.skip(rd.last, rd.lastNs)
 		}
