@@ -126,14 +126,18 @@ func (b *relayBlock) holds(frames, bytes int) bool {
 	return b.n == 0 || b.n+frames <= b.maxFrames && len(b.buf)+bytes <= cap(b.buf)
 }
 
-// put appends a copy of rec to b.
-func (b *relayBlock) put(rec *capture.Record, k frameKey, file int, seq uint64) {
+// put appends a copy of rec to b, with a copy of *k. The key comes by
+// pointer: passed by value, it was stored on the stack 8 bytes at a time
+// and loaded back 16 at once, which the processor cannot forward from
+// store to load (see frameKey.set; perf put a fifth of the relay's samples
+// on that load).
+func (b *relayBlock) put(rec *capture.Record, k *frameKey, file int, seq uint64) {
 	off := len(b.buf)
 	b.buf = append(b.buf, rec.Data...)
 	i := b.n
 	b.recs[i] = *rec
 	b.recs[i].Data = b.buf[off:len(b.buf):len(b.buf)]
-	b.keys[i], b.files[i], b.seqs[i] = k, int32(file), seq
+	b.keys[i], b.files[i], b.seqs[i] = *k, int32(file), seq
 	b.n++
 }
 
@@ -307,14 +311,14 @@ func (r *relay) run(fa *frameAnalyzer, sink packetSink) {
 		for w := 1; w < n; w++ {
 			b := r.cur.blocks[w]
 			if first && owner0 != w+1 && owner0 != 0 {
-				b.put(&recs[0], frameKey{state: keyOtherShard}, file, 0)
+				b.put(&recs[0], &frameKey{state: keyOtherShard}, file, 0)
 			}
 			list := lists[w+1][:count[w+1]]
 			if count[0] > 0 {
 				list = r.merge(lists[0][:count[0]], list)
 			}
 			for _, i := range list {
-				b.put(&recs[i], keys[i], file, base+uint64(i))
+				b.put(&recs[i], &keys[i], file, base+uint64(i))
 			}
 		}
 		r.seq += uint64(k)
