@@ -67,19 +67,23 @@ var (
 // relayCost is what the relay's reading, peeking and copying cost,
 // relative to analysing a frame (decoding it, adding it to the flow table
 // and the report), as it balanced the two workers of `rocedump report` on
-// two cores on the benchmark's capture of 63,488 flows: with 0.25 the
-// second worker waited for rounds 120-170 ms of a 1.6 s pass, with 0.30
-// the relay waited for free rounds 120 ms, with 0.27 each waited 20-80 ms.
-// (perf puts the relay's own extra work at ~55 ns a frame against ~330 of
-// analysis on one core; on two the reading seems to cost more.)
-const relayCost = 0.28
+// two cores on the benchmark's capture of 63,488 flows. Session 21
+// measured each side's own CPU time (each goroutine locked to its thread,
+// the thread's rusage, in a debug build) on 10 M packets: the relay's
+// work beyond analysing its share came to 0.39 of analysing every frame
+// (20 runs at 0.28-0.52, sd 0.06), and the two sides' CPU times crossed
+// between 0.36 (relay +0.1 s) and 0.44 (worker +0.1-0.4 s). Session 8's
+// 0.28 was tuned by the waits when analysis cost more a frame; the
+// one-worker and two-worker passes have since got cheaper, the relay's
+// reading not (BENCHMARKS.md, session 21).
+const relayCost = 0.40
 
 // flowsRelayCost is relayCost for `rocedump flows`, whose analysis is
-// cheaper (no report): with 0.28 its second worker waited for rounds
-// ~215 ms of a 1.55 s pass on the same capture, with 0.36 ~90 ms and
-// with 0.42 the relay waited ~90 ms; 0.40 took 0.95 of 0.28's wall time
-// (6 alternating pairs).
-const flowsRelayCost = 0.40
+// cheaper (no report): measured as relayCost, the relay's own work came to
+// 0.48 of analysing every frame (8 runs at 0.40 and 0.50, sd 0.03), the
+// two sides' CPU times within 0.05 s at 0.50 and the relay 0.06-0.16 s
+// behind at 0.40 (0.40 before session 21).
+const flowsRelayCost = 0.48
 
 // relayShare is the share of the host pairs the relay keeps with n
 // workers when its reading costs c (relayCost) of analysing a frame: each
