@@ -80,9 +80,10 @@ const relayCost = 0.40
 
 // flowsRelayCost is relayCost for `rocedump flows`, whose analysis is
 // cheaper (no report): measured as relayCost, the relay's own work came to
-// 0.48 of analysing every frame (8 runs at 0.40 and 0.50, sd 0.03), the
-// two sides' CPU times within 0.05 s at 0.50 and the relay 0.06-0.16 s
-// behind at 0.40 (0.40 before session 21).
+// 0.47 of analysing every frame (median of 20 runs at 0.40-0.64; 0.48, sd
+// 0.03, in the last 8, alternating 0.40 and 0.50), the two sides' CPU
+// times within 0.05 s at 0.50 and the relay 0.06-0.16 s behind at 0.40
+// (0.40 before session 21).
 const flowsRelayCost = 0.48
 
 // relayShare is the share of the host pairs the relay keeps with n
