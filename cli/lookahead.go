@@ -118,7 +118,7 @@ func (a *frameAnalyzer) addBatch(recs []capture.Record, file int, each func(rec 
 		for i := range keys {
 			a.peek(&recs[i], &keys[i])
 		}
-		a.addLookingAhead(&frameRun{recs: recs[:n], keys: keys, file: file, seq: a.seq}, each)
+		a.addBatchAhead(recs[:n], keys, file, a.seq, each)
 		recs = recs[n:]
 	}
 }
@@ -128,103 +128,91 @@ func (a *frameAnalyzer) looksAhead() bool {
 	return a.prefetcher != nil && (lookAhead == lookAheadAlways || lookAhead == lookAheadAuto && a.prefetcher.LookAheadPays(a.share))
 }
 
-// frameRun is frames of the input whose keys peek has read, in order:
-// recs[i] with keys[i], of input file number files[i] (file when files
-// is nil), frame seqs[i] of the input (FrameRef.Seq; seq+i when seqs is
-// nil). Only the frames that pick lists (indexes, in order) are added, or
-// every frame when pick is nil.
-type frameRun struct {
-	recs  []capture.Record
-	keys  []frameKey
-	files []int32
-	file  int
-	seqs  []uint64
-	seq   uint64
-	pick  []int32
-}
-
-// len is the number of frames to add.
-func (r *frameRun) len() int {
-	if r.pick != nil {
-		return len(r.pick)
-	}
-	return len(r.recs)
-}
-
-// index is the index in recs of the j'th frame to add.
-func (r *frameRun) index(j int) int {
-	if r.pick != nil {
-		return int(r.pick[j])
-	}
-	return j
-}
-
-// fileOf is the input file number of frame i.
-func (r *frameRun) fileOf(i int) int {
-	if r.files != nil {
-		return int(r.files[i])
-	}
-	return r.file
-}
-
-// seqOf is the FrameRef.Seq of frame i.
-func (r *frameRun) seqOf(i int) uint64 {
-	if r.seqs != nil {
-		return r.seqs[i]
-	}
-	return r.seq + uint64(i)
-}
-
-// addRun adds the frames of r, looking ahead when it pays (looksAhead).
-func (a *frameAnalyzer) addRun(r *frameRun) {
-	if a.looksAhead() {
-		a.addLookingAhead(r, nil)
+// addPicked adds the frames of a batch that pick lists (indexes into
+// recs, in order), frame recs[i] with keys[i] (peek read them), of input
+// file number file and FrameRef.Seq seq+i: the relay's own frames of a
+// batch it read (see relay). It looks ahead when it pays (looksAhead).
+func (a *frameAnalyzer) addPicked(recs []capture.Record, keys []frameKey, pick []int32, file int, seq uint64) {
+	if !a.looksAhead() {
+		for _, i := range pick {
+			a.seq = seq + uint64(i)
+			a.addPeeked(&recs[i], file, &keys[i])
+		}
 		return
 	}
-	for j := range r.len() {
-		i := r.index(j)
-		a.seq = r.seqOf(i)
-		a.addPeeked(&r.recs[i], r.fileOf(i), &r.keys[i])
-	}
+	a.addPickedAhead(recs, keys, pick, file, seq)
 }
 
-// addLookingAhead adds the frames of r, prefetching each frame's state
-// ahead of its turn, and calls each (if not nil) after every frame the
-// worker keeps.
-func (a *frameAnalyzer) addLookingAhead(r *frameRun, each func(rec *capture.Record, file int, p *packet.Packet)) {
-	if r.pick == nil && r.files == nil && r.seqs == nil {
-		a.addBatchAhead(r.recs, r.keys, r.file, r.seq, each)
-		return
+// addPickedAhead is addPicked looking ahead, indexing the batch through
+// pick directly, as addBatchAhead does every frame of a batch: the
+// general loop the two shared before (a run of frames with an index, file
+// and sequence choice a frame) cost the two-worker pass ~20 instructions
+// a frame more (BENCHMARKS.md, session 21).
+func (a *frameAnalyzer) addPickedAhead(recs []capture.Record, keys []frameKey, pick []int32, file int, seq uint64) {
+	n := len(pick)
+	for _, i := range pick[:min(slotAhead, n)] {
+		a.prefetchSlot(&keys[i])
 	}
-	n := r.len()
-	for j := range min(slotAhead, n) {
-		a.prefetchSlot(&r.keys[r.index(j)])
+	for _, i := range pick[:min(flowAhead, n)] {
+		a.prefetchFlow(&keys[i])
 	}
-	for j := range min(flowAhead, n) {
-		a.prefetchFlow(&r.keys[r.index(j)])
-	}
-	for j := range n {
+	for j, i := range pick {
 		if k := j + slotAhead; k < n {
-			a.prefetchSlot(&r.keys[r.index(k)])
+			a.prefetchSlot(&keys[pick[k]])
 		}
 		if k := j + flowAhead; k < n {
-			a.prefetchFlow(&r.keys[r.index(k)])
+			a.prefetchFlow(&keys[pick[k]])
 		}
-		i := r.index(j)
-		file := r.fileOf(i)
-		a.seq = r.seqOf(i)
-		a.at.SetHint(r.keys[i].hint, a.seq)
-		if p := a.addPeeked(&r.recs[i], file, &r.keys[i]); p != nil && each != nil {
-			each(&r.recs[i], file, p)
-		}
+		a.seq = seq + uint64(i)
+		a.at.SetHint(keys[i].hint, a.seq)
+		a.addPeeked(&recs[i], file, &keys[i])
 	}
 }
 
-// addBatchAhead is addLookingAhead for a run of every frame of a batch
-// (a frameRun without pick, files or seqs: one worker reading one file or
-// a merge), frame recs[i] with keys[i] of input file file and FrameRef.Seq
-// seq+i. Indexing the batch directly, without frameRun's three choices a
-// frame and the values the loop kept for them, cut the pass by 38
+// addBlock adds the frames of a relay's block for this worker: recs[i]
+// with keys[i] (what the relay peeked), of input file number files[i] and
+// FrameRef.Seq seqs[i]. It looks ahead when it pays (looksAhead).
+func (a *frameAnalyzer) addBlock(recs []capture.Record, keys []frameKey, files []int32, seqs []uint64) {
+	if !a.looksAhead() {
+		for i := range recs {
+			a.seq = seqs[i]
+			a.addPeeked(&recs[i], int(files[i]), &keys[i])
+		}
+		return
+	}
+	a.addBlockAhead(recs, keys, files, seqs)
+}
+
+// addBlockAhead is addBlock looking ahead, indexing the block directly
+// (see addPickedAhead).
+func (a *frameAnalyzer) addBlockAhead(recs []capture.Record, keys []frameKey, files []int32, seqs []uint64) {
+	n := len(recs)
+	keys, files, seqs = keys[:n], files[:n], seqs[:n]
+	for j := range min(slotAhead, n) {
+		a.prefetchSlot(&keys[j])
+	}
+	for j := range min(flowAhead, n) {
+		a.prefetchFlow(&keys[j])
+	}
+	for i := range recs {
+		if k := i + slotAhead; k < n {
+			a.prefetchSlot(&keys[k])
+		}
+		if k := i + flowAhead; k < n {
+			a.prefetchFlow(&keys[k])
+		}
+		a.seq = seqs[i]
+		a.at.SetHint(keys[i].hint, a.seq)
+		a.addPeeked(&recs[i], int(files[i]), &keys[i])
+	}
+}
+
+// addBatchAhead adds every frame of a batch looking ahead (one worker
+// reading one file or a merge), frame recs[i] with keys[i] of input file
+// file and FrameRef.Seq seq+i, prefetching each frame's state ahead of its
+// turn, and calls each (if not nil) after every frame the worker keeps.
+// Indexing the batch directly, without the index, file and sequence
+// choices a frame of the general loop before it, cut the pass by 38
 // instructions a frame (BENCHMARKS.md, session 20).
 func (a *frameAnalyzer) addBatchAhead(recs []capture.Record, keys []frameKey, file int, seq uint64, each func(rec *capture.Record, file int, p *packet.Packet)) {
 	n := len(recs)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"io"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -66,19 +67,24 @@ var (
 // relayCost is what the relay's reading, peeking and copying cost,
 // relative to analysing a frame (decoding it, adding it to the flow table
 // and the report), as it balanced the two workers of `rocedump report` on
-// two cores on the benchmark's capture of 63,488 flows: with 0.25 the
-// second worker waited for rounds 120-170 ms of a 1.6 s pass, with 0.30
-// the relay waited for free rounds 120 ms, with 0.27 each waited 20-80 ms.
-// (perf puts the relay's own extra work at ~55 ns a frame against ~330 of
-// analysis on one core; on two the reading seems to cost more.)
-const relayCost = 0.28
+// two cores on the benchmark's capture of 63,488 flows. Session 21
+// measured each side's own CPU time (each goroutine locked to its thread,
+// the thread's rusage, in a debug build) on 10 M packets: the relay's
+// work beyond analysing its share came to 0.39 of analysing every frame
+// (20 runs at 0.28-0.52, sd 0.06), and the two sides' CPU times crossed
+// between 0.36 (relay +0.1 s) and 0.44 (worker +0.1-0.4 s). Session 8's
+// 0.28 was tuned by the waits when analysis cost more a frame; the
+// one-worker and two-worker passes have since got cheaper, the relay's
+// reading not (BENCHMARKS.md, session 21).
+const relayCost = 0.40
 
 // flowsRelayCost is relayCost for `rocedump flows`, whose analysis is
-// cheaper (no report): with 0.28 its second worker waited for rounds
-// ~215 ms of a 1.55 s pass on the same capture, with 0.36 ~90 ms and
-// with 0.42 the relay waited ~90 ms; 0.40 took 0.95 of 0.28's wall time
-// (6 alternating pairs).
-const flowsRelayCost = 0.40
+// cheaper (no report): measured as relayCost, the relay's own work came to
+// 0.47 of analysing every frame (median of 20 runs at 0.40-0.64; 0.48, sd
+// 0.03, in the last 8, alternating 0.40 and 0.50), the two sides' CPU
+// times within 0.05 s at 0.50 and the relay 0.06-0.16 s behind at 0.40
+// (0.40 before session 21).
+const flowsRelayCost = 0.48
 
 // relayShare is the share of the host pairs the relay keeps with n
 // workers when its reading costs c (relayCost) of analysing a frame: each
@@ -126,15 +132,44 @@ func (b *relayBlock) holds(frames, bytes int) bool {
 	return b.n == 0 || b.n+frames <= b.maxFrames && len(b.buf)+bytes <= cap(b.buf)
 }
 
-// put appends a copy of rec to b.
-func (b *relayBlock) put(rec *capture.Record, k frameKey, file int, seq uint64) {
+// put appends a copy of rec to b, with a copy of *k. The key comes by
+// pointer: passed by value, it was stored on the stack 8 bytes at a time
+// and loaded back 16 at once, which the processor cannot forward from
+// store to load (see frameKey.set; perf put a fifth of the relay's samples
+// on that load).
+func (b *relayBlock) put(rec *capture.Record, k *frameKey, file int, seq uint64) {
 	off := len(b.buf)
 	b.buf = append(b.buf, rec.Data...)
 	i := b.n
 	b.recs[i] = *rec
 	b.recs[i].Data = b.buf[off:len(b.buf):len(b.buf)]
-	b.keys[i], b.files[i], b.seqs[i] = k, int32(file), seq
+	b.keys[i], b.files[i], b.seqs[i] = *k, int32(file), seq
 	b.n++
+}
+
+// putList appends to b copies of the frames recs[i] that list names (in
+// order), with keys[i], of input file number file and FrameRef.Seq seq+i,
+// their data bytes bytes in all. It is put for a batch's frames of a
+// worker, with the block's slices and the buffer's length kept in
+// registers and the room for the data made once: ~25 instructions a
+// copied frame fewer than put a frame at a time (BENCHMARKS.md, session
+// 21).
+func (b *relayBlock) putList(recs []capture.Record, keys []frameKey, list []int32, bytes, file int, seq uint64) {
+	n, m := b.n, b.n+len(list)
+	dr, dk, df, ds := b.recs[n:m], b.keys[n:m], b.files[n:m], b.seqs[n:m]
+	off := len(b.buf)
+	buf := slices.Grow(b.buf, bytes)[:off+bytes]
+	for j, i := range list {
+		rec := &recs[i]
+		end := off + len(rec.Data)
+		d := buf[off:end:end]
+		copy(d, rec.Data)
+		dr[j] = *rec
+		dr[j].Data = d
+		dk[j], df[j], ds[j] = keys[i], int32(file), seq+uint64(i)
+		off = end
+	}
+	b.buf, b.n = buf[:off], m
 }
 
 // reset empties b. The records keep their Data, which point into buf:
@@ -143,9 +178,9 @@ func (b *relayBlock) reset() {
 	b.n, b.buf = 0, b.buf[:0]
 }
 
-// run is b's frames.
-func (b *relayBlock) run() frameRun {
-	return frameRun{recs: b.recs[:b.n], keys: b.keys[:b.n], files: b.files[:b.n], seqs: b.seqs[:b.n]}
+// addTo adds b's frames to fa.
+func (b *relayBlock) addTo(fa *frameAnalyzer) {
+	fa.addBlock(b.recs[:b.n], b.keys[:b.n], b.files[:b.n], b.seqs[:b.n])
 }
 
 // round is what the relay hands the other workers at once: blocks[w] for
@@ -295,11 +330,11 @@ func (r *relay) run(fa *frameAnalyzer, sink packetSink) {
 			fa.seq = 0
 			fa.addPeeked(&recs[0], file, &frameKey{state: keyOtherShard})
 		}
-		run := frameRun{recs: recs[:k], keys: keys, file: file, seq: base, pick: lists[1][:count[1]]}
+		pick := lists[1][:count[1]]
 		if count[0] > 0 {
-			run.pick = r.merge(lists[0][:count[0]], run.pick)
+			pick = r.merge(lists[0][:count[0]], pick)
 		}
-		fa.addRun(&run)
+		fa.addPicked(recs[:k], keys, pick, file, base)
 		fa.skip(r.last, r.lastNs)
 		if !r.cur.holds(count, size) {
 			r.send()
@@ -307,15 +342,13 @@ func (r *relay) run(fa *frameAnalyzer, sink packetSink) {
 		for w := 1; w < n; w++ {
 			b := r.cur.blocks[w]
 			if first && owner0 != w+1 && owner0 != 0 {
-				b.put(&recs[0], frameKey{state: keyOtherShard}, file, 0)
+				b.put(&recs[0], &frameKey{state: keyOtherShard}, file, 0)
 			}
-			list := lists[w+1][:count[w+1]]
+			list, bytes := lists[w+1][:count[w+1]], size[w+1]
 			if count[0] > 0 {
-				list = r.merge(lists[0][:count[0]], list)
+				list, bytes = r.merge(lists[0][:count[0]], list), bytes+size[0]
 			}
-			for _, i := range list {
-				b.put(&recs[i], keys[i], file, base+uint64(i))
-			}
+			b.putList(recs[:k], keys, list, bytes, file, base)
 		}
 		r.seq += uint64(k)
 		r.progress.tick(r.seq)
@@ -388,8 +421,7 @@ func (r *relay) work(w int, fa *frameAnalyzer, sink packetSink) {
 			series.CloseSeries()
 			closed = true
 		}
-		run := rd.blocks[w].run()
-		fa.addRun(&run)
+		rd.blocks[w].addTo(fa)
 		if rd.read {
 			fa.skip(rd.last, rd.lastNs)
 		}
