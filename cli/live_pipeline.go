@@ -139,7 +139,7 @@ func (a *frameAnalyzer) addPeeked(rec *capture.Record, file int, k *frameKey) *p
 	case packet.KindRoCE:
 		st.RoCE++
 		if pkt.ICRC != bth.ICRCOK {
-			st.countICRC(pkt.ICRC)
+			st.countICRC(pkt)
 		}
 	case packet.KindMalformed:
 		st.Malformed++
@@ -168,6 +168,7 @@ func (a *frameAnalyzer) mergeWorkers(others []*frameAnalyzer) {
 		st.RoCE += os.RoCE
 		st.Malformed += os.Malformed
 		st.Truncated += os.Truncated
+		st.RoCETruncated += os.RoCETruncated
 		st.ICRCBad += os.ICRCBad
 		st.Unchecked += os.Unchecked
 		st.Unsupported += os.Unsupported

@@ -20,27 +20,34 @@ import (
 // captureStats describe the input as a whole: what was read, what could
 // not be, and over which time span.
 type captureStats struct {
-	Files       []string
-	Packets     uint64
-	RoCE        uint64
-	Malformed   uint64
-	Truncated   uint64
-	ICRCBad     uint64
-	Unchecked   uint64 // RoCE frames whose ICRC was not checked (not captured whole); counted so that a whole frame costs nothing
-	Unsupported uint64 // frames of a link type rocedump does not decode
-	First, Last time.Time
-	Problems    []string // files cut off, ended by a bad record, changed while read, or followed by data after their gzip stream
-	CutOff      bool     // a file was cut off mid-record
+	Files     []string
+	Packets   uint64
+	RoCE      uint64
+	Malformed uint64
+	Truncated uint64 // frames cut by the snap length, RoCE or not
+	// RoCETruncated is the RoCE frames among Truncated, counted with
+	// Unchecked (a cut frame's ICRC is never checked).
+	RoCETruncated uint64
+	ICRCBad       uint64
+	Unchecked     uint64 // RoCE frames whose ICRC was not checked (not captured whole); counted so that a whole frame costs nothing
+	Unsupported   uint64 // frames of a link type rocedump does not decode
+	First, Last   time.Time
+	Problems      []string // files cut off, ended by a bad record, changed while read, or followed by data after their gzip stream
+	CutOff        bool     // a file was cut off mid-record
 }
 
-// countICRC counts a RoCE frame whose ICRC was not checked (not captured
-// whole) or did not verify. It is a call, in a line of its own, so that
-// frameAnalyzer.addPeeked keeps the line offsets the compiler's profile
-// (default.pgo) knows its hot calls by.
-func (st *captureStats) countICRC(s bth.ICRCStatus) {
-	switch s {
+// countICRC counts a RoCE frame p whose ICRC was not checked (not captured
+// whole, and RoCETruncated when the snap length cut it) or did not verify.
+// It is a call, in a line of its own, so that frameAnalyzer.addPeeked
+// keeps the line offsets the compiler's profile (default.pgo) knows its
+// hot calls by.
+func (st *captureStats) countICRC(p *packet.Packet) {
+	switch p.ICRC {
 	case bth.ICRCUnchecked:
 		st.Unchecked++
+		if p.Truncated {
+			st.RoCETruncated++
+		}
 	case bth.ICRCBad:
 		st.ICRCBad++
 	}
