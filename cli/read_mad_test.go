@@ -297,3 +297,45 @@ func TestFlowsMADNotCMSetsNothingUp(t *testing.T) {
 		t.Errorf("read --opcode cm shows a Get(REQ) as a CM REQ:\n%s", text)
 	}
 }
+
+// TestReportMADCutNotCM: capture_health's cm_mads_cut counts the QP1
+// datagrams the snap length cut before their MAD header (which may be CM)
+// and CM REQs cut before their service ID; a MAD whose header was
+// captured and is not a CM message (a PerfMgt Get, a class-0x07 Get(REQ))
+// cannot set a connection up, cut or not, and is not counted: at 256
+// bytes, a snap length that keeps what CM needs, every MAD is cut.
+func TestReportMADCutNotCM(t *testing.T) {
+	cmMADsCut := func(file string) float64 {
+		out, errOut, code := runCLI(t, "report", "--fail-on", "never", "--format", "json", file)
+		if code != ExitOK {
+			t.Fatalf("report: exit %d: %s", code, errOut)
+		}
+		var rep struct {
+			Findings []struct {
+				Kind     string `json:"kind"`
+				Evidence struct {
+					Counts map[string]float64 `json:"counts"`
+				} `json:"evidence"`
+			} `json:"findings"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		n := 0.0
+		for _, f := range rep.Findings {
+			if f.Kind == "capture_health" {
+				n += f.Evidence.Counts["cm_mads_cut"]
+			}
+		}
+		return n
+	}
+	notCM := []testMAD{{1, 4, 0x01, 0x0012, false}, {1, 7, 0x01, 0x0010, false}, {1, 3, 0x81, 0x0011, false}}
+	if n := cmMADsCut(writeMADCapture(t, notCM, false, 256)); n != 0 {
+		t.Errorf("MADs that are no CM messages, cut to 256 bytes: cm_mads_cut %v, want 0", n)
+	}
+	// Cut inside the MAD header (Ethernet, IPv4, UDP, BTH, DETH: 62 bytes):
+	// whether they are CM is unknown.
+	if n := cmMADsCut(writeMADCapture(t, notCM, false, 70)); n != float64(len(notCM)) {
+		t.Errorf("MADs cut inside their header: cm_mads_cut %v, want %d", n, len(notCM))
+	}
+}
