@@ -141,6 +141,8 @@ func TestReadMADNotCMMessage(t *testing.T) {
 					t.Errorf("v6 %v snap %d frame %d %+v: cm %v mad %v, want a cm object only", v6, snap, p.Frame, m, p.CM, p.MAD)
 				case !m.cm && (p.CM != nil || p.MAD == nil):
 					t.Errorf("v6 %v snap %d frame %d %+v: cm %v mad %v, want a mad object only", v6, snap, p.Frame, m, p.CM, p.MAD)
+				case m.cm && m.attr == 0x0001 && (p.CM.Message != "ClassPortInfo" || p.CM.LocalComm != nil):
+					t.Errorf("v6 %v snap %d frame %d: cm %+v, want ClassPortInfo with no local_comm_id", v6, snap, p.Frame, *p.CM)
 				case p.MAD != nil:
 					got := []uint64{p.MAD.BaseVersion, p.MAD.Class, p.MAD.ClassVersion, p.MAD.Method, p.MAD.Status, p.MAD.TID, p.MAD.Attribute, p.MAD.Modifier}
 					if want := theirs[p.Frame]; fmtUints(got) != fmtUints(want) {
@@ -153,8 +155,13 @@ func TestReadMADNotCMMessage(t *testing.T) {
 			}
 		}
 	}
+	// --opcode cm selects the CM MADs only.
+	out, errOut, code := runCLI(t, "read", "--opcode", "cm", "--format", "json", writeMADCapture(t, madTestMADs, false, 0))
+	if n := strings.Count(out, `"cm":{`); code != ExitOK || n != 3 || strings.Count(out, "\n") != 3 {
+		t.Errorf("read --opcode cm: exit %d, %d CM MADs, want 3 lines with one each:\n%s%s", code, n, out, errOut)
+	}
 	// Text: the header of a MAD, the CM message of a CM MAD.
-	out, errOut, code := runCLI(t, "read", writeMADCapture(t, madTestMADs, false, 256))
+	out, errOut, code = runCLI(t, "read", writeMADCapture(t, madTestMADs, false, 256))
 	if code != ExitOK {
 		t.Fatalf("read: exit %d: %s", code, errOut)
 	}
