@@ -133,13 +133,13 @@ func (a *frameAnalyzer) addPeeked(rec *capture.Record, file int, k *frameKey) *p
 		return nil
 	}
 	if pkt.Truncated {
-		st.Truncated++
+		st.countTruncated(pkt)
 	}
 	switch pkt.Kind {
 	case packet.KindRoCE:
 		st.RoCE++
 		if pkt.ICRC != bth.ICRCOK {
-			st.countICRC(pkt)
+			st.countICRC(pkt.ICRC)
 		}
 	case packet.KindMalformed:
 		st.Malformed++

@@ -25,8 +25,7 @@ type captureStats struct {
 	RoCE      uint64
 	Malformed uint64
 	Truncated uint64 // frames cut by the snap length, RoCE or not
-	// RoCETruncated is the RoCE frames among Truncated, counted with
-	// Unchecked (a cut frame's ICRC is never checked).
+	// RoCETruncated is the RoCE frames among Truncated.
 	RoCETruncated uint64
 	ICRCBad       uint64
 	Unchecked     uint64 // RoCE frames whose ICRC was not checked (not captured whole); counted so that a whole frame costs nothing
@@ -36,20 +35,26 @@ type captureStats struct {
 	CutOff        bool     // a file was cut off mid-record
 }
 
-// countICRC counts a RoCE frame p whose ICRC was not checked (not captured
-// whole, and RoCETruncated when the snap length cut it) or did not verify.
-// It is a call, in a line of its own, so that frameAnalyzer.addPeeked
-// keeps the line offsets the compiler's profile (default.pgo) knows its
-// hot calls by.
-func (st *captureStats) countICRC(p *packet.Packet) {
-	switch p.ICRC {
+// countICRC counts a RoCE frame whose ICRC was not checked (not captured
+// whole) or did not verify. It is a call, in a line of its own, so that
+// frameAnalyzer.addPeeked keeps the line offsets the compiler's profile
+// (default.pgo) knows its hot calls by.
+func (st *captureStats) countICRC(s bth.ICRCStatus) {
+	switch s {
 	case bth.ICRCUnchecked:
 		st.Unchecked++
-		if p.Truncated {
-			st.RoCETruncated++
-		}
 	case bth.ICRCBad:
 		st.ICRCBad++
+	}
+}
+
+// countTruncated counts a frame p the snap length cut, and RoCETruncated
+// when it is RoCE. It is a call, in a line of its own, for the same reason
+// as countICRC.
+func (st *captureStats) countTruncated(p *packet.Packet) {
+	st.Truncated++
+	if p.Kind == packet.KindRoCE {
+		st.RoCETruncated++
 	}
 }
 
