@@ -148,3 +148,50 @@ func TestMergeRoCETruncated(t *testing.T) {
 		}
 	}
 }
+
+// TestRoCETruncatedTrailerCut: a RoCE frame the snap length cut only in
+// the 4 bytes that followed its IP datagram (an FCS) is truncated, yet its
+// ICRC was checked: read, flows and the report count it among the RoCE
+// frames cut all the same.
+func TestRoCETruncatedTrailerCut(t *testing.T) {
+	h := bth.BTH{Opcode: bth.OpcodeRCSendOnly, PKey: 0xffff, DestQP: 0x11, PSN: 1}
+	frame := fuzzFrame(0, 1, 0, false, false, append(h.AppendHeaders(nil), make([]byte, 64)...))
+	path := filepath.Join(t.TempDir(), "trailer_cut.pcap")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := capture.NewPcapWriter(f, capture.LinkTypeEthernet, 0)
+	if err == nil {
+		err = w.WritePacket(time.Unix(1700000000, 0), frame, len(frame)+4)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "1 packet read, 1 RoCE, 0 malformed, 1 truncated, 0 ICRC bad"
+	for _, cmd := range []string{"read", "flows"} {
+		if _, errOut, _ := runCLI(t, cmd, path); !strings.Contains(errOut, want) {
+			t.Errorf("%s summary: %q, want %q", cmd, errOut, want)
+		}
+	}
+	out, errOut, code := runCLI(t, "report", "--fail-on", "never", "--format", "json", path)
+	if code != ExitOK {
+		t.Fatalf("report: exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Capture struct {
+			Truncated     uint64 `json:"truncated"`
+			RoCETruncated uint64 `json:"roce_truncated"`
+			ICRCChecked   uint64 `json:"icrc_checked"`
+		} `json:"capture"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if c := rep.Capture; c.Truncated != 1 || c.RoCETruncated != 1 || c.ICRCChecked != 1 {
+		t.Errorf("report capture: truncated %d roce_truncated %d icrc_checked %d, want 1, 1, 1", c.Truncated, c.RoCETruncated, c.ICRCChecked)
+	}
+}
