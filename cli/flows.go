@@ -173,7 +173,8 @@ func flowsRun(opts *FlowsOptions) error {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	printProblems(opts.IO.ErrOut, st)
-	fmt.Fprintf(opts.IO.ErrOut, "rocedump: %s, %s read, %d RoCE, %d malformed, %d truncated, %d ICRC bad\n",
-		reports.Plural(all.Len(), "flow"), reports.Plural(st.Packets, "packet"), st.RoCE, st.Malformed, st.Truncated, st.ICRCBad)
+	fmt.Fprintf(opts.IO.ErrOut, "rocedump: %s, %s read, %d RoCE, %d malformed, %s, %d ICRC bad\n",
+		reports.Plural(all.Len(), "flow"), reports.Plural(st.Packets, "packet"), st.RoCE, st.Malformed,
+		reports.TruncatedCount(st.Truncated, st.RoCETruncated), st.ICRCBad)
 	return nil
 }

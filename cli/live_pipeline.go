@@ -136,7 +136,7 @@ func (a *frameAnalyzer) addPeeked(rec *capture.Record, file int, k *frameKey) *p
 		return nil
 	}
 	if pkt.Truncated {
-		st.Truncated++
+		st.countTruncated(pkt)
 	}
 	switch pkt.Kind {
 	case packet.KindRoCE:
@@ -171,6 +171,7 @@ func (a *frameAnalyzer) mergeWorkers(others []*frameAnalyzer) {
 		st.RoCE += os.RoCE
 		st.Malformed += os.Malformed
 		st.Truncated += os.Truncated
+		st.RoCETruncated += os.RoCETruncated
 		st.ICRCBad += os.ICRCBad
 		st.Unchecked += os.Unchecked
 		st.Unsupported += os.Unsupported

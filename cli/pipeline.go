@@ -20,17 +20,19 @@ import (
 // captureStats describe the input as a whole: what was read, what could
 // not be, and over which time span.
 type captureStats struct {
-	Files       []string
-	Packets     uint64
-	RoCE        uint64
-	Malformed   uint64
-	Truncated   uint64
-	ICRCBad     uint64
-	Unchecked   uint64 // RoCE frames whose ICRC was not checked (not captured whole); counted so that a whole frame costs nothing
-	Unsupported uint64 // frames of a link type rocedump does not decode
-	First, Last time.Time
-	Problems    []string // files cut off, ended by a bad record, changed while read, or followed by data after their gzip stream
-	CutOff      bool     // a file was cut off mid-record
+	Files     []string
+	Packets   uint64
+	RoCE      uint64
+	Malformed uint64
+	Truncated uint64 // frames cut by the snap length, RoCE or not
+	// RoCETruncated is the RoCE frames among Truncated.
+	RoCETruncated uint64
+	ICRCBad       uint64
+	Unchecked     uint64 // RoCE frames whose ICRC was not checked (not captured whole); counted so that a whole frame costs nothing
+	Unsupported   uint64 // frames of a link type rocedump does not decode
+	First, Last   time.Time
+	Problems      []string // files cut off, ended by a bad record, changed while read, or followed by data after their gzip stream
+	CutOff        bool     // a file was cut off mid-record
 }
 
 // countICRC counts a RoCE frame whose ICRC was not checked (not captured
@@ -43,6 +45,16 @@ func (st *captureStats) countICRC(s bth.ICRCStatus) {
 		st.Unchecked++
 	case bth.ICRCBad:
 		st.ICRCBad++
+	}
+}
+
+// countTruncated counts a frame p the snap length cut, and RoCETruncated
+// when it is RoCE. It is a call, in a line of its own, for the same reason
+// as countICRC.
+func (st *captureStats) countTruncated(p *packet.Packet) {
+	st.Truncated++
+	if p.Kind == packet.KindRoCE {
+		st.RoCETruncated++
 	}
 }
 

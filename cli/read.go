@@ -137,6 +137,7 @@ when no frame at all could be decoded, the exit code is 2.`,
 // link type rocedump does not decode (unsupported, in packets too).
 type readStats struct {
 	packets, roce, malformed, truncated, icrcBad, shown, unsupported int
+	roceTruncated                                                    int // RoCE frames among truncated
 }
 
 // add adds o's counts to s.
@@ -145,16 +146,18 @@ func (s *readStats) add(o *readStats) {
 	s.roce += o.roce
 	s.malformed += o.malformed
 	s.truncated += o.truncated
+	s.roceTruncated += o.roceTruncated
 	s.icrcBad += o.icrcBad
 	s.shown += o.shown
 	s.unsupported += o.unsupported
 }
 
 // summary is the summary line: "120 packets read, 104 RoCE, 0 malformed,
-// 0 truncated, 0 ICRC bad" ("1 packet read").
+// 0 truncated, 0 ICRC bad" ("1 packet read"; "5 truncated (2 RoCE)" when
+// frames that are not RoCE were cut too: reports.TruncatedCount).
 func (s *readStats) summary() string {
-	return fmt.Sprintf("%s read, %d RoCE, %d malformed, %d truncated, %d ICRC bad",
-		countNoun(s.packets, "packet"), s.roce, s.malformed, s.truncated, s.icrcBad)
+	return fmt.Sprintf("%s read, %d RoCE, %d malformed, %s, %d ICRC bad",
+		countNoun(s.packets, "packet"), s.roce, s.malformed, reports.TruncatedCount(uint64(s.truncated), uint64(s.roceTruncated)), s.icrcBad)
 }
 
 // filterGivenAsFiles says what went wrong when the capture arguments end
@@ -391,6 +394,9 @@ func (ff *frameFormatter) appendFrame(b []byte, rec *capture.Record, f *filter.F
 	switch pkt.Kind {
 	case packet.KindRoCE:
 		ff.stats.roce++
+		if pkt.Truncated {
+			ff.stats.roceTruncated++
+		}
 		if pkt.ICRC == bth.ICRCBad {
 			ff.stats.icrcBad++
 		}

@@ -80,6 +80,8 @@ func (p *packetPrinter) appendJSON(b []byte, rec *capture.Record, pkt *packet.Pa
 	}
 	if pkt.HasCM {
 		b = appendJSONCM(b, &pkt.CM)
+	} else if pkt.HasMAD {
+		b = appendJSONMAD(b, &pkt.CM)
 	}
 	b = append(b, `,"icrc":"`...)
 	b = append(b, pkt.ICRC.String()...)
@@ -232,6 +234,31 @@ func appendJSONBTH(b []byte, h *bth.BTH) []byte {
 		b = append(b, '}')
 	}
 	return b
+}
+
+// appendJSONMAD writes the mad object: the common header (IBTA vol 1
+// §13.4.3) of a MAD to QP1 that is not a CM message.
+func appendJSONMAD(b []byte, m *bth.CMMAD) []byte {
+	b = append(b, `,"mad":{"base_version":`...)
+	b = strconv.AppendUint(b, uint64(m.BaseVersion), 10)
+	b = append(b, `,"class":`...)
+	b = strconv.AppendUint(b, uint64(m.MgmtClass), 10)
+	b = append(b, `,"class_version":`...)
+	b = strconv.AppendUint(b, uint64(m.ClassVersion), 10)
+	b = append(b, `,"method":`...)
+	b = strconv.AppendUint(b, uint64(m.Method), 10)
+	b = append(b, `,"status":`...)
+	b = strconv.AppendUint(b, uint64(m.Status), 10)
+	b = append(b, `,"transaction_id":`...)
+	b = strconv.AppendUint(b, m.TransactionID, 10)
+	b = append(b, `,"attribute":`...)
+	b = strconv.AppendUint(b, uint64(m.AttributeID), 10)
+	b = append(b, `,"attribute_modifier":`...)
+	b = strconv.AppendUint(b, uint64(m.AttributeModifier), 10)
+	if m.Truncated {
+		b = append(b, `,"truncated":true`...)
+	}
+	return append(b, '}')
 }
 
 // appendJSONCM writes the cm object: the message, and the fields of it

@@ -209,6 +209,8 @@ func (p *packetPrinter) appendText(b []byte, rec *capture.Record, pkt *packet.Pa
 	b = appendExtSummary(b, h)
 	if pkt.HasCM {
 		b = appendCMSummary(b, &pkt.CM)
+	} else if pkt.HasMAD {
+		b = appendMADSummary(b, &pkt.CM)
 	}
 	b = append(b, ", payload "...)
 	b = strconv.AppendInt(b, int64(pkt.PayloadLen), 10)
@@ -304,6 +306,27 @@ func appendExtSummary(b []byte, h *bth.BTH) []byte {
 	if h.Ext&bth.HasIETH != 0 {
 		b = append(b, " inv rkey "...)
 		b = appendHex(b, uint64(h.IETH.RKey), 8)
+	}
+	return b
+}
+
+// appendMADSummary writes the header of a MAD to QP1 that is not a CM
+// message (packet.Packet.HasMAD without HasCM): its management class,
+// method and attribute ID, its base version when not 1, and "[|mad]" when
+// the snap length cut it.
+func appendMADSummary(b []byte, m *bth.CMMAD) []byte {
+	b = append(b, " MAD class "...)
+	b = appendHex(b, uint64(m.MgmtClass), 2)
+	b = append(b, " method "...)
+	b = appendHex(b, uint64(m.Method), 2)
+	b = append(b, " attr "...)
+	b = appendHex(b, uint64(m.AttributeID), 4)
+	if m.BaseVersion != bth.MADBaseVersion {
+		b = append(b, " base-version "...)
+		b = strconv.AppendUint(b, uint64(m.BaseVersion), 10)
+	}
+	if m.Truncated {
+		b = append(b, " [|mad]"...)
 	}
 	return b
 }

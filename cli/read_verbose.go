@@ -192,6 +192,8 @@ func appendVerbose(b []byte, rec *capture.Record, pkt *packet.Packet) []byte {
 	}
 	if pkt.HasCM {
 		b = appendCMVerbose(b, &pkt.CM)
+	} else if pkt.HasMAD {
+		b = appendMADVerbose(b, &pkt.CM)
 	}
 	b = append(b, "\n    "...)
 	if payloadKnown(pkt) {
@@ -206,6 +208,32 @@ func appendVerbose(b []byte, rec *capture.Record, pkt *packet.Packet) []byte {
 	}
 	if headersCut(pkt) {
 		b = append(b, " (extended headers cut off)"...)
+	}
+	return b
+}
+
+// appendMADVerbose writes the common header (IBTA vol 1 §13.4.3) of a MAD
+// to QP1 that is not a CM message; "(cut off)" ends a MAD the snap length
+// cut.
+func appendMADVerbose(b []byte, m *bth.CMMAD) []byte {
+	b = append(b, "\n    MAD base_version "...)
+	b = strconv.AppendUint(b, uint64(m.BaseVersion), 10)
+	b = append(b, " class "...)
+	b = appendHex(b, uint64(m.MgmtClass), 2)
+	b = append(b, " class_version "...)
+	b = strconv.AppendUint(b, uint64(m.ClassVersion), 10)
+	b = append(b, " method "...)
+	b = appendHex(b, uint64(m.Method), 2)
+	b = append(b, " status "...)
+	b = appendHex(b, uint64(m.Status), 4)
+	b = append(b, " tid "...)
+	b = appendHex(b, m.TransactionID, 16)
+	b = append(b, " attribute "...)
+	b = appendHex(b, uint64(m.AttributeID), 4)
+	b = append(b, " modifier "...)
+	b = appendHex(b, uint64(m.AttributeModifier), 8)
+	if m.Truncated {
+		b = append(b, " (cut off)"...)
 	}
 	return b
 }

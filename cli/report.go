@@ -401,19 +401,20 @@ func passMemoryLimit() int64 {
 // info converts the pass's statistics for the report.
 func (st *captureStats) info() reports.CaptureInfo {
 	ci := reports.CaptureInfo{
-		Files:       st.Files,
-		Packets:     st.Packets,
-		RoCE:        st.RoCE,
-		Malformed:   st.Malformed,
-		Truncated:   st.Truncated,
-		ICRCBad:     st.ICRCBad,
-		ICRCChecked: st.RoCE - st.Unchecked,
-		Unsupported: st.Unsupported,
-		First:       st.First.UTC(),
-		Last:        st.Last.UTC(),
-		DurationS:   st.Last.Sub(st.First).Seconds(),
-		CutOff:      st.CutOff,
-		Problems:    st.Problems,
+		Files:         st.Files,
+		Packets:       st.Packets,
+		RoCE:          st.RoCE,
+		Malformed:     st.Malformed,
+		Truncated:     st.Truncated,
+		RoCETruncated: st.RoCETruncated,
+		ICRCBad:       st.ICRCBad,
+		ICRCChecked:   st.RoCE - st.Unchecked,
+		Unsupported:   st.Unsupported,
+		First:         st.First.UTC(),
+		Last:          st.Last.UTC(),
+		DurationS:     st.Last.Sub(st.First).Seconds(),
+		CutOff:        st.CutOff,
+		Problems:      st.Problems,
 	}
 	if ci.Problems == nil {
 		ci.Problems = []string{}

@@ -13,7 +13,9 @@ type healthObs struct {
 	malformed frameSpan
 	reasons   map[packet.Reason]uint64 // malformed frames by reason
 	// mgmtCut counts QP1 management datagrams cut by the snap length
-	// before their CM header or service ID.
+	// before their MAD header (so they may be CM) or, CM REQs, before
+	// their service ID. A MAD whose header shows it is no CM message
+	// (packet.Packet.HasMAD without HasCM) is not counted.
 	mgmtCut uint64
 	// bthCut counts RoCE frames the snap length cut inside their BTH:
 	// in no flow (flows keeps only packets whose BTH was captured).
@@ -68,7 +70,7 @@ func (h *healthObs) add(p *packet.Packet, at *flows.FrameRef) {
 			h.icrcBad.add(*at)
 		}
 		if p.Truncated && p.HasBTH && p.BTH.DestQP == gsiQPN && !p.BTH.Opcode.IsCNP() &&
-			(!p.HasCM || p.CM.AttributeID == bth.CMAttrREQ && !p.CM.Has(bth.CMFieldServiceID)) {
+			(!p.HasMAD || p.HasCM && p.CM.AttributeID == bth.CMAttrREQ && !p.CM.Has(bth.CMFieldServiceID)) {
 			h.mgmtCut++
 		}
 	}

@@ -207,7 +207,7 @@ func (c *Collector) addRoCE(p *packet.Packet, fa *flows.FrameAt) {
 		s.tl.ce[bin]++
 		s.ceSpan.add(*at)
 	}
-	if p.HasCM && p.CM.IsCM() && p.CM.AttributeID == bth.CMAttrREQ {
+	if p.HasCM && p.CM.AttributeID == bth.CMAttrREQ {
 		s.cm.add(p, at)
 	}
 	// observe, for a packet that may be rare (mayBeRare, inline): the

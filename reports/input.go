@@ -2,6 +2,7 @@ package reports
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,27 +13,41 @@ import (
 // CaptureInfo describes the input as a whole. Every report module reads it
 // to know what the capture can and cannot show.
 type CaptureInfo struct {
-	Files       []string  `json:"files"`
-	Packets     uint64    `json:"packets"`
-	RoCE        uint64    `json:"roce_packets"`
-	Malformed   uint64    `json:"malformed"`
-	Truncated   uint64    `json:"truncated"`
-	ICRCBad     uint64    `json:"icrc_bad"`
-	ICRCChecked uint64    `json:"icrc_checked"` // RoCE frames whose ICRC was checked (captured whole): what ICRCBad is a share of
-	Unsupported uint64    `json:"unsupported_link_type"`
-	First       time.Time `json:"first"`
-	Last        time.Time `json:"last"`
-	DurationS   float64   `json:"duration_s"`
-	CutOff      bool      `json:"cut_off"`
-	Problems    []string  `json:"problems"`
+	Files     []string `json:"files"`
+	Packets   uint64   `json:"packets"`
+	RoCE      uint64   `json:"roce_packets"`
+	Malformed uint64   `json:"malformed"`
+	Truncated uint64   `json:"truncated"` // frames cut by the snap length, RoCE or not
+	// RoCETruncated is the RoCE frames among Truncated.
+	RoCETruncated uint64    `json:"roce_truncated"`
+	ICRCBad       uint64    `json:"icrc_bad"`
+	ICRCChecked   uint64    `json:"icrc_checked"` // RoCE frames whose ICRC was checked (captured whole): what ICRCBad is a share of
+	Unsupported   uint64    `json:"unsupported_link_type"`
+	First         time.Time `json:"first"`
+	Last          time.Time `json:"last"`
+	DurationS     float64   `json:"duration_s"`
+	CutOff        bool      `json:"cut_off"`
+	Problems      []string  `json:"problems"`
 	// Drops are the packets the capture itself lost (live capture: kernel
 	// and interface drop counters); nil for files, which cannot tell.
 	Drops *Drops `json:"drops"`
 
 	// noICRCChecked says the capture section was read from a report that
 	// has no icrc_checked (one of a rocedump before it): ICRCChecked is
-	// then unknown, not 0 (see merger.capture).
-	noICRCChecked bool
+	// then unknown, not 0 (see merger.capture). noRoCETruncated says the
+	// same of roce_truncated.
+	noICRCChecked, noRoCETruncated bool
+}
+
+// TruncatedCount says how many frames the snap length cut: "5 truncated",
+// and "5 truncated (2 RoCE)" when some of them (truncated) are not RoCE
+// (roce of them are).
+func TruncatedCount(truncated, roce uint64) string {
+	s := strconv.FormatUint(truncated, 10) + " truncated"
+	if roce != truncated {
+		s += " (" + strconv.FormatUint(roce, 10) + " RoCE)"
+	}
+	return s
 }
 
 // UnmarshalJSON reads a capture section as encoding/json does, noting
@@ -41,7 +56,8 @@ func (c *CaptureInfo) UnmarshalJSON(b []byte) error {
 	type plain CaptureInfo // without this method
 	aux := struct {
 		*plain
-		ICRCChecked *uint64 `json:"icrc_checked"`
+		ICRCChecked   *uint64 `json:"icrc_checked"`
+		RoCETruncated *uint64 `json:"roce_truncated"`
 	}{plain: (*plain)(c)}
 	if err := json.Unmarshal(b, &aux); err != nil {
 		return err
@@ -49,6 +65,10 @@ func (c *CaptureInfo) UnmarshalJSON(b []byte) error {
 	c.ICRCChecked, c.noICRCChecked = 0, aux.ICRCChecked == nil
 	if aux.ICRCChecked != nil {
 		c.ICRCChecked = *aux.ICRCChecked
+	}
+	c.RoCETruncated, c.noRoCETruncated = 0, aux.RoCETruncated == nil
+	if aux.RoCETruncated != nil {
+		c.RoCETruncated = *aux.RoCETruncated
 	}
 	return nil
 }

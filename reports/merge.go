@@ -154,6 +154,9 @@ type merger struct {
 	// estimatedICRC are the reports without icrc_checked whose checked
 	// frames merge estimated from truncated ones (merger.icrcChecked).
 	estimatedICRC []string
+	// estimatedRoCECut are the reports without roce_truncated whose cut
+	// RoCE frames merge estimated (merger.roceTruncated).
+	estimatedRoCECut []string
 	// ceGuessed are the reports without ecn_not_acted whose CE marks
 	// merge counted as on packets other than CNPs though some could be on
 	// CNPs, at most ceGuessedMax of them (merger.ceMarked).
@@ -192,6 +195,7 @@ func (m *merger) capture() {
 		c.RoCE += in.RoCE
 		c.Malformed += in.Malformed
 		c.Truncated += in.Truncated
+		c.RoCETruncated += m.roceTruncated(s)
 		c.ICRCBad += in.ICRCBad
 		c.ICRCChecked += m.icrcChecked(s)
 		c.Unsupported += in.Unsupported
@@ -234,6 +238,34 @@ func (m *merger) icrcChecked(s MergeSource) uint64 {
 	if !in.noICRCChecked {
 		return in.ICRCChecked
 	}
+	cut := roceCut(s)
+	if in.Truncated > 0 {
+		m.estimatedICRC = append(m.estimatedICRC, s.Name)
+	}
+	return max(in.RoCE-min(in.RoCE, cut), in.ICRCBad)
+}
+
+// roceTruncated is the RoCE frames of s the snap length cut: its
+// capture's roce_truncated, or for a report without one (of a rocedump
+// before it) roceCut, at most its truncated frames, said in a merge note
+// when it is not 0 (merger.approximations).
+func (m *merger) roceTruncated(s MergeSource) uint64 {
+	in := &s.Report.Capture
+	if !in.noRoCETruncated {
+		return in.RoCETruncated
+	}
+	if in.Truncated == 0 {
+		return 0
+	}
+	m.estimatedRoCECut = append(m.estimatedRoCECut, s.Name)
+	return min(roceCut(s), in.Truncated)
+}
+
+// roceCut is what a report tells of its RoCE frames the snap length cut:
+// the truncated frames of its flow records and those cut inside their BTH
+// (its truncation finding's bth_cut), which are in no flow. A mirror's
+// copies of cut frames are in no flow count, so it may fall short.
+func roceCut(s MergeSource) uint64 {
 	var cut uint64
 	for _, r := range s.Report.FlowRecords().Records() {
 		cut += r.Truncated
@@ -243,10 +275,7 @@ func (m *merger) icrcChecked(s MergeSource) uint64 {
 			cut += uint64(max(f.Evidence.Counts["bth_cut"], 0))
 		}
 	}
-	if in.Truncated > 0 {
-		m.estimatedICRC = append(m.estimatedICRC, s.Name)
-	}
-	return max(in.RoCE-min(in.RoCE, cut), in.ICRCBad)
+	return cut
 }
 
 // mergedFlow is a record on its way into the merged list.

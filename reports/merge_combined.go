@@ -317,6 +317,11 @@ func (m *merger) approximations(given []sourced) {
 			"the RoCE frames less the truncated ones of the flow records and those cut inside their BTH: a mirror's copy of a cut frame "+
 			"counts as checked", strings.Join(m.estimatedICRC, ", "))
 	}
+	if len(m.estimatedRoCECut) > 0 {
+		m.notef("capture: roce_truncated counts, for %s (without roce_truncated: a report of an earlier rocedump), "+
+			"the truncated frames of the flow records and those cut inside their BTH: a mirror's copy of a cut frame is not counted",
+			strings.Join(m.estimatedRoCECut, ", "))
+	}
 	if c := present(KindRetransmission, "go-back-N"); c != nil && len(c.srcs) > 1 {
 		m.notef("retransmission: go-back-N recovery_ms_mean is the highest of the %d reports' means, not the mean over every episode "+
 			"(the JSON does not say how many recoveries each mean is of)", len(c.srcs))

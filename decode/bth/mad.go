@@ -11,15 +11,28 @@ import (
 // (IBTA vol 1 §13.4.4, Table 146).
 const MgmtClassCM = 0x07
 
-// MethodSend is the MAD method the CM sends its messages with (§13.4.5).
-const MethodSend = 0x03
+// MAD methods (IBTA vol 1 §13.4.5, Table 147). The CM sends its messages
+// (REQ to APR) with Send and reads or writes its ClassPortInfo with Get,
+// Set and GetResp (§12.6: CM attributes and the methods each takes).
+const (
+	MethodGet     = 0x01
+	MethodSet     = 0x02
+	MethodSend    = 0x03
+	MethodGetResp = 0x81
+)
+
+// MADBaseVersion is the base version of every MAD this format describes
+// (IBTA vol 1 §13.4.3); a MAD of another version is not decoded further
+// than its header.
+const MADBaseVersion = 1
 
 // CMMAD is a management datagram (IBTA vol 1 §13.4) as a UD SEND to QP1
 // carries it, decoded for the Communication Manager (MgmtClass 0x07, §12.6).
-// The common MAD header is always decoded. For CM messages the fields below
-// it that the message has and that were captured are filled and listed in
-// Captured; the rest stay zero. For other management classes only the MAD
-// header is decoded.
+// The common MAD header is always decoded. For CM MADs (IsCMMessage) the
+// fields below it that the message has and that were captured are filled
+// and listed in Captured; the rest stay zero. For any other MAD (another
+// management class, or a class-0x07 MAD whose base version, method or
+// attribute is not one the CM sends) only the MAD header is decoded.
 //
 // LayerContents is the 256-byte MAD (or as much as was captured);
 // LayerPayload is what follows it: the ICRC, when captured.
@@ -77,11 +90,28 @@ func (m *CMMAD) CanDecode() gopacket.LayerClass { return LayerTypeCMMAD }
 // NextLayerType returns gopacket.LayerTypeZero: only the ICRC follows a MAD.
 func (m *CMMAD) NextLayerType() gopacket.LayerType { return gopacket.LayerTypeZero }
 
-// IsCM reports whether the MAD belongs to the Communication Manager class.
+// IsCM reports whether the MAD belongs to the Communication Manager class;
+// IsCMMessage says whether it is one the CM sends.
 func (m *CMMAD) IsCM() bool { return m.MgmtClass == MgmtClassCM }
 
-// DecodeFromBytes decodes a MAD: the 24-byte common header and, for the CM
-// class, the message its AttributeID names. Every field is reset first.
+// IsCMMessage reports whether the MAD is one the Communication Manager
+// sends (IBTA vol 1 §12.6, §13.4): base version 1, class 0x07, and either a
+// CM message (REQ 0x0010 to APR 0x001A) with method Send, or ClassPortInfo
+// with Get, Set or GetResp. A class-0x07 MAD of any other base version,
+// method or attribute is not decoded as a CM message (tshark names every
+// class-0x07 MAD after its attribute, whatever its method and version).
+func (m *CMMAD) IsCMMessage() bool {
+	if m.BaseVersion != MADBaseVersion || m.MgmtClass != MgmtClassCM {
+		return false
+	}
+	if m.AttributeID == CMAttrClassPortInfo {
+		return m.Method == MethodGet || m.Method == MethodSet || m.Method == MethodGetResp
+	}
+	return m.Method == MethodSend && m.AttributeID >= CMAttrREQ && m.AttributeID <= CMAttrAPR
+}
+
+// DecodeFromBytes decodes a MAD: the 24-byte common header and, for a CM
+// MAD (IsCMMessage), the message its AttributeID names. Every field is reset first.
 // Fewer than 24 bytes is a *HeaderError; a MAD cut off later decodes as far
 // as it goes, sets Truncated and calls df.SetTruncated. It does not allocate.
 func (m *CMMAD) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
@@ -102,7 +132,7 @@ func (m *CMMAD) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	end := min(len(data), MADLen)
 	m.Contents, m.Payload = data[:end], data[end:]
 	m.Truncated = end < MADLen
-	if m.MgmtClass == MgmtClassCM {
+	if m.IsCMMessage() {
 		r := fieldReader{b: data[MADHeaderLen:end]}
 		m.decodeCM(&r)
 		m.Captured = r.got

@@ -35,7 +35,7 @@ func (d *Decoder) TransportPayload() []byte { return d.payload }
 // an earlier Decode left in it (or a copy of that), whichever Decoder and
 // frame that was: p then equals the Packet the frame decodes to from zero.
 // To spare clearing large parts that most frames leave zero, Decode clears
-// CM only when HasCM is set or CM.Contents is not nil, PFC only when HasPFC
+// CM only when HasMAD is set or CM.Contents is not nil, PFC only when HasPFC
 // is set, the Encap entries only up to the old NEncap, and the BTH's
 // extended headers only where BTH.Ext has their bit; a Packet changed by
 // hand there must be reset to the zero Packet before it is reused.

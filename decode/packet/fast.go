@@ -151,7 +151,7 @@ func parseERSPAN(b []byte) (inner []byte, t erspanTunnel, ok bool) {
 //
 // p holds the zero Packet or what a Decode left in it (see Decode): the
 // parts that frames of these layouts leave zero are cleared only when p
-// says they may be set (Encap entries up to the old NEncap, CM when HasCM
+// says they may be set (Encap entries up to the old NEncap, CM when HasMAD
 // or CM.Contents, PFC when HasPFC, the BTH's extended headers that BTH.Ext
 // names).
 func decodeFast(data []byte, origLen int, p *Packet) bool {
@@ -468,7 +468,8 @@ func finishFast(p *Packet, ip, ib []byte, whole bool, udpLen int) bool {
 	}
 	// One field a statement: a tuple assignment would build the zero
 	// values in temporaries and copy them.
-	if p.HasCM || p.CM.Contents != nil {
+	if p.HasMAD || p.CM.Contents != nil {
+		p.HasMAD = false
 		p.HasCM = false
 		p.CM = bth.CMMAD{}
 	}

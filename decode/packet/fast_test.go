@@ -237,7 +237,7 @@ func poison(v reflect.Value) {
 
 // TestFastOverwritesEveryField decodes the mirror frames into a Packet whose
 // every field, however deep, holds garbage, with the fields Decode goes by
-// saying that every part may be set (HasCM, HasPFC, NEncap out of range,
+// saying that every part may be set (HasMAD, HasPFC, NEncap out of range,
 // every bit of BTH.Ext: see Decode and reusedInvariants): the fast path must
 // overwrite all of them, including fields added to Packet later.
 func TestFastOverwritesEveryField(t *testing.T) {

@@ -188,8 +188,10 @@ func checkInvariants(t *testing.T, p *Packet, data []byte, origLen int) {
 		t.Errorf("Kind %v with RoCEVersion %d", p.Kind, p.RoCEVersion)
 	case p.HasBTH && p.RoCEVersion == 0:
 		t.Errorf("BTH outside RoCE")
-	case p.HasCM && !p.HasBTH:
-		t.Errorf("CM without BTH")
+	case p.HasMAD && !p.HasBTH:
+		t.Errorf("MAD without BTH")
+	case p.HasCM && !p.HasMAD:
+		t.Errorf("HasCM without HasMAD")
 	case p.PayloadLen < 0 || p.PayloadLen > 0xffff:
 		t.Errorf("PayloadLen %d", p.PayloadLen)
 	case p.Malformed != ReasonNone && p.Note != ReasonNone:
@@ -210,13 +212,13 @@ func checkInvariants(t *testing.T, p *Packet, data []byte, origLen int) {
 
 // reusedInvariants checks what the fast path relies on in a Packet a Decode
 // filled, to clear only what may be set (see decodeFast): a CM MAD is there
-// only with HasCM or CM.Contents, a PFC frame only with HasPFC, and an
+// only with HasMAD or CM.Contents, a PFC frame only with HasPFC, and an
 // extended header only with its bit in BTH.Ext. (Encap entries past NEncap
 // are zero: checkInvariants.)
 func reusedInvariants(t *testing.T, p *Packet) {
 	t.Helper()
-	if !p.HasCM && p.CM.Contents == nil && !reflect.DeepEqual(p.CM, bth.CMMAD{}) {
-		t.Errorf("CM set without HasCM or CM.Contents: %+v", p.CM)
+	if !p.HasMAD && p.CM.Contents == nil && !reflect.DeepEqual(p.CM, bth.CMMAD{}) {
+		t.Errorf("CM set without HasMAD or CM.Contents: %+v", p.CM)
 	}
 	if !p.HasPFC && p.PFC != (PFCFrame{}) {
 		t.Errorf("PFC set without HasPFC: %+v", p.PFC)

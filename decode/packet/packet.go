@@ -81,8 +81,15 @@ type Packet struct {
 	HasBTH bool
 	BTH    bth.BTH
 
-	HasCM bool      // CM holds an RDMA CM MAD (UD SEND_ONLY to QP 1, management class 0x07)
-	CM    bth.CMMAD // decoded as far as it was captured
+	// HasMAD says CM holds the header of a MAD sent to QP 1 (a UD
+	// SEND_ONLY with a DETH, IBTA vol 1 §13.5.1), at least its 24 bytes
+	// captured. HasCM says the MAD is an RDMA CM MAD (bth.CMMAD.IsCMMessage:
+	// class 0x07 with a method and attribute the CM sends), whose message
+	// fields CM then holds as far as they were captured; any other MAD,
+	// of class 0x07 or not, has HasMAD alone.
+	HasMAD bool
+	HasCM  bool
+	CM     bth.CMMAD
 
 	// ICRC is the invariant CRC check: ICRCOK or ICRCBad when the whole IP
 	// datagram (RoCEv2) or GRH payload (RoCEv1) was captured, else

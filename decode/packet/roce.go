@@ -93,12 +93,14 @@ func (w *walker) transport(b []byte, declLen int) {
 }
 
 // cm decodes the MAD at the start of a QP1 datagram's payload as far as it
-// was captured, keeping it if it is a CM MAD (management class 0x07).
+// was captured: its header (HasMAD) and, for a CM MAD (HasCM, see
+// bth.CMMAD.IsCMMessage), its message.
 func (w *walker) cm(b []byte) {
 	if len(b) < bth.MADHeaderLen {
 		return // bth would return an allocated *HeaderError
 	}
-	if err := w.p.CM.DecodeFromBytes(b, noFeedback{}); err == nil && w.p.CM.IsCM() {
-		w.p.HasCM = true
+	if err := w.p.CM.DecodeFromBytes(b, noFeedback{}); err == nil {
+		w.p.HasMAD = true
+		w.p.HasCM = w.p.CM.IsCMMessage()
 	}
 }

@@ -19,7 +19,7 @@ func captureFacts(r *reports.Report) []fact {
 		{"Files", files(c.Files)},
 		{"Packets", u64(c.Packets) + " (" + u64(c.RoCE) + " RoCE)"},
 		{"Span", spanText(c)},
-		{"Truncated", u64(c.Truncated)},
+		{"Truncated", truncatedValue(c)},
 		{"Malformed", u64(c.Malformed)},
 		{"ICRC bad", u64(c.ICRCBad)},
 	}
@@ -41,13 +41,23 @@ func captureFacts(r *reports.Report) []fact {
 	return fs
 }
 
+// truncatedValue is the frames the snap length cut, with the RoCE ones
+// among them when some are not RoCE: "5 (2 RoCE)".
+func truncatedValue(c reports.CaptureInfo) string {
+	v := u64(c.Truncated)
+	if c.RoCETruncated != c.Truncated {
+		v += " (" + u64(c.RoCETruncated) + " RoCE)"
+	}
+	return v
+}
+
 // captureLine is the one-line capture summary of the text report.
 func captureLine(c reports.CaptureInfo) string {
 	parts := []string{
 		files(c.Files),
 		reports.Plural(c.Packets, "packet") + " (" + u64(c.RoCE) + " RoCE)",
 		spanText(c),
-		u64(c.Truncated) + " truncated",
+		reports.TruncatedCount(c.Truncated, c.RoCETruncated),
 	}
 	if c.Malformed > 0 {
 		parts = append(parts, u64(c.Malformed)+" malformed")

@@ -283,7 +283,7 @@ func incidentReport() *reports.Report {
 		Tool:          "rocedump 0.4.0-test",
 		Capture: reports.CaptureInfo{
 			Files:   []string{pcap, pcap2},
-			Packets: 18_452_113, RoCE: 18_440_001, Malformed: 3, Truncated: 1204, ICRCBad: 2, ICRCChecked: 18_438_797,
+			Packets: 18_452_113, RoCE: 18_440_001, Malformed: 3, Truncated: 1204, RoCETruncated: 1204, ICRCBad: 2, ICRCChecked: 18_438_797,
 			First: t0, Last: t0.Add(2350 * time.Millisecond), DurationS: 2.35,
 			Problems: []string{"2 frames with a bad ICRC (frames 88123, 90001 of " + pcap + ")"},
 			Drops:    &reports.Drops{Kernel: 1532},
