@@ -142,7 +142,13 @@ func TestMergeRoCETruncated(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &m); err != nil {
 			t.Fatal(err)
 		}
-		note := strings.Contains(strings.Join(m.Capture.Problems, "\n"), "roce_truncated counts, for "+old)
+		// The note says the count is an estimate, of which report, and
+		// which way it may be wrong.
+		note := strings.Contains(strings.Join(m.Capture.Problems, "\n"), "roce_truncated is estimated for "+old+
+			" (without roce_truncated: a report of an earlier rocedump)")
+		if note && !strings.Contains(strings.Join(m.Capture.Problems, "\n"), "may fall short") {
+			t.Errorf("merge %v: the roce_truncated note does not say the estimate may fall short: %q", c.files, m.Capture.Problems)
+		}
 		if m.Capture.Truncated != 10 || m.Capture.RoCETruncated != 4 || note != c.note {
 			t.Errorf("merge %v: truncated %d roce_truncated %d, note %v; want 10, 4, %v", c.files, m.Capture.Truncated, m.Capture.RoCETruncated, note, c.note)
 		}
