@@ -78,7 +78,9 @@ What JSON cannot recombine exactly:
     marked: they count as on the others), and congestion's ce_marked for
     such flow records of an earlier rocedump (without cnps_ce); capture_health's ICRC share for
     reports of an earlier rocedump without icrc_checked (estimated from
-    their flow records); PFC paused time (it runs to the end of each capture), storms
+    their flow records), and the capture's roce_truncated for reports of an
+    earlier rocedump without it (from their flow records: it may fall
+    short); PFC paused time (it runs to the end of each capture), storms
     (found within one report only) and severity (a share of a report's own
     capture); storage_endpoints (an address seen by several mirrors counts
     once per report); the services in the title of other TCP/UDP (those of

@@ -34,3 +34,13 @@ func TestReportHelpHealthVariants(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeHelpRoCETruncated: merge --help names, among what stays
+// approximate, the capture's roce_truncated of a report made before it
+// (merger.roceTruncated estimates it, with a note).
+func TestMergeHelpRoCETruncated(t *testing.T) {
+	out, _, _ := runCLI(t, "merge", "--help")
+	if text := strings.Join(strings.Fields(out), " "); !strings.Contains(text, "the capture's roce_truncated for reports of an earlier rocedump") {
+		t.Errorf("rocedump merge --help does not say roce_truncated is estimated for earlier reports:\n%s", out)
+	}
+}

@@ -64,10 +64,12 @@ in tcpdump it must apply to the link type of each file: inbound, outbound
 and ifindex (SLL2) to Linux cooked captures, ether to Ethernet.
 --qpn and --opcode select packets after decoding.
 
-A summary goes to stderr at the end: packets read, RoCE packets, malformed,
-truncated and ICRC-bad frames. Frames of a link type rocedump does not
-decode (ERF, say) are skipped with a warning and the other files are read;
-when no frame at all could be decoded, the exit code is 2.`,
+A summary goes to stderr at the end: packets read, RoCE packets, malformed
+frames, truncated frames (RoCE or not, and how many of them are RoCE when
+some are not: 433 truncated (429 RoCE)) and ICRC-bad frames. Frames of a
+link type rocedump does not decode (ERF, say) are skipped with a warning
+and the other files are read; when no frame at all could be decoded, the
+exit code is 2.`,
 		Example: `  # every RoCE packet of a capture
   rocedump read testdata/pcaps/real/linlinw5_rdma_write_bw.pcap
 
@@ -124,7 +126,7 @@ when no frame at all could be decoded, the exit code is 2.`,
 	f.IntVarP(&opts.Count, "count", "c", 0, "stop after printing `N` packets (0: all)")
 	f.StringVarP(&opts.Filter, "filter", "f", "", "capture filter `EXPR` in pcap-filter(7) syntax, applied to the frame as captured")
 	f.StringSliceVar(&opts.QPNs, "qpn", nil, "only packets to these destination `QPN`s (decimal or 0x hex; comma-separated or repeated)")
-	f.StringSliceVar(&opts.Opcodes, "opcode", nil, "only these `OPCODE`s: a number (0x81), a name (RC_ACKNOWLEDGE, RDMA_WRITE_FIRST) or a class: send, write, read, atomic, ack, nak, rnr, cnp, cm")
+	f.StringSliceVar(&opts.Opcodes, "opcode", nil, "only these `OPCODE`s: a number (0x81), a name (RC_ACKNOWLEDGE, RDMA_WRITE_FIRST) or a class: send, write, read, atomic, ack, nak, rnr, cnp, cm (RDMA CM messages, not the other MADs on QP1)")
 	f.StringVar(&opts.Format, "format", "text", "output format: text or json (one JSON object per packet, its time in RFC 3339; -v and --time are for text)")
 	f.IntVar(&opts.Workers, "workers", 0, "format the packets on `N` goroutines while one reads the input, and print them in order "+
 		"(0: one per CPU; at most 256; one with --count or --time rel; the output is the same for any N)")

@@ -312,7 +312,9 @@ func TestFlowsMADNotCMSetsNothingUp(t *testing.T) {
 // cannot set a connection up, cut or not, and is not counted: at 256
 // bytes, a snap length that keeps what CM needs, every MAD is cut.
 func TestReportMADCutNotCM(t *testing.T) {
-	cmMADsCut := func(file string) float64 {
+	// cmMADsCut is the capture_health finding's cm_mads_cut count and
+	// the detail of the finding that carries it.
+	cmMADsCut := func(file string) (float64, string) {
 		out, errOut, code := runCLI(t, "report", "--fail-on", "never", "--format", "json", file)
 		if code != ExitOK {
 			t.Fatalf("report: exit %d: %s", code, errOut)
@@ -320,6 +322,7 @@ func TestReportMADCutNotCM(t *testing.T) {
 		var rep struct {
 			Findings []struct {
 				Kind     string `json:"kind"`
+				Detail   string `json:"detail"`
 				Evidence struct {
 					Counts map[string]float64 `json:"counts"`
 				} `json:"evidence"`
@@ -328,21 +331,27 @@ func TestReportMADCutNotCM(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatal(err)
 		}
-		n := 0.0
+		n, detail := 0.0, ""
 		for _, f := range rep.Findings {
-			if f.Kind == "capture_health" {
-				n += f.Evidence.Counts["cm_mads_cut"]
+			if f.Kind == "capture_health" && f.Evidence.Counts["cm_mads_cut"] > 0 {
+				n, detail = f.Evidence.Counts["cm_mads_cut"], f.Detail
 			}
 		}
-		return n
+		return n, detail
 	}
 	notCM := []testMAD{{1, 4, 0x01, 0x0012, false}, {1, 7, 0x01, 0x0010, false}, {1, 3, 0x81, 0x0011, false}}
-	if n := cmMADsCut(writeMADCapture(t, notCM, false, 256)); n != 0 {
+	if n, _ := cmMADsCut(writeMADCapture(t, notCM, false, 256)); n != 0 {
 		t.Errorf("MADs that are no CM messages, cut to 256 bytes: cm_mads_cut %v, want 0", n)
 	}
 	// Cut inside the MAD header (Ethernet, IPv4, UDP, BTH, DETH: 62 bytes):
 	// whether they are CM is unknown.
-	if n := cmMADsCut(writeMADCapture(t, notCM, false, 70)); n != float64(len(notCM)) {
+	// The detail says what was cut: their MAD header (CM has no header
+	// of its own; the MAD's says whether a datagram is a CM message).
+	n, detail := cmMADsCut(writeMADCapture(t, notCM, false, 70))
+	if n != float64(len(notCM)) {
 		t.Errorf("MADs cut inside their header: cm_mads_cut %v, want %d", n, len(notCM))
+	}
+	if want := "3 management datagrams on QP1 were cut before the end of their MAD header"; !strings.Contains(detail, want) {
+		t.Errorf("MADs cut inside their header: detail %q, want it to say %q", detail, want)
 	}
 }

@@ -130,3 +130,18 @@ func TestReadCountsSingular(t *testing.T) {
 		t.Errorf("one of two frames skipped: %q", errOut)
 	}
 }
+
+// TestReadHelpCMAndTruncated: read --help says that --opcode cm selects
+// RDMA CM messages only (other MADs on QP1 are not: packet.HasCM), and
+// that the summary's truncated frames are RoCE or not, the RoCE ones
+// among them said when some are not, as the README says.
+func TestReadHelpCMAndTruncated(t *testing.T) {
+	out, _, _ := runCLI(t, "read", "--help")
+	text := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{"cm (RDMA CM messages, not the other MADs on QP1)",
+		"truncated frames (RoCE or not, and how many of them are RoCE when some are not: 433 truncated (429 RoCE))"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("rocedump read --help does not say %q:\n%s", want, out)
+		}
+	}
+}

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,7 +144,13 @@ func TestMergeRoCETruncated(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &m); err != nil {
 			t.Fatal(err)
 		}
-		note := strings.Contains(strings.Join(m.Capture.Problems, "\n"), "roce_truncated counts, for "+old)
+		// The note says the count is an estimate, of which report, and
+		// which way it may be wrong.
+		note := strings.Contains(strings.Join(m.Capture.Problems, "\n"), "roce_truncated is estimated for "+old+
+			" (without roce_truncated: a report of an earlier rocedump)")
+		if note && !strings.Contains(strings.Join(m.Capture.Problems, "\n"), "may fall short") {
+			t.Errorf("merge %v: the roce_truncated note does not say the estimate may fall short: %q", c.files, m.Capture.Problems)
+		}
 		if m.Capture.Truncated != 10 || m.Capture.RoCETruncated != 4 || note != c.note {
 			t.Errorf("merge %v: truncated %d roce_truncated %d, note %v; want 10, 4, %v", c.files, m.Capture.Truncated, m.Capture.RoCETruncated, note, c.note)
 		}
@@ -193,5 +201,57 @@ func TestRoCETruncatedTrailerCut(t *testing.T) {
 	}
 	if c := rep.Capture; c.Truncated != 1 || c.RoCETruncated != 1 || c.ICRCChecked != 1 {
 		t.Errorf("report capture: truncated %d roce_truncated %d icrc_checked %d, want 1, 1, 1", c.Truncated, c.RoCETruncated, c.ICRCChecked)
+	}
+}
+
+// TestLiveRoCETruncated: live, whose pass is the offline one's
+// (frameAnalyzer), writes the same capture counts into its report as
+// `rocedump report` on the frames it wrote: truncated counts every cut
+// frame, roce_truncated the RoCE ones, and its text report's capture line
+// says "5 truncated (2 RoCE)" as the offline one does.
+func TestLiveRoCETruncated(t *testing.T) {
+	r, err := capture.Open(writeMixedCutCapture(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frames []liveFrame
+	var lt capture.LinkType
+	for {
+		var rec capture.Record
+		err := r.Next(&rec)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames, lt = append(frames, liveFrame{data: bytes.Clone(rec.Data), orig: rec.OrigLen}), rec.LinkType
+	}
+	r.Close()
+	for _, format := range []string{"json", "text"} {
+		src := &fakeLive{frames: frames, lt: lt}
+		dir := t.TempDir()
+		o, _, errOut := liveTestOptions(dir)
+		o.Count, o.Report.Format = len(frames), format
+		o.open = func(capture.LiveConfig) (liveSource, error) { return src, nil }
+		if err := liveRun(o); err != nil {
+			t.Fatalf("live: %v\n%s", err, errOut)
+		}
+		live, err := os.ReadFile(o.Report.Output)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if format == "text" {
+			if !strings.Contains(strings.Join(strings.Fields(string(live)), " "), "5 truncated (2 RoCE)") {
+				t.Errorf("live text report does not say 5 truncated (2 RoCE):\n%s", live)
+			}
+			continue
+		}
+		got := reportJSON(t, live)
+		c := got["capture"].(map[string]any)
+		if c["truncated"] != 5.0 || c["roce_truncated"] != 2.0 {
+			t.Errorf("live report: truncated %v roce_truncated %v, want 5 and 2", c["truncated"], c["roce_truncated"])
+		}
+		sameReport(t, "mixed cut frames", offlineReport(t, liveWrittenFiles(t, errOut.String(), o.Write)...), got)
 	}
 }

@@ -766,11 +766,20 @@ func truncatedFinding(in *Input) Finding {
 		}
 		if n := in.Collect.c.health.mgmtCut; n > 0 {
 			f.Evidence.Counts["cm_mads_cut"] = float64(n)
-			f.Detail += fmt.Sprintf(" %s on QP1 %s cut before their CM header or service ID, so RDMA CM connections "+
-				"(and storage over RDMA CM) cannot be identified from them; a snap length of 256 bytes keeps them.", plural(n, "management datagram"), verb(n, "was", "were"))
+			cmMADsCutNote(&f, n)
 		}
 	}
 	return f
+}
+
+// cmMADsCutNote adds to f, a truncated finding, the n QP1 datagrams
+// counted in cm_mads_cut (healthObs.mgmtCut): those cut before the end of
+// their MAD header (IBTA vol 1 §13.4.3), which may be CM messages, and CM
+// REQs cut before their service ID (§12.6.5).
+func cmMADsCutNote(f *Finding, n uint64) {
+	f.Detail += fmt.Sprintf(" %s on QP1 %s cut before the end of their MAD header (RDMA CM messages or not, unknown) or, "+
+		"RDMA CM connection requests, before their service ID, so RDMA CM connections (and storage over RDMA CM) cannot be "+
+		"identified from them; a snap length of 256 bytes keeps them.", plural(n, "management datagram"), verb(n, "was", "were"))
 }
 
 // linkDownFinding reports the times a live capture's interface was down

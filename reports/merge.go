@@ -1031,9 +1031,7 @@ func (m *merger) patch(f Finding, given []sourced) Finding {
 	}
 	if _, ok := had["cm_mads_cut"]; !ok {
 		if n := f.Evidence.Counts["cm_mads_cut"]; n > 0 {
-			// As truncatedFinding says it with a collector.
-			f.Detail += fmt.Sprintf(" %s on QP1 %s cut before their CM header or service ID, so RDMA CM connections "+
-				"(and storage over RDMA CM) cannot be identified from them; a snap length of 256 bytes keeps them.", plural(uint64(n), "management datagram"), verb(uint64(n), "was", "were"))
+			cmMADsCutNote(&f, uint64(n))
 		}
 	}
 	if _, ok := had["bth_cut"]; !ok {

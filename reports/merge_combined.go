@@ -318,8 +318,9 @@ func (m *merger) approximations(given []sourced) {
 			"counts as checked", strings.Join(m.estimatedICRC, ", "))
 	}
 	if len(m.estimatedRoCECut) > 0 {
-		m.notef("capture: roce_truncated counts, for %s (without roce_truncated: a report of an earlier rocedump), "+
-			"the truncated frames of the flow records and those cut inside their BTH: a mirror's copy of a cut frame is not counted",
+		m.notef("capture: roce_truncated is estimated for %s (without roce_truncated: a report of an earlier rocedump) "+
+			"as the truncated frames of its flow records and those cut inside their BTH: a mirror's copies of cut frames are in neither, "+
+			"so it may fall short",
 			strings.Join(m.estimatedRoCECut, ", "))
 	}
 	if c := present(KindRetransmission, "go-back-N"); c != nil && len(c.srcs) > 1 {
