@@ -60,32 +60,13 @@ func (m testMAD) bytes() []byte {
 // or IPv6, each cut to snap bytes when snap is not 0.
 func writeMADCapture(t *testing.T, mads []testMAD, v6 bool, snap int) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "mads.pcap")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := capture.NewPcapWriter(f, capture.LinkTypeEthernet, 0)
+	frames := make([]capturedFrame, len(mads))
 	for i, m := range mads {
-		if err != nil {
-			break
-		}
 		h := bth.BTH{Opcode: bth.OpcodeUDSendOnly, PKey: 0xffff, DestQP: bth.CMQPN, PSN: uint32(i)}
 		h.DETH = bth.DETH{QKey: 0x80010000, SrcQP: 1}
-		frame := fuzzFrame(0, 1, 0, v6, false, append(h.AppendHeaders(nil), m.bytes()...))
-		wire := len(frame)
-		if snap > 0 && snap < wire {
-			frame = frame[:snap]
-		}
-		err = w.WritePacket(time.Unix(1700000000+int64(i), 0), frame, wire)
+		frames[i] = capturedFrame{fuzzFrame(0, 1, 0, v6, false, append(h.AppendHeaders(nil), m.bytes()...)), snap}
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeTestPcap(t, "mads.pcap", time.Unix(1700000000, 0), time.Second, frames)
 }
 
 // readMADJSON is what read --format json says of a MAD.

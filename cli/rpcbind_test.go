@@ -1,16 +1,11 @@
 package cli
 
 import (
-	"bufio"
 	"encoding/binary"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/rocedump/rocedump/capture"
 )
 
 // rpcbindCapture writes the UDP exchanges of suricata-verify's nfs3-01
@@ -58,26 +53,7 @@ func rpcbindCapture(t *testing.T) string {
 		frame(client, server, 722, 1048, call(3, 100005, 1, 3, str("/export")...)),
 		frame(server, client, 1048, 722, reply(3)),
 	}
-	path := filepath.Join(t.TempDir(), "nfs3-mount.pcap")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	bw := bufio.NewWriter(f)
-	w, err := capture.NewPcapWriter(bw, capture.LinkTypeEthernet, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, b := range frames {
-		if err := w.WritePacket(time.Unix(944207397, int64(i)*1e7), b, len(b)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := bw.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeTestPcap(t, "nfs3-mount.pcap", time.Unix(944207397, 0), 10*time.Millisecond, wholeFrames(frames...))
 }
 
 // TestReportRPCBindPort: the report names mountd's conversation by the

@@ -20,12 +20,6 @@ import (
 // by the snap length, 2 of them RoCE.
 func writeMixedCutCapture(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "mixed_cut.pcap")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := capture.NewPcapWriter(f, capture.LinkTypeEthernet, 0)
 	send := func(psn uint32) []byte {
 		h := bth.BTH{Opcode: bth.OpcodeRCSendOnly, PKey: 0xffff, DestQP: 0x11, PSN: psn}
 		return fuzzFrame(0, 1, 0, false, false, append(h.AppendHeaders(nil), make([]byte, 200)...))
@@ -35,27 +29,8 @@ func writeMixedCutCapture(t *testing.T) string {
 		binary.BigEndian.PutUint16(fr[14+20+2:], 9999) // not RoCE: UDP to port 9999
 		return fr
 	}
-	frames := []struct {
-		data []byte
-		snap int
-	}{{send(1), 100}, {other(), 60}, {send(2), 0}, {other(), 60}, {send(3), 100}, {other(), 60}}
-	for i, fr := range frames {
-		if err != nil {
-			break
-		}
-		data := fr.data
-		if fr.snap > 0 {
-			data = data[:fr.snap]
-		}
-		err = w.WritePacket(time.Unix(1700000000, int64(i)*1000), data, len(fr.data))
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path
+	frames := []capturedFrame{{send(1), 100}, {other(), 60}, {send(2), 0}, {other(), 60}, {send(3), 100}, {other(), 60}}
+	return writeTestPcap(t, "mixed_cut.pcap", time.Unix(1700000000, 0), time.Microsecond, frames)
 }
 
 // TestTruncatedCountsEveryFrame: the truncated count of read, flows and
