@@ -90,10 +90,10 @@ func (t *Table) hinted(at *FrameAt) *Flow {
 // own per-flow state, -1 for a key the table does not hold yet, and the
 // hint to hand back with the frame (FrameAt.SetHint).
 func (t *Table) PrefetchFlow(src, dst, qp uint32) Hint {
-	if t.merged {
+	if t.merged || t.index.slots == nil {
 		return Hint{}
 	}
-	i := t.index.get(packIPv4(src, dst, qp), nil)
+	i := t.index.find(packIPv4(src, dst, qp))
 	if i < 0 {
 		return Hint{}
 	}
