@@ -40,7 +40,7 @@ func (t *Table) PrefetchSlot(src, dst, qp uint32) {
 		return
 	}
 	s := &t.index.slots[t.index.slot(packIPv4(src, dst, qp))]
-	prefetch.Lines(unsafe.Pointer(s), 1)
+	prefetch.Line(unsafe.Pointer(s))
 }
 
 // A Hint is the flow a look-ahead found for a frame's key a few frames
