@@ -48,6 +48,7 @@ type frameAnalyzer struct {
 	// one holding the flow table), and the keys of the frames of the
 	// batch.
 	prefetcher flowPrefetcher
+	slots      slotPrefetcher // prefetcher's PrefetchSlot, or its flow table's
 	keys       [batchFrames]frameKey
 }
 
@@ -70,7 +71,10 @@ func newShardAnalyzer(st *captureStats, sinks []packetSink, shard int, split flo
 			a.skippers = append(a.skippers, k)
 		}
 		if p, ok := s.(flowPrefetcher); ok && a.prefetcher == nil {
-			a.prefetcher = p
+			a.prefetcher, a.slots = p, p
+			if c, ok := p.(*reports.Collector); ok {
+				a.slots = c.Table // what Collector.PrefetchSlot calls
+			}
 		}
 		if r, ok := s.(payloadReader); ok {
 			r.ReadPayloadsFrom(&a.dec)
