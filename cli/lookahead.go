@@ -85,13 +85,6 @@ type frameKey struct {
 	hint         flows.Hint
 }
 
-// peek reads the flow key of a RoCEv2 frame over IPv4 at fixed offsets
-// into k.
-func (a *frameAnalyzer) peek(rec *capture.Record, k *frameKey) {
-	src, dst, qp, ok, hasQP := packet.PeekRoCEv2IPv4QP(rec.LinkType, rec.Data)
-	k.set(src, dst, qp, ok, hasQP)
-}
-
 // set makes k the frameKey of what packet.PeekRoCEv2IPv4QP returned, with
 // no hint. It writes k's fields one by one: a frameKey returned by value
 // and copied into a key of the batch was loaded 16 bytes at a time right
@@ -126,7 +119,13 @@ func (a *frameAnalyzer) addBatch(recs []capture.Record, file int, each func(rec 
 		n := min(len(recs), batchFrames)
 		keys := a.keys[:n]
 		for i := range keys {
-			a.peek(&recs[i], &keys[i])
+			rec := &recs[i]
+			// The peek: the flow key of a RoCEv2 frame over IPv4 at
+			// fixed offsets. Here rather than in a method of its own,
+			// whose call cost ~12 instructions a frame (BENCHMARKS.md,
+			// session 21).
+			src, dst, qp, ok, hasQP := packet.PeekRoCEv2IPv4QP(rec.LinkType, rec.Data)
+			keys[i].set(src, dst, qp, ok, hasQP)
 		}
 		a.addBatchAhead(recs[:n], keys, file, a.seq, each)
 		recs = recs[n:]
