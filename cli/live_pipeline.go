@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -29,7 +30,10 @@ type frameAnalyzer struct {
 	seq     uint64               // frames seen, kept or not: the next frame's FrameRef.Seq
 
 	// st.First and st.Last as flows.TimeNanos, which the frames' times
-	// are compared by (flows.Earlier, flows.Later).
+	// are compared by (flows.Earlier, flows.Later). firstNs is
+	// math.MinInt64 while st.First is zero (TimeNanos of the zero Time),
+	// which addPeeked checks first: an integer compare instead of
+	// time.Time.IsZero for every frame.
 	firstNs, lastNs int64
 
 	// A worker of a sharded pass (see analyze and relay) keeps only the
@@ -128,7 +132,7 @@ func (a *frameAnalyzer) addPeeked(rec *capture.Record, file int, k *frameKey) *p
 		}
 	}
 	st.Packets++
-	if (st.First.IsZero() || flows.Earlier(ns, ts, a.firstNs, st.First)) && !ts.IsZero() {
+	if (a.firstNs == math.MinInt64 && st.First.IsZero() || flows.Earlier(ns, ts, a.firstNs, st.First)) && !ts.IsZero() {
 		st.First, a.firstNs = ts, ns
 	}
 	if flows.Later(ns, ts, a.lastNs, st.Last) {
