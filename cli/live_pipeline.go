@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -29,7 +30,10 @@ type frameAnalyzer struct {
 	seq     uint64               // frames seen, kept or not: the next frame's FrameRef.Seq
 
 	// st.First and st.Last as flows.TimeNanos, which the frames' times
-	// are compared by (flows.Earlier, flows.Later).
+	// are compared by (flows.Earlier, flows.Later). firstNs is
+	// math.MinInt64 while st.First is zero (TimeNanos of the zero Time),
+	// which addPeeked checks first: an integer compare instead of
+	// time.Time.IsZero for every frame.
 	firstNs, lastNs int64
 
 	// A worker of a sharded pass (see analyze and relay) keeps only the
@@ -48,6 +52,7 @@ type frameAnalyzer struct {
 	// one holding the flow table), and the keys of the frames of the
 	// batch.
 	prefetcher flowPrefetcher
+	slots      slotPrefetcher // prefetcher's PrefetchSlot, or its flow table's
 	keys       [batchFrames]frameKey
 }
 
@@ -70,7 +75,10 @@ func newShardAnalyzer(st *captureStats, sinks []packetSink, shard int, split flo
 			a.skippers = append(a.skippers, k)
 		}
 		if p, ok := s.(flowPrefetcher); ok && a.prefetcher == nil {
-			a.prefetcher = p
+			a.prefetcher, a.slots = p, p
+			if c, ok := p.(*reports.Collector); ok {
+				a.slots = c.Table // what Collector.PrefetchSlot calls
+			}
 		}
 		if r, ok := s.(payloadReader); ok {
 			r.ReadPayloadsFrom(&a.dec)
@@ -124,7 +132,7 @@ func (a *frameAnalyzer) addPeeked(rec *capture.Record, file int, k *frameKey) *p
 		}
 	}
 	st.Packets++
-	if (st.First.IsZero() || flows.Earlier(ns, ts, a.firstNs, st.First)) && !ts.IsZero() {
+	if (a.firstNs == math.MinInt64 && st.First.IsZero() || flows.Earlier(ns, ts, a.firstNs, st.First)) && !ts.IsZero() {
 		st.First, a.firstNs = ts, ns
 	}
 	if flows.Later(ns, ts, a.lastNs, st.Last) {

@@ -63,7 +63,10 @@ func packKey(src, dst netip.Addr, qp uint32) packedKey {
 // multiplicative (Fibonacci) hash, which every bit of the key reaches.
 func (x *flowIndex) slot(k packedKey) int {
 	h := k.hosts*0x9e3779b97f4a7c15 ^ uint64(k.qp)*0xc2b2ae3d27d4eb4f
-	return int(h >> x.shift)
+	// The mask changes no shift (shift is below 64: the slots are at
+	// least minIndexSize), but without it the compiler makes a shift of
+	// 64 or more give 0, three instructions more a slot.
+	return int(h >> (x.shift & 63))
 }
 
 // get returns the flow index of k (key, when k is not packed), or -1.
@@ -77,6 +80,13 @@ func (x *flowIndex) get(k packedKey, key *Key) int32 {
 	if x.slots == nil {
 		return -1
 	}
+	return x.find(k)
+}
+
+// find is get's probe of a packed key k, once the slots exist. It inlines,
+// so that the look-ahead's lookup (Table.PrefetchFlow, for nearly every
+// frame of a mirror) makes no call.
+func (x *flowIndex) find(k packedKey) int32 {
 	mask := len(x.slots) - 1
 	for i := x.slot(k); ; i = (i + 1) & mask {
 		s := &x.slots[i]

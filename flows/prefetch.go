@@ -40,7 +40,7 @@ func (t *Table) PrefetchSlot(src, dst, qp uint32) {
 		return
 	}
 	s := &t.index.slots[t.index.slot(packIPv4(src, dst, qp))]
-	prefetch.Lines(unsafe.Pointer(s), 1)
+	prefetch.Line(unsafe.Pointer(s))
 }
 
 // A Hint is the flow a look-ahead found for a frame's key a few frames
@@ -90,10 +90,10 @@ func (t *Table) hinted(at *FrameAt) *Flow {
 // own per-flow state, -1 for a key the table does not hold yet, and the
 // hint to hand back with the frame (FrameAt.SetHint).
 func (t *Table) PrefetchFlow(src, dst, qp uint32) Hint {
-	if t.merged {
+	if t.merged || t.index.slots == nil {
 		return Hint{}
 	}
-	i := t.index.get(packIPv4(src, dst, qp), nil)
+	i := t.index.find(packIPv4(src, dst, qp))
 	if i < 0 {
 		return Hint{}
 	}

@@ -21,7 +21,7 @@ func (c *Collector) PrefetchFlow(src, dst, qp uint32) flows.Hint {
 	h := c.Table.PrefetchFlow(src, dst, qp)
 	if i := h.Index(); i >= 0 && c.c.keepsSeries(i+1) {
 		if ch := c.c.series.chunks[i/seriesChunkFlows]; ch != nil {
-			prefetch.Lines(unsafe.Pointer(&ch.rows[i%seriesChunkFlows][max(c.c.tl.n-1, 0)]), 1)
+			prefetch.Line(unsafe.Pointer(&ch.rows[i%seriesChunkFlows][max(c.c.tl.n-1, 0)]))
 		}
 	}
 	return h

@@ -8,3 +8,8 @@ import "unsafe"
 //
 //go:noescape
 func lines(p unsafe.Pointer, n int)
+
+// line is written in assembly (prefetch_GOARCH.s).
+//
+//go:noescape
+func line(p unsafe.Pointer)

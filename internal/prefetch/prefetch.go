@@ -21,3 +21,8 @@ const LineSize = 64
 // soon. n below 1 does nothing. p need not be valid memory: a prefetch
 // never faults.
 func Lines(p unsafe.Pointer, n int) { lines(p, n) }
+
+// Line is Lines of one line, in three instructions instead of nine: the
+// look-ahead hints one index slot for nearly every frame (BENCHMARKS.md,
+// session 21).
+func Line(p unsafe.Pointer) { line(p) }

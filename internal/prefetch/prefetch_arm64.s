@@ -13,3 +13,9 @@ loop:
 	CBNZ R1, loop
 done:
 	RET
+
+// func line(p unsafe.Pointer)
+TEXT ·line(SB), NOSPLIT|NOFRAME, $0-8
+	MOVD p+0(FP), R0
+	PRFM (R0), PLDL1KEEP
+	RET

@@ -6,7 +6,7 @@ import (
 )
 
 // TestLines: a hint reads nothing the program sees, changes nothing, and
-// does not fault on a nil pointer or a count below one.
+// does not fault on a nil pointer or a count below one; nor does Line.
 func TestLines(t *testing.T) {
 	buf := make([]byte, 4*LineSize)
 	for i := range buf {
@@ -16,6 +16,11 @@ func TestLines(t *testing.T) {
 	Lines(unsafe.Pointer(&buf[0]), 0)
 	Lines(unsafe.Pointer(&buf[0]), -1)
 	Lines(nil, 1)
+	for n := 1; n <= 4; n++ { // both of the loop's exits, odd and even
+		Lines(unsafe.Pointer(&buf[0]), n)
+	}
+	Line(unsafe.Pointer(&buf[0]))
+	Line(nil)
 	for i := range buf {
 		if buf[i] != byte(i) {
 			t.Fatalf("byte %d changed", i)
