@@ -113,6 +113,11 @@ func TestWrap(t *testing.T) {
 		{"command kept whole", "Run `rdma statistic show link mlx5_X/1`, then (`ip -br a`).", "Next: ", "  ", 24,
 			"Next: Run\n  `rdma statistic show link mlx5_X/1`,\n  then (`ip -br a`).\n"},
 		{"lone backtick", "a ` b c d", "", "", 5, "a ` b\nc d\n"},
+		// A count's two-word gloss stays with it: "433 truncated (429
+		// RoCE)" broke after "(429".
+		{"two-word parenthesis kept whole", "433 truncated (429 RoCE); drops", "", "", 18,
+			"433 truncated\n(429 RoCE); drops\n"},
+		{"longer parenthesis wraps", "x (a b c) y", "", "", 4, "x (a\nb c)\ny\n"},
 	}
 	for _, tc := range tests {
 		if got := wrap(tc.text, tc.first, tc.indent, tc.width); got != tc.want {

@@ -42,8 +42,32 @@ func wrap(text, first, indent string, width int) string {
 }
 
 // words splits s at spaces as strings.Fields does, but not inside a pair
-// of backticks; a last backtick without a pair quotes nothing.
+// of backticks (a last backtick without a pair quotes nothing), and not
+// inside a parenthesis of two words, the gloss of a count ("433 truncated
+// (429 RoCE)"), which a line break would tear from its number.
 func words(s string) []string {
+	return joinShortGlosses(fields(s))
+}
+
+// joinShortGlosses joins each pair of words that opens and closes a
+// parenthesis ("(429", "RoCE)") into one word.
+func joinShortGlosses(ws []string) []string {
+	out := ws[:0]
+	for i := 0; i < len(ws); i++ {
+		w := ws[i]
+		if i+1 < len(ws) && strings.HasPrefix(w, "(") && !strings.Contains(w, ")") &&
+			strings.HasSuffix(strings.TrimRight(ws[i+1], ".,;:"), ")") && !strings.Contains(ws[i+1], "(") {
+			w += " " + ws[i+1]
+			i++
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// fields splits s at spaces as strings.Fields does, but not inside a pair
+// of backticks; a last backtick without a pair quotes nothing.
+func fields(s string) []string {
 	pairs := strings.Count(s, "`") / 2 * 2 // backticks that open or close a quote
 	var out []string
 	var w strings.Builder
