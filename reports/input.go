@@ -43,11 +43,16 @@ type CaptureInfo struct {
 // and "5 truncated (2 RoCE)" when some of them (truncated) are not RoCE
 // (roce of them are).
 func TruncatedCount(truncated, roce uint64) string {
-	s := strconv.FormatUint(truncated, 10) + " truncated"
-	if roce != truncated {
-		s += " (" + strconv.FormatUint(roce, 10) + " RoCE)"
+	return strconv.FormatUint(truncated, 10) + " truncated" + RoCEAmongTruncated(truncated, roce)
+}
+
+// RoCEAmongTruncated is TruncatedCount's gloss: " (2 RoCE)" when only roce
+// of the truncated frames are RoCE, "" when all are.
+func RoCEAmongTruncated(truncated, roce uint64) string {
+	if roce == truncated {
+		return ""
 	}
-	return s
+	return " (" + strconv.FormatUint(roce, 10) + " RoCE)"
 }
 
 // UnmarshalJSON reads a capture section as encoding/json does, noting

@@ -44,11 +44,7 @@ func captureFacts(r *reports.Report) []fact {
 // truncatedValue is the frames the snap length cut, with the RoCE ones
 // among them when some are not RoCE: "5 (2 RoCE)".
 func truncatedValue(c reports.CaptureInfo) string {
-	v := u64(c.Truncated)
-	if c.RoCETruncated != c.Truncated {
-		v += " (" + u64(c.RoCETruncated) + " RoCE)"
-	}
-	return v
+	return u64(c.Truncated) + reports.RoCEAmongTruncated(c.Truncated, c.RoCETruncated)
 }
 
 // captureLine is the one-line capture summary of the text report.
