@@ -280,13 +280,18 @@ func appendJSONName(b []byte, key, s string) []byte {
 	return append(b, '"')
 }
 
-// appendJSONCM writes the cm object: the message, and the fields of it
-// that were captured (bth.CMMAD.Captured); a MAD the snap length cut says
-// so with "truncated" rather than give the fields it lost as zeros.
+// appendJSONCM writes the cm object: the message, the MAD's method (Send
+// for REQ to APR; Get, Set or GetResp for ClassPortInfo), and the fields
+// of it that were captured (bth.CMMAD.Captured); a MAD the snap length
+// cut says so with "truncated" rather than give the fields it lost as
+// zeros.
 func appendJSONCM(b []byte, m *bth.CMMAD) []byte {
 	b = append(b, `,"cm":{"message":"`...)
 	b = append(b, m.AttributeID.String()...)
-	b = append(b, `","transaction_id":`...)
+	b = append(b, `","method":`...)
+	b = strconv.AppendUint(b, uint64(m.Method), 10)
+	b = appendJSONName(b, "method_name", bth.MADMethodName(m.MgmtClass, m.Method))
+	b = append(b, `,"transaction_id":`...)
 	b = strconv.AppendUint(b, m.TransactionID, 10)
 	if m.Has(bth.CMFieldLocalCommID) {
 		b = append(b, `,"local_comm_id":`...)

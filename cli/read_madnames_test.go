@@ -227,3 +227,47 @@ func TestReadMADNames(t *testing.T) {
 		}
 	}
 }
+
+// TestReadCMMethod: read's cm object has the MAD's method, number and
+// name, as the mad object has: a Get, a Set and a GetResp of
+// ClassPortInfo are told apart; -v names it after its number. tshark's
+// method field is the oracle.
+func TestReadCMMethod(t *testing.T) {
+	mads := []testMAD{
+		{1, 7, 0x03, 0x0010, true}, // Send(REQ)
+		{1, 7, 0x01, 0x0001, true}, // Get(ClassPortInfo)
+		{1, 7, 0x02, 0x0001, true}, // Set(ClassPortInfo)
+		{1, 7, 0x81, 0x0001, true}, // GetResp(ClassPortInfo)
+	}
+	file := writeMADCapture(t, mads, false, 0)
+	theirs := tsharkMADNames(t, file)
+	out, errOut, code := runCLI(t, "read", "--format", "json", file)
+	if code != ExitOK {
+		t.Fatalf("read: exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != len(mads) {
+		t.Fatalf("%d packets, want %d", len(lines), len(mads))
+	}
+	for i, line := range lines {
+		var p madNameJSON
+		if err := json.Unmarshal([]byte(line), &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.CM == nil {
+			t.Fatalf("frame %d: no cm object:\n%s", i+1, line)
+		}
+		if p.CM.Method == nil || *p.CM.Method != uint64(mads[i].method) || p.CM.MethodName != theirs[p.Frame].method {
+			t.Errorf("frame %d: cm method %v %q, want %d %q:\n%s", p.Frame, p.CM.Method, p.CM.MethodName, mads[i].method, theirs[p.Frame].method, line)
+		}
+	}
+	verbose, errOut, code := runCLI(t, "read", "-v", file)
+	if code != ExitOK {
+		t.Fatalf("read -v: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"CM MAD REQ class 0x07 method 0x03 (Send) tid ", "CM MAD ClassPortInfo class 0x07 method 0x81 (GetResp) tid "} {
+		if !strings.Contains(verbose, want) {
+			t.Errorf("read -v does not show %q:\n%s", want, verbose)
+		}
+	}
+}

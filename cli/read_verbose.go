@@ -261,6 +261,7 @@ func appendCMVerbose(b []byte, m *bth.CMMAD) []byte {
 	b = appendHex(b, uint64(m.MgmtClass), 2)
 	b = append(b, " method "...)
 	b = appendHex(b, uint64(m.Method), 2)
+	b = appendParenName(b, bth.MADMethodName(m.MgmtClass, m.Method))
 	b = append(b, " tid "...)
 	b = appendHex(b, m.TransactionID, 16)
 	if m.Has(bth.CMFieldLocalCommID) {
