@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mattn/go-isatty"
+
+	"github.com/rocedump/rocedump/reports"
 )
 
 // ANSI sequences of the in-place screen.
@@ -93,8 +95,8 @@ func liveCut(s string, n int) string {
 
 // livePlainLine is the one-line view for logs.
 func livePlainLine(v *liveView) string {
-	s := fmt.Sprintf("rocedump live %s %s: %d packets (%s, %s), %d RoCE, %d flows, CNP %s, CE %s, retx %s, drops %d kernel %d interface, findings %d critical %d warning %d info",
-		v.Interface, liveClock(v.Elapsed, v.Decimals), v.Packets, livePPS(v.PPS), liveBitRate(v.BPS), v.RoCE, v.Flows,
+	s := fmt.Sprintf("rocedump live %s %s: %d packets (%s, %s), %d RoCE, %s, %d flows, CNP %s, CE %s, retx %s, drops %d kernel %d interface, findings %d critical %d warning %d info",
+		v.Interface, liveClock(v.Elapsed, v.Decimals), v.Packets, livePPS(v.PPS), liveBitRate(v.BPS), v.RoCE, liveBadFrames(v), v.Flows,
 		livePerSec(v.CNPRate), livePerSec(v.CERate), livePerSec(v.RetxRate),
 		v.Drops.KernelDrops, v.Drops.InterfaceDrops, v.Critical, v.Warning, v.InfoNo)
 	if v.Drops.Down {
@@ -104,6 +106,13 @@ func livePlainLine(v *liveView) string {
 		s += " (stopping)"
 	}
 	return s
+}
+
+// liveBadFrames is the frames that were malformed, cut by the snap length
+// (with the RoCE ones among them) or of bad ICRC, as read's and flows'
+// summaries say them: "0 malformed, 433 truncated (429 RoCE), 0 ICRC bad".
+func liveBadFrames(v *liveView) string {
+	return fmt.Sprintf("%d malformed, %s, %d ICRC bad", v.Malformed, reports.TruncatedCount(v.Truncated, v.RoCETruncated), v.ICRCBad)
 }
 
 // liveScreenLines is the full-screen view.
@@ -116,6 +125,7 @@ func liveScreenLines(v *liveView) []string {
 		fmt.Sprintf("rocedump live on %s   %s   %s", v.Interface, liveClock(v.Elapsed, v.Decimals), state),
 		"",
 		fmt.Sprintf("packets  %d (%s, %s)   RoCE %d   QP flows %d", v.Packets, livePPS(v.PPS), liveBitRate(v.BPS), v.RoCE, v.Flows),
+		"frames   " + liveBadFrames(v),
 		fmt.Sprintf("CNPs     %d (%s)   CE marks %d (%s)   retransmitted %d (%s)   NAKs %d   PSN gaps %d",
 			v.CNPs, livePerSec(v.CNPRate), v.CE, livePerSec(v.CERate), v.Retx, livePerSec(v.RetxRate), v.NAKs, v.Gaps),
 		fmt.Sprintf("drops    %d in the kernel, %d at the interface%s", v.Drops.KernelDrops, v.Drops.InterfaceDrops, liveDropShare(v)),

@@ -21,8 +21,11 @@ type liveView struct {
 	Stopping bool // a stop was asked for; the capture is draining
 
 	Packets, RoCE uint64
-	PPS, BPS      float64 // over the last interval
-	Flows         int
+	// Malformed, Truncated (RoCETruncated of them RoCE) and ICRCBad
+	// frames so far, as read's and flows' summaries count them.
+	Malformed, Truncated, RoCETruncated, ICRCBad uint64
+	PPS, BPS                                     float64 // over the last interval
+	Flows                                        int
 
 	CNPs, CE, Retx, NAKs, Gaps uint64  // totals so far
 	CNPRate, CERate, RetxRate  float64 // per second over the last interval
@@ -84,8 +87,10 @@ func (s *liveSession) snapshot(now time.Time) *liveView {
 		Stopping:  s.reader.stopAt.Load() != 0,
 		Packets:   s.st.Packets,
 		RoCE:      s.st.RoCE,
-		Drops:     s.stats,
-		Flows:     s.table.Len(),
+
+		Malformed: s.st.Malformed, Truncated: s.st.Truncated, RoCETruncated: s.st.RoCETruncated, ICRCBad: s.st.ICRCBad,
+		Drops: s.stats,
+		Flows: s.table.Len(),
 	}
 	v.PPS = float64(v.Packets-vs.packets) / dt
 	v.BPS = float64(s.bytes-vs.bytes) * 8 / dt

@@ -237,22 +237,28 @@ func appendJSONBTH(b []byte, h *bth.BTH) []byte {
 }
 
 // appendJSONMAD writes the mad object: the common header (IBTA vol 1
-// §13.4.3) of a MAD to QP1 that is not a CM message.
+// §13.4.3) of a MAD to QP1 that is not a CM message, and the names of its
+// class, method and attribute (bth.MgmtClassName, ...), the last two when
+// known.
 func appendJSONMAD(b []byte, m *bth.CMMAD) []byte {
 	b = append(b, `,"mad":{"base_version":`...)
 	b = strconv.AppendUint(b, uint64(m.BaseVersion), 10)
 	b = append(b, `,"class":`...)
 	b = strconv.AppendUint(b, uint64(m.MgmtClass), 10)
-	b = append(b, `,"class_version":`...)
+	b = append(b, `,"class_name":"`...)
+	b = append(b, bth.MgmtClassName(m.MgmtClass)...)
+	b = append(b, `","class_version":`...)
 	b = strconv.AppendUint(b, uint64(m.ClassVersion), 10)
 	b = append(b, `,"method":`...)
 	b = strconv.AppendUint(b, uint64(m.Method), 10)
+	b = appendJSONName(b, "method_name", bth.MADMethodName(m.MgmtClass, m.Method))
 	b = append(b, `,"status":`...)
 	b = strconv.AppendUint(b, uint64(m.Status), 10)
 	b = append(b, `,"transaction_id":`...)
 	b = strconv.AppendUint(b, m.TransactionID, 10)
 	b = append(b, `,"attribute":`...)
 	b = strconv.AppendUint(b, uint64(m.AttributeID), 10)
+	b = appendJSONName(b, "attribute_name", bth.MADAttributeName(m.MgmtClass, uint16(m.AttributeID)))
 	b = append(b, `,"attribute_modifier":`...)
 	b = strconv.AppendUint(b, uint64(m.AttributeModifier), 10)
 	if m.Truncated {
@@ -261,13 +267,31 @@ func appendJSONMAD(b []byte, m *bth.CMMAD) []byte {
 	return append(b, '}')
 }
 
-// appendJSONCM writes the cm object: the message, and the fields of it
-// that were captured (bth.CMMAD.Captured); a MAD the snap length cut says
-// so with "truncated" rather than give the fields it lost as zeros.
+// appendJSONName writes member key with the name s (bth's MAD names: no
+// character to escape), or nothing when s is "".
+func appendJSONName(b []byte, key, s string) []byte {
+	if s == "" {
+		return b
+	}
+	b = append(b, `,"`...)
+	b = append(b, key...)
+	b = append(b, `":"`...)
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendJSONCM writes the cm object: the message, the MAD's method (Send
+// for REQ to APR; Get, Set or GetResp for ClassPortInfo), and the fields
+// of it that were captured (bth.CMMAD.Captured); a MAD the snap length
+// cut says so with "truncated" rather than give the fields it lost as
+// zeros.
 func appendJSONCM(b []byte, m *bth.CMMAD) []byte {
 	b = append(b, `,"cm":{"message":"`...)
 	b = append(b, m.AttributeID.String()...)
-	b = append(b, `","transaction_id":`...)
+	b = append(b, `","method":`...)
+	b = strconv.AppendUint(b, uint64(m.Method), 10)
+	b = appendJSONName(b, "method_name", bth.MADMethodName(m.MgmtClass, m.Method))
+	b = append(b, `,"transaction_id":`...)
 	b = strconv.AppendUint(b, m.TransactionID, 10)
 	if m.Has(bth.CMFieldLocalCommID) {
 		b = append(b, `,"local_comm_id":`...)

@@ -93,9 +93,10 @@ type readMADJSON struct {
 // version, class, method and attribute the CM sends (IBTA vol 1 §12.6:
 // Send of REQ to APR, Get, Set or GetResp of ClassPortInfo); every other
 // one, class 0x07 included, is shown as a MAD (its header: the JSON mad
-// object, "MAD class ... method ... attr ..." in text), not as a CM REQ
-// with fields it does not have. The header fields are tshark's; tshark
-// names every class-0x07 MAD after its attribute, whatever its method.
+// object, "MAD class ... method ... attr ..." and their names in text),
+// not as a CM REQ with fields it does not have. The header fields are
+// tshark's; tshark names every class-0x07 MAD after its attribute,
+// whatever its method.
 func TestReadMADNotCMMessage(t *testing.T) {
 	for _, v6 := range []bool{false, true} {
 		// tshark decodes no MAD in a frame cut short ("Invalid Packet
@@ -151,12 +152,12 @@ func TestReadMADNotCMMessage(t *testing.T) {
 		" CM REQ comm 0xaabbccdd qpn 0x123456 start-psn 6636321 service TCP:4420 [|cm],",
 		" CM ClassPortInfo [|cm],",
 		" CM ClassPortInfo [|cm],",
-		" MAD class 0x07 method 0x03 attr 0x0020 [|mad],",
-		" MAD class 0x07 method 0x01 attr 0x0010 [|mad],",
-		" MAD class 0x07 method 0x03 attr 0x0010 base-version 2 [|mad],",
-		" MAD class 0x04 method 0x01 attr 0x0012 [|mad],",
-		" MAD class 0x07 method 0x81 attr 0x0013 [|mad],",
-		" MAD class 0x07 method 0x03 attr 0x0001 [|mad],",
+		" MAD class 0x07 method 0x03 attr 0x0020 CM Send [|mad],",
+		" MAD class 0x07 method 0x01 attr 0x0010 CM Get(REQ) [|mad],",
+		" MAD class 0x07 method 0x03 attr 0x0010 CM Send(REQ) base-version 2 [|mad],",
+		" MAD class 0x04 method 0x01 attr 0x0012 PerfMgt Get(PortCounters) [|mad],",
+		" MAD class 0x07 method 0x81 attr 0x0013 CM GetResp(REP) [|mad],",
+		" MAD class 0x07 method 0x03 attr 0x0001 CM Send(ClassPortInfo) [|mad],",
 	} {
 		if i >= len(lines) || !strings.Contains(lines[i], want) {
 			t.Errorf("read line %d does not have %q:\n%s", i+1, want, out)

@@ -312,8 +312,9 @@ func appendExtSummary(b []byte, h *bth.BTH) []byte {
 
 // appendMADSummary writes the header of a MAD to QP1 that is not a CM
 // message (packet.Packet.HasMAD without HasCM): its management class,
-// method and attribute ID, its base version when not 1, and "[|mad]" when
-// the snap length cut it.
+// method and attribute ID, then their names ("PerfMgt Get(PortCounters)";
+// "PerfMgt Get", "PerfMgt (PortCounters)" when one is unknown), its base
+// version when not 1, and "[|mad]" when the snap length cut it.
 func appendMADSummary(b []byte, m *bth.CMMAD) []byte {
 	b = append(b, " MAD class "...)
 	b = appendHex(b, uint64(m.MgmtClass), 2)
@@ -321,6 +322,21 @@ func appendMADSummary(b []byte, m *bth.CMMAD) []byte {
 	b = appendHex(b, uint64(m.Method), 2)
 	b = append(b, " attr "...)
 	b = appendHex(b, uint64(m.AttributeID), 4)
+	b = append(b, ' ')
+	b = append(b, bth.MgmtClassName(m.MgmtClass)...)
+	method := bth.MADMethodName(m.MgmtClass, m.Method)
+	if method != "" {
+		b = append(b, ' ')
+		b = append(b, method...)
+	}
+	if attr := bth.MADAttributeName(m.MgmtClass, uint16(m.AttributeID)); attr != "" {
+		if method == "" {
+			b = append(b, ' ')
+		}
+		b = append(b, '(')
+		b = append(b, attr...)
+		b = append(b, ')')
+	}
 	if m.BaseVersion != bth.MADBaseVersion {
 		b = append(b, " base-version "...)
 		b = strconv.AppendUint(b, uint64(m.BaseVersion), 10)

@@ -220,22 +220,36 @@ func appendMADVerbose(b []byte, m *bth.CMMAD) []byte {
 	b = strconv.AppendUint(b, uint64(m.BaseVersion), 10)
 	b = append(b, " class "...)
 	b = appendHex(b, uint64(m.MgmtClass), 2)
+	b = appendParenName(b, bth.MgmtClassName(m.MgmtClass))
 	b = append(b, " class_version "...)
 	b = strconv.AppendUint(b, uint64(m.ClassVersion), 10)
 	b = append(b, " method "...)
 	b = appendHex(b, uint64(m.Method), 2)
+	b = appendParenName(b, bth.MADMethodName(m.MgmtClass, m.Method))
 	b = append(b, " status "...)
 	b = appendHex(b, uint64(m.Status), 4)
 	b = append(b, " tid "...)
 	b = appendHex(b, m.TransactionID, 16)
 	b = append(b, " attribute "...)
 	b = appendHex(b, uint64(m.AttributeID), 4)
+	b = appendParenName(b, bth.MADAttributeName(m.MgmtClass, uint16(m.AttributeID)))
 	b = append(b, " modifier "...)
 	b = appendHex(b, uint64(m.AttributeModifier), 8)
 	if m.Truncated {
 		b = append(b, " (cut off)"...)
 	}
 	return b
+}
+
+// appendParenName writes " (name)" after a number, or nothing when name
+// is "".
+func appendParenName(b []byte, name string) []byte {
+	if name == "" {
+		return b
+	}
+	b = append(b, " ("...)
+	b = append(b, name...)
+	return append(b, ')')
 }
 
 // appendCMVerbose writes the CM MAD's header and the message fields that
@@ -247,6 +261,7 @@ func appendCMVerbose(b []byte, m *bth.CMMAD) []byte {
 	b = appendHex(b, uint64(m.MgmtClass), 2)
 	b = append(b, " method "...)
 	b = appendHex(b, uint64(m.Method), 2)
+	b = appendParenName(b, bth.MADMethodName(m.MgmtClass, m.Method))
 	b = append(b, " tid "...)
 	b = appendHex(b, m.TransactionID, 16)
 	if m.Has(bth.CMFieldLocalCommID) {

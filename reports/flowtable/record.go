@@ -47,13 +47,19 @@ type Record struct {
 	PeakBps   float64 `json:"peak_bps"`
 	Messages  uint64  `json:"messages"`
 
-	FirstPSN             uint32 `json:"first_psn"`
-	LastPSN              uint32 `json:"last_psn"`
-	HighestPSN           uint32 `json:"highest_psn"`
-	RetransmittedPackets uint64 `json:"retransmitted_packets"`
-	PSNGaps              uint64 `json:"psn_gaps"`
-	MissingPSNs          uint64 `json:"missing_psns"`
-	OutOfOrder           uint64 `json:"out_of_order"`
+	// FirstPSN, LastPSN and HighestPSN are those of the flow's
+	// sequenced packets: its requests or, when it has none, the READ
+	// responses it carries; nil (JSON null) when it has neither, a flow
+	// of ACKs or CNPs only, whose ACKs carry the PSNs of the partner's
+	// requests (a record read from an earlier rocedump's report, which
+	// gave 0 there, has them at 0).
+	FirstPSN             *uint32 `json:"first_psn"`
+	LastPSN              *uint32 `json:"last_psn"`
+	HighestPSN           *uint32 `json:"highest_psn"`
+	RetransmittedPackets uint64  `json:"retransmitted_packets"`
+	PSNGaps              uint64  `json:"psn_gaps"`
+	MissingPSNs          uint64  `json:"missing_psns"`
+	OutOfOrder           uint64  `json:"out_of_order"`
 	// Reordered are the requests out of order that were no resend
 	// (flows.Flow.Reordered): counted in OutOfOrder too.
 	Reordered uint64 `json:"reordered"`
@@ -119,9 +125,10 @@ func NewRecord(f *flows.Flow) Record {
 // partner ID, VLAN), so that a Builder can keep them in place instead of
 // allocating them for every record.
 type optionals struct {
-	srcQPN, partnerQPN uint32
-	partnerID          int
-	vlan               uint16
+	srcQPN, partnerQPN         uint32
+	firstPSN, lastPSN, highPSN uint32
+	partnerID                  int
+	vlan                       uint16
 }
 
 // fillRecord sets every field of b's Record from f. The Record's four maps
@@ -238,6 +245,10 @@ func (b *Builder) fillRow(f *flows.Flow) {
 		o.vlan = f.VLAN
 		r.VLAN = &o.vlan
 	}
+	if s := sequencedPSNs(f); s != nil {
+		o.firstPSN, o.lastPSN, o.highPSN = s.FirstPSN, s.LastPSN, s.HighPSN
+		r.FirstPSN, r.LastPSN, r.HighestPSN = &o.firstPSN, &o.lastPSN, &o.highPSN
+	}
 	r.PairedBy, r.Transport = f.PairedBy.String(), f.Transport.String()
 	r.FirstFile, r.LastFile = b.fileName(f.First.File), b.fileName(f.Last.File)
 	if b.exact {
@@ -318,9 +329,6 @@ func fillCounters(r *Record, f *flows.Flow) {
 		PeakBps:      round(f.PeakBitsPerSecond()),
 		Messages:     f.Messages,
 
-		FirstPSN:             f.Requests.FirstPSN,
-		LastPSN:              f.Requests.LastPSN,
-		HighestPSN:           f.Requests.HighPSN,
 		RetransmittedPackets: f.Retransmitted(),
 		PSNGaps:              f.PSNGaps(),
 		MissingPSNs:          f.Requests.MissingPSNs + f.ReadResponses.MissingPSNs,
@@ -346,9 +354,19 @@ func fillCounters(r *Record, f *flows.Flow) {
 
 		MirrorDuplicates: f.MirrorDuplicates(),
 	}
-	if f.Requests.Packets == 0 && f.ReadResponses.Packets > 0 {
-		r.FirstPSN, r.LastPSN, r.HighestPSN = f.ReadResponses.FirstPSN, f.ReadResponses.LastPSN, f.ReadResponses.HighPSN
+}
+
+// sequencedPSNs is the PSN space of f that a record's FirstPSN, LastPSN
+// and HighestPSN are from: its requests or, when it has none, its READ
+// responses; nil when it has neither.
+func sequencedPSNs(f *flows.Flow) *flows.PSNStats {
+	switch {
+	case f.Requests.Packets > 0:
+		return &f.Requests
+	case f.ReadResponses.Packets > 0:
+		return &f.ReadResponses
 	}
+	return nil
 }
 
 // ecnNames name the ECN codepoints (RFC 3168) by their value.

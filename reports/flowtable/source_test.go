@@ -269,7 +269,10 @@ func randRecords(n int, seed uint64) []Record {
 		r.Packets, r.Bytes, r.PayloadBytes, r.Messages = rng.Uint64(), rng.Uint64()>>3, rng.Uint64()>>9, rng.Uint64()>>40
 		r.FirstFrame, r.LastFrame = rng.IntN(1<<30), -rng.IntN(3)
 		r.DurationS, r.MeanBps, r.PeakBps = fl(), fl(), fl()
-		r.FirstPSN, r.LastPSN, r.HighestPSN = rng.Uint32()>>8, rng.Uint32()>>8, rng.Uint32()>>8
+		if rng.IntN(4) != 0 {
+			first, last, high := rng.Uint32()>>8, rng.Uint32()>>8, rng.Uint32()>>8
+			r.FirstPSN, r.LastPSN, r.HighestPSN = &first, &last, &high
+		}
 		r.RetransmittedPackets, r.PSNGaps, r.MissingPSNs, r.OutOfOrder, r.Reordered = rng.Uint64()>>50, rng.Uint64()>>50, rng.Uint64()>>50, rng.Uint64(), rng.Uint64()>>50
 		r.NAKs = NAKCounts{rng.Uint64() >> 60, rng.Uint64() >> 60, 0, 1, 2, rng.Uint64()}
 		r.RNRNAKs, r.CNPs, r.ECNCE, r.FECN, r.BECN, r.ICRCBad, r.Truncated = rng.Uint64()>>60, rng.Uint64()>>30, 7, 0, 1, 2, rng.Uint64()

@@ -50,7 +50,7 @@ func incidentFlows() []flowtable.Record {
 			Packets: bytes / 4158, Bytes: bytes, PayloadBytes: bytes / 4158 * 4096,
 			First: stamp(t0.Add(time.Duration(i) * time.Millisecond)), Last: stamp(t0.Add(2300 * time.Millisecond)),
 			FirstFrame: i, LastFrame: 18_000_000 + i, DurationS: 2.3 - float64(i)/1000,
-			Messages: bytes / 1_048_576, FirstPSN: 1000, LastPSN: 1000 + uint32(bytes/4158), HighestPSN: 1000 + uint32(bytes/4158),
+			Messages: bytes / 1_048_576, FirstPSN: u32(1000), LastPSN: u32(1000 + uint32(bytes/4158)), HighestPSN: u32(1000 + uint32(bytes/4158)),
 		}
 		r.MeanBps = float64(int64(float64(bytes) * 8 / r.DurationS))
 		r.PeakBps = r.MeanBps * 1.4
@@ -308,7 +308,8 @@ func quietReport() *reports.Report {
 	}
 	rec := func(id int, src, dst string, bytes uint64) flowtable.Record {
 		return flowtable.Record{ID: id, Src: src, Dst: dst, DestQPN: uint32(id), Transport: "RC", Bytes: bytes, Packets: 1 + bytes/4000,
-			First: stamp(start), Last: stamp(start.Add(800 * time.Millisecond)), DurationS: 0.8, MeanBps: float64(bytes) * 10}
+			First: stamp(start), Last: stamp(start.Add(800 * time.Millisecond)), DurationS: 0.8, MeanBps: float64(bytes) * 10,
+			FirstPSN: u32(0), LastPSN: u32(0), HighestPSN: u32(0)}
 	}
 	return &reports.Report{
 		SchemaVersion: reports.SchemaVersion,
