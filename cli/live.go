@@ -70,9 +70,10 @@ and written; a second Ctrl-C quits at once, without a report.
 The live view shows packets and bit rate, the frames malformed, cut by
 the snap length (truncated, with the RoCE ones among them) and of bad
 ICRC, the busiest QP flows, CNP and ECN-CE rates, retransmissions, the
-findings so far and the kernel and interface drop counters. It is redrawn in place on a terminal (stdout, or
-stderr when stdout is redirected); elsewhere it is one line per interval
-on stderr. --interval 0 turns it off.
+findings so far and the kernel and interface drop counters. It is
+redrawn in place on a terminal (stdout, or stderr when stdout is
+redirected); elsewhere it is one line per interval on stderr. --interval
+0 turns it off.
 
 Capture settings:
   --snaplen 128 keeps every RoCE header of plain, VLAN-tagged and ERSPAN
