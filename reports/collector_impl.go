@@ -159,10 +159,7 @@ func (c *Collector) skipRare(t time.Time, nanos int64) {
 // observation here.
 func (c *Collector) addRoCE(p *packet.Packet, fa *flows.FrameAt) {
 	s := &c.c
-	bin := s.tl.binInUse(fa.Nanos)
-	if bin < 0 {
-		bin = s.tl.index(fa.Nanos, s)
-	}
+	bin := s.tl.binAt(fa.Nanos, s)
 	if !p.HasBTH {
 		s.health.bthCut++
 		s.tl.roce[bin] += float64(p.DatagramLen()) * 8
