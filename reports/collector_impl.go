@@ -189,6 +189,22 @@ func (c *Collector) addRoCE(p *packet.Packet, fa *flows.FrameAt) {
 		}
 	}
 
+	// The common packet, ECN-capable but not CE-marked, of the data DSCP,
+	// untagged, not a CNP and no CM REQ, needs none of addRare: one test
+	// here instead of its three (CNP or CE, CM, mayBeRare).
+	if p.ECN&3-1 > 1 || p.BTH.Opcode.IsCNP() || p.HasCM || p.DSCP != c.cfg.DataDSCP || p.HasVLAN {
+		c.addRare(p, f, at, bin)
+	}
+	if s.keepsSeries(f.ID) {
+		s.series.add(f.ID-1, bin, uint64(p.DatagramLen())*8)
+	}
+}
+
+// addRare is the part of addRoCE for a packet that is not the common one:
+// a CNP, a CE mark, a CM REQ, or one that may be rare (mayBeRare), of flow
+// f at frame at in timeline bin bin.
+func (c *Collector) addRare(p *packet.Packet, f *flows.Flow, at *flows.FrameRef, bin int) {
+	s := &c.c
 	op := p.BTH.Opcode
 	ce := p.ECN&3 == 3
 	switch {
@@ -207,13 +223,8 @@ func (c *Collector) addRoCE(p *packet.Packet, fa *flows.FrameAt) {
 	if p.HasCM && p.CM.AttributeID == bth.CMAttrREQ {
 		s.cm.add(p, at)
 	}
-	// observe, for a packet that may be rare (mayBeRare, inline): the
-	// common case makes no call (BENCHMARKS.md, session 20).
 	if mayBeRare(p, &c.cfg) {
 		s.observe(f.ID, p, at, &c.cfg)
-	}
-	if s.keepsSeries(f.ID) {
-		s.series.add(f.ID-1, bin, uint64(p.DatagramLen())*8)
 	}
 }
 
