@@ -175,7 +175,7 @@ func (c *Collector) addRoCE(p *packet.Packet, fa *flows.FrameAt) {
 	bin := s.tl.binAt(fa.Nanos, s)
 	if !p.HasBTH {
 		s.health.bthCut++
-		s.tl.roce[bin] += float64(p.DatagramLen()) * 8
+		s.tl.roce[bin] += uint64(p.DatagramLen()) * 8
 		c.Table.AddFrame(p, fa) // the table decides what it keeps
 		return
 	}
@@ -194,7 +194,7 @@ func (c *Collector) addRoCE(p *packet.Packet, fa *flows.FrameAt) {
 		}
 		return
 	}
-	s.tl.roce[bin] += float64(p.DatagramLen()) * 8
+	s.tl.roce[bin] += uint64(p.DatagramLen()) * 8
 	if retx|gaps != 0 {
 		s.tl.retx[bin] += float64(retx)
 		if int64(gaps) > 0 { // a parallel file's packet may take back a gap (flows: "Copies across files")

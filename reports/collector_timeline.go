@@ -80,7 +80,11 @@ type timeline struct {
 	cur          int
 	curLo, curHi int64
 
-	roce, cnps, ce, retx, gaps [timelineMaxBins]float64
+	// roce is the RoCE bits, as integers like the per-flow series
+	// (flowRows): a frame adds them with a shift and an add, not a
+	// conversion, a multiplication and a float add.
+	roce                 [timelineMaxBins]uint64
+	cnps, ce, retx, gaps [timelineMaxBins]float64
 }
 
 // init starts the bins at start, of flows.TimeNanos startNs.
@@ -149,13 +153,17 @@ func (t *timeline) widen(s *collectorState) {
 		}
 		clear(a[timelineMaxBins/2:])
 	}
+	for i := range timelineMaxBins / 2 {
+		t.roce[i] = t.roce[2*i] + t.roce[2*i+1]
+	}
+	clear(t.roce[timelineMaxBins/2:])
 	s.series.halve(t.n)
 	t.n = (t.n + 1) / 2
 }
 
-// all lists the whole-capture series.
+// all lists the whole-capture series but roce.
 func (t *timeline) all() []*[timelineMaxBins]float64 {
-	return []*[timelineMaxBins]float64{&t.roce, &t.cnps, &t.ce, &t.retx, &t.gaps}
+	return []*[timelineMaxBins]float64{&t.cnps, &t.ce, &t.retx, &t.gaps}
 }
 
 // export copies the series out, each t.n bins long, with a per-flow series
@@ -164,8 +172,12 @@ func (t *timeline) export(series *flowRows) *Timeline {
 	mk := func(a *[timelineMaxBins]float64) Series {
 		return Series{Start: t.start, Bin: t.bin, Bins: append([]float64(nil), a[:t.n]...)}
 	}
+	var roce []float64 // nil for no bins, as mk's
+	for _, b := range t.roce[:t.n] {
+		roce = append(roce, float64(b))
+	}
 	tl := &Timeline{
-		RoCEBits:    mk(&t.roce),
+		RoCEBits:    Series{Start: t.start, Bin: t.bin, Bins: roce},
 		CNPs:        mk(&t.cnps),
 		CEMarks:     mk(&t.ce),
 		Retransmits: mk(&t.retx),
