@@ -120,7 +120,7 @@ func (a *frameAnalyzer) addPeeked(rec *capture.Record, file int, k *frameKey) *p
 	// load it.
 	at := &a.at
 	at.File, at.Frame, at.Time, at.Seq, at.Nanos = file, rec.Number, ts, seq, ns
-	err := a.dec.Decode(rec.LinkType, rec.Data, rec.OrigLen, pkt)
+	err := a.dec.DecodeRecord(rec, pkt)
 	if a.split.Shards() > 1 && !peeked {
 		owner := 0
 		if err == nil && pkt.Kind == packet.KindRoCE && pkt.HasBTH {

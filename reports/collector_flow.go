@@ -111,7 +111,7 @@ func (r *rareObs) firstNotECTOf() flows.FrameRef {
 
 // mayBeRare says whether observe may note p: it does not when p is no CNP,
 // untagged, on the data DSCP and ECN-capable, the common case, which
-// Collector.addRoCE then spares the call.
+// Collector.AddFrame (addRare) then spares the call.
 func mayBeRare(p *packet.Packet, cfg *Config) bool {
 	return p.ECN&3 == 0 || p.DSCP != cfg.DataDSCP || p.HasVLAN || p.BTH.Opcode.IsCNP()
 }

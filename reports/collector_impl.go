@@ -78,32 +78,91 @@ func (c *Collector) Add(p *packet.Packet, at flows.FrameRef) {
 // AddFrame is Add for a caller that keeps the frame's FrameAt in memory
 // (an analysis pass): the Collector reads *at during the call only (see
 // flows.Table.AddFrame).
-func (c *Collector) AddFrame(p *packet.Packet, at *flows.FrameAt) {
+//
+// A RoCE frame feeds the flow table, and AddFrame notes what the flow
+// counters cannot tell: when retransmissions and gaps happened, packets on
+// a wrong DSCP or 802.1Q priority or not ECN-capable, ECN reaction, CM
+// requests and the time series. A mirror's copy of a packet
+// (flows.Flow.MirrorDuplicates) is noted only where it is: its flow
+// counted the packet once, and so does every observation here. That is
+// AddFrame's own code, not a call of its own (BENCHMARKS.md, session 22);
+// other frames go to addNotRoCE.
+func (c *Collector) AddFrame(p *packet.Packet, fa *flows.FrameAt) {
 	s := &c.c
-	if !s.advance(at.Time, at.Nanos) { // SkipAt, inline
-		c.skipRare(at.Time, at.Nanos)
+	if !s.advance(fa.Time, fa.Nanos) { // SkipAt, inline
+		c.skipRare(fa.Time, fa.Nanos)
 	}
-	ref := &at.FrameRef
-	if p.Kind != packet.KindOther && s.health.notes(p) {
-		s.health.add(p, ref)
+	at := &fa.FrameRef
+	if p.Kind != packet.KindRoCE {
+		c.addNotRoCE(p, at)
+		return
 	}
-	switch p.Kind {
-	case packet.KindRoCE:
-		c.addRoCE(p, at)
-	case packet.KindOther:
-		cut := p.Truncated && cutBeforeTransport(p)
-		if cut {
-			s.health.headersCut++
+	if s.health.notes(p) {
+		s.health.add(p, at)
+	}
+	bin := s.tl.binAt(fa.Nanos, s)
+	if !p.HasBTH {
+		s.health.bthCut++
+		s.tl.roce[bin] += uint64(p.DatagramLen()) * 8
+		c.Table.AddFrame(p, fa) // the table decides what it keeps
+		return
+	}
+	f, retx, gaps, copied := c.Table.AddFlowDelta(p, fa)
+	if f == nil {
+		return
+	}
+	if copied {
+		if c.Table.CopyAcrossFiles() {
+			return // a parallel file's capture of a packet counted already
 		}
-		switch {
-		case p.HasPFC:
-			s.pfc.add(&p.PFC, ref)
-		case p.IPVersion != 0 && p.Src.IsValid() && p.Dst.IsValid() && !cut:
-			// A frame cut before its ports (or inside a mirror's GRE or
-			// VXLAN header) is in no conversation: its service is not
-			// known, and a UDP one may be RoCE (headers_cut counts it).
-			s.conv.add(p, ref)
+		s.health.copies.add(*at)
+		if p.ECN&3 == 3 && c.Table.CopyMarkedCE() {
+			s.copyCE(p, at, bin)
 		}
+		return
+	}
+	s.tl.roce[bin] += uint64(p.DatagramLen()) * 8
+	if retx|gaps != 0 {
+		s.tl.retx[bin] += float64(retx)
+		if int64(gaps) > 0 { // a parallel file's packet may take back a gap (flows: "Copies across files")
+			s.tl.gaps[bin] += float64(gaps)
+		}
+	}
+
+	// The common packet, ECN-capable but not CE-marked, of the data DSCP,
+	// untagged, not a CNP and no CM REQ, needs none of addRare: one test
+	// here instead of its three (CNP or CE, CM, mayBeRare).
+	if p.ECN&3-1 > 1 || p.BTH.Opcode.IsCNP() || p.HasCM || p.DSCP != c.cfg.DataDSCP || p.HasVLAN {
+		c.addRare(p, f, at, bin)
+	}
+	if s.keepsSeries(f.ID) {
+		s.series.add(f.ID-1, bin, uint64(p.DatagramLen())*8)
+	}
+}
+
+// addNotRoCE is AddFrame for a frame that is not RoCE: a malformed one
+// (the capture's health), a PFC or PAUSE frame, or a frame of a non-RoCE
+// conversation.
+func (c *Collector) addNotRoCE(p *packet.Packet, ref *flows.FrameRef) {
+	s := &c.c
+	if p.Kind != packet.KindOther {
+		if s.health.notes(p) {
+			s.health.add(p, ref)
+		}
+		return
+	}
+	cut := p.Truncated && cutBeforeTransport(p)
+	if cut {
+		s.health.headersCut++
+	}
+	switch {
+	case p.HasPFC:
+		s.pfc.add(&p.PFC, ref)
+	case p.IPVersion != 0 && p.Src.IsValid() && p.Dst.IsValid() && !cut:
+		// A frame cut before its ports (or inside a mirror's GRE or
+		// VXLAN header) is in no conversation: its service is not
+		// known, and a UDP one may be RoCE (headers_cut counts it).
+		s.conv.add(p, ref)
 	}
 }
 
@@ -151,47 +210,11 @@ func (c *Collector) skipRare(t time.Time, nanos int64) {
 	}
 }
 
-// addRoCE feeds the flow table and notes what the flow counters cannot
-// tell: when retransmissions and gaps happened, packets on a wrong DSCP or
-// 802.1Q priority or not ECN-capable, ECN reaction, CM requests and the time series. A
-// mirror's copy of a packet (flows.Flow.MirrorDuplicates) is noted only
-// where it is: its flow counted the packet once, and so does every
-// observation here.
-func (c *Collector) addRoCE(p *packet.Packet, fa *flows.FrameAt) {
+// addRare is the part of AddFrame for a packet that is not the common one:
+// a CNP, a CE mark, a CM REQ, or one that may be rare (mayBeRare), of flow
+// f at frame at in timeline bin bin.
+func (c *Collector) addRare(p *packet.Packet, f *flows.Flow, at *flows.FrameRef, bin int) {
 	s := &c.c
-	bin := s.tl.binInUse(fa.Nanos)
-	if bin < 0 {
-		bin = s.tl.index(fa.Nanos, s)
-	}
-	if !p.HasBTH {
-		s.health.bthCut++
-		s.tl.roce[bin] += float64(p.DatagramLen()) * 8
-		c.Table.AddFrame(p, fa) // the table decides what it keeps
-		return
-	}
-	f, retx, gaps, copied := c.Table.AddFlowDelta(p, fa)
-	at := &fa.FrameRef
-	if f == nil {
-		return
-	}
-	if copied {
-		if c.Table.CopyAcrossFiles() {
-			return // a parallel file's capture of a packet counted already
-		}
-		s.health.copies.add(*at)
-		if p.ECN&3 == 3 && c.Table.CopyMarkedCE() {
-			s.copyCE(p, at, bin)
-		}
-		return
-	}
-	s.tl.roce[bin] += float64(p.DatagramLen()) * 8
-	if retx|gaps != 0 {
-		s.tl.retx[bin] += float64(retx)
-		if int64(gaps) > 0 { // a parallel file's packet may take back a gap (flows: "Copies across files")
-			s.tl.gaps[bin] += float64(gaps)
-		}
-	}
-
 	op := p.BTH.Opcode
 	ce := p.ECN&3 == 3
 	switch {
@@ -210,13 +233,8 @@ func (c *Collector) addRoCE(p *packet.Packet, fa *flows.FrameAt) {
 	if p.HasCM && p.CM.AttributeID == bth.CMAttrREQ {
 		s.cm.add(p, at)
 	}
-	// observe, for a packet that may be rare (mayBeRare, inline): the
-	// common case makes no call (BENCHMARKS.md, session 20).
 	if mayBeRare(p, &c.cfg) {
 		s.observe(f.ID, p, at, &c.cfg)
-	}
-	if s.keepsSeries(f.ID) {
-		s.series.add(f.ID-1, bin, uint64(p.DatagramLen())*8)
 	}
 }
 

@@ -70,6 +70,7 @@ func MergeShards(cs []*Collector) *Collector {
 	for _, a := range s.tl.all() {
 		clear(a[:])
 	}
+	clear(s.tl.roce[:])
 	s.cm.init()
 	s.ecn = ecnState{window: s0.ecn.window, quantum: s0.ecn.quantum, byDir: map[dirKey]*ecnDir{}}
 
@@ -106,6 +107,9 @@ func MergeShards(cs []*Collector) *Collector {
 			for b := range outAll[k] {
 				outAll[k][b] += inAll[k][b]
 			}
+		}
+		for b := range s.tl.roce {
+			s.tl.roce[b] += c.tl.roce[b]
 		}
 		s.tl.n = max(s.tl.n, c.tl.n)
 

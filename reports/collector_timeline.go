@@ -1,6 +1,9 @@
 package reports
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Time bins of the Timeline. Bins start timelineFirstBin wide at the first
 // frame of the capture. When a frame falls past timelineMaxBins bins, the
@@ -61,8 +64,9 @@ func (s *collectorState) keepsSeries(id int) bool {
 
 // timeline holds the whole-capture series in fixed arrays (no allocation
 // per packet) and the bin geometry. Bins are timelineFirstBin << shift
-// wide; index works in integer nanoseconds, so a packet costs a
-// subtraction, a division by a constant and a shift.
+// wide; index works in integer nanoseconds (a subtraction, a division by a
+// constant and a shift), and binAt remembers the span of the last bin it
+// gave, where most frames fall: a frame in it costs two compares.
 type timeline struct {
 	start   time.Time
 	startNs int64 // start in Unix nanoseconds
@@ -70,7 +74,17 @@ type timeline struct {
 	bin     time.Duration
 	n       int // bins in use: highest index seen + 1
 
-	roce, cnps, ce, retx, gaps [timelineMaxBins]float64
+	// cur is the bin of the frames at curLo up to but excluding curHi,
+	// a bin in use (below n) that binOf returned last; curLo == curHi
+	// (none) until then and after widen.
+	cur          int
+	curLo, curHi int64
+
+	// roce is the RoCE bits, as integers like the per-flow series
+	// (flowRows): a frame adds them with a shift and an add, not a
+	// conversion, a multiplication and a float add.
+	roce                 [timelineMaxBins]uint64
+	cnps, ce, retx, gaps [timelineMaxBins]float64
 }
 
 // init starts the bins at start, of flows.TimeNanos startNs.
@@ -78,17 +92,34 @@ func (t *timeline) init(start time.Time, startNs int64) {
 	t.start, t.startNs, t.bin = start, startNs, timelineFirstBin
 }
 
-// binInUse returns the bin of a frame at ns (flows.FrameAt.Nanos) if it is one
-// of the bins in use, else -1 (then index): small enough to inline.
-func (t *timeline) binInUse(ns int64) int {
-	// A frame before the start by a bin or more, or past the bins in use,
-	// or so far after the start that the difference wraps, has i out of
-	// range.
-	i := (ns - t.startNs) / int64(timelineFirstBin) >> (t.shift & 63)
-	if uint64(i) >= uint64(t.n) || ns < t.startNs {
-		return -1
+// binAt returns the bin of a frame at ns (flows.FrameAt.Nanos), as index
+// does: the bin binOf gave last when ns is in its span (cur), else binOf's.
+// Small enough to inline.
+func (t *timeline) binAt(ns int64, s *collectorState) int {
+	if ns >= t.curLo && ns < t.curHi {
+		return t.cur
 	}
-	return int(i)
+	return t.binOf(ns, s)
+}
+
+// binOf is index, which it remembers in cur, curLo and curHi for binAt
+// when ns is not before the start (those go to bin 0, a bin of other
+// frames too).
+func (t *timeline) binOf(ns int64, s *collectorState) int {
+	i := t.index(ns, s)
+	if ns >= t.startNs {
+		// ns-startNs did not wrap (index widened the bins until i was in
+		// range): the frames of bin i are the bin's width from its start,
+		// which is at or before ns.
+		w := int64(t.bin)
+		lo := t.startNs + int64(i)*w
+		hi := lo + w
+		if hi < lo {
+			hi = math.MaxInt64 // past the int64 range: the last nanosecond is not taken
+		}
+		t.cur, t.curLo, t.curHi = i, lo, hi
+	}
+	return i
 }
 
 // index returns the bin of a frame at ns (flows.FrameAt.Nanos), widening
@@ -113,6 +144,7 @@ func (t *timeline) index(ns int64, s *collectorState) int {
 
 // widen doubles the bin width, merging pairs of bins in every series.
 func (t *timeline) widen(s *collectorState) {
+	t.curLo, t.curHi = 0, 0 // binAt's bin is of the old width
 	t.shift++
 	t.bin *= 2
 	for _, a := range t.all() {
@@ -121,13 +153,17 @@ func (t *timeline) widen(s *collectorState) {
 		}
 		clear(a[timelineMaxBins/2:])
 	}
+	for i := range timelineMaxBins / 2 {
+		t.roce[i] = t.roce[2*i] + t.roce[2*i+1]
+	}
+	clear(t.roce[timelineMaxBins/2:])
 	s.series.halve(t.n)
 	t.n = (t.n + 1) / 2
 }
 
-// all lists the whole-capture series.
+// all lists the whole-capture series but roce.
 func (t *timeline) all() []*[timelineMaxBins]float64 {
-	return []*[timelineMaxBins]float64{&t.roce, &t.cnps, &t.ce, &t.retx, &t.gaps}
+	return []*[timelineMaxBins]float64{&t.cnps, &t.ce, &t.retx, &t.gaps}
 }
 
 // export copies the series out, each t.n bins long, with a per-flow series
@@ -136,8 +172,12 @@ func (t *timeline) export(series *flowRows) *Timeline {
 	mk := func(a *[timelineMaxBins]float64) Series {
 		return Series{Start: t.start, Bin: t.bin, Bins: append([]float64(nil), a[:t.n]...)}
 	}
+	var roce []float64 // nil for no bins, as mk's
+	for _, b := range t.roce[:t.n] {
+		roce = append(roce, float64(b))
+	}
 	tl := &Timeline{
-		RoCEBits:    mk(&t.roce),
+		RoCEBits:    Series{Start: t.start, Bin: t.bin, Bins: roce},
 		CNPs:        mk(&t.cnps),
 		CEMarks:     mk(&t.ce),
 		Retransmits: mk(&t.retx),

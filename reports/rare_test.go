@@ -12,7 +12,7 @@ import (
 	"github.com/rocedump/rocedump/flows"
 )
 
-// TestMayBeRare: addRoCE calls observe only for a packet mayBeRare
+// TestMayBeRare: AddFrame (addRare) calls observe only for a packet mayBeRare
 // passes; observe must then leave the Collector's state as it was for
 // every packet mayBeRare does not pass (any DSCP, ECN, tag, PCP, opcode,
 // QP), and the draw must hold packets observe does note, so that a

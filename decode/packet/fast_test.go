@@ -329,3 +329,34 @@ func TestERSPAN2PlainLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeRecordMatchesDecode decodes every frame of testFrames (the
+// captures under testdata/pcaps, and every table case and mirror frame cut
+// at every length, of every link type they have) with DecodeRecord and
+// with Decode, each into a fresh Packet and into the one its previous frame
+// left: the errors and Packets must be deeply equal.
+func TestDecodeRecordMatchesDecode(t *testing.T) {
+	var dr, dd Decoder
+	var usedR, usedD Packet
+	for _, f := range testFrames(t) {
+		rec := capture.Record{LinkType: f.lt, Data: f.data, OrigLen: f.origLen, CapLen: len(f.data)}
+		var freshR, freshD Packet
+		errR, errD := dr.DecodeRecord(&rec, &freshR), dd.Decode(f.lt, f.data, f.origLen, &freshD)
+		if fmt.Sprint(errR) != fmt.Sprint(errD) {
+			t.Fatalf("%s: DecodeRecord error %v, Decode %v", f.name, errR, errD)
+		}
+		if !reflect.DeepEqual(&freshR, &freshD) {
+			t.Fatalf("%s: DecodeRecord differs from Decode:\n%s", f.name, diffPackets(&freshD, &freshR))
+		}
+		_, _ = dr.DecodeRecord(&rec, &usedR), dd.Decode(f.lt, f.data, f.origLen, &usedD)
+		if !reflect.DeepEqual(&usedR, &usedD) {
+			t.Fatalf("%s: DecodeRecord into a used Packet differs from Decode:\n%s", f.name, diffPackets(&usedD, &usedR))
+		}
+	}
+	// A link type neither decodes.
+	rec := capture.Record{LinkType: capture.LinkType(9999), Data: []byte{1, 2, 3}, OrigLen: 3, CapLen: 3}
+	var p Packet
+	if err := dr.DecodeRecord(&rec, &p); err == nil {
+		t.Fatal("DecodeRecord of an unknown link type: no error")
+	}
+}
