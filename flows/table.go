@@ -495,7 +495,12 @@ func (f *Flow) add(p *packet.Packet, c opBits, fa *FrameAt) (reissue bool) {
 			f.turnRequests(h.PSN, fa.Nanos)
 		}
 		f.reqW.last = fa.Nanos
-		res := s.observe(h.PSN, lo, hi, false)
+		var res seqResult
+		if c&opReadRequest == 0 && h.PSN == s.seq.expHi && s.Packets != 0 {
+			res = s.next(h.PSN) // observe's in-order case, inline
+		} else {
+			res = s.observe(h.PSN, lo, hi, false)
+		}
 		if c&opEndsRequest != 0 && res != seqRetransmit {
 			f.Messages++
 		}
