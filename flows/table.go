@@ -433,8 +433,11 @@ func (f *Flow) add(p *packet.Packet, c opBits, fa *FrameAt) (reissue bool) {
 	if uint16(p.DSCP)+1 != f.dscpFirst {
 		f.countDSCP(p.DSCP)
 	}
-	f.ECN[p.ECN&3]++
-	if p.ECN&3 == 3 {
+	// ecn in a local: f.ECN's increment might have changed p.ECN for all
+	// the compiler knows, which would load it again.
+	ecn := p.ECN & 3
+	f.ECN[ecn]++
+	if ecn == 3 {
 		f.ECNCE++
 	}
 	if h.FECN {
