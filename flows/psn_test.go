@@ -179,3 +179,41 @@ func TestReadSpan(t *testing.T) {
 		t.Errorf("WRITE span %d..%d, want 0..0", lo, hi)
 	}
 }
+
+// TestNextIsObserve checks PSNStats.next against observe: after any
+// history (gaps, retransmissions, READ requests' ranges, the wrap), a
+// packet at the expected PSN that takes no PSNs beyond its own leaves
+// the same state and result either way.
+func TestNextIsObserve(t *testing.T) {
+	histories := map[string][]seqStep{
+		"in order":     {in(10), in(11), in(12)},
+		"after a gap":  {in(10), in(14)},
+		"after a fill": {in(10), in(14), in(12)},
+		"after a READ": {in(10), {psn: 11, lo: 2, hi: 7}},
+		"a retransmit": {in(10), in(11), in(11)},
+		"at the wrap":  {in(psnMask - 1), in(psnMask)},
+	}
+	for name, h := range histories {
+		var s PSNStats
+		for _, st := range h {
+			s.observe(st.psn, st.lo, st.hi, st.opens)
+		}
+		psn := s.seq.expHi
+		a, b := s, s
+		if a.gaps != nil {
+			g := *a.gaps
+			a.gaps = &g
+		}
+		ra, rb := a.observe(psn, 0, 0, false), b.next(psn)
+		if ra != rb {
+			t.Errorf("%s: next at %d = %d, observe %d", name, psn, rb, ra)
+		}
+		if (a.gaps == nil) != (b.gaps == nil) || a.gaps != nil && *a.gaps != *b.gaps {
+			t.Errorf("%s: next at %d left gaps %v, observe %v", name, psn, b.gaps, a.gaps)
+		}
+		a.gaps, b.gaps = nil, nil
+		if a != b {
+			t.Errorf("%s: next at %d left %+v, observe %+v", name, psn, b, a)
+		}
+	}
+}

@@ -10,6 +10,12 @@ import "github.com/rocedump/rocedump/decode/bth"
 // it for Finish (finishLoss). Pairing is final only at Finish, so this
 // uses what is known while packets arrive: see requester.
 func (t *Table) noteResponse(s *Flow, h *bth.BTH, at *FrameRef) {
+	if h.Ext&bth.HasAETH != 0 && h.AETH.Kind() == bth.AckKindACK {
+		// An ACK, most responses: it acknowledges through its own PSN
+		// and makes nothing pending.
+		t.noteAcked(s, h.PSN, at)
+		return
+	}
 	through, nak, rnr, fatal := h.PSN, false, false, false
 	var timer uint8
 	if h.Ext&bth.HasAETH != 0 {
@@ -123,6 +129,35 @@ func (t *Table) settleNAKs(s *Flow, through uint32) {
 		}
 	}
 	s.naksHeld = left
+}
+
+// noteAcked is noteResponse for an ACK of s's through PSN (the
+// response's own): what noteResponse does for a response that is not a
+// NAK. Apart, it spares an ACK noteResponse's tests and flags, which
+// the NAKs need, and the call to requester for a flow without a CM
+// exchange.
+func (t *Table) noteAcked(s *Flow, through uint32, at *FrameRef) {
+	if s.naksHeld {
+		t.settleNAKs(s, through)
+	}
+	r := s.pairOne
+	if s.hasCM {
+		r = t.requester(s)
+	}
+	if r == nil || !r.Requests.started() {
+		t.keepUnpaired(s, through, at) // early.go
+	}
+	if r == nil {
+		return
+	}
+	if r.respLink != s {
+		r.respLink = s
+	}
+	if r.Requests.started() && psnDiff(through, r.Requests.seq.expHi) >= 0 {
+		// Ahead of the requests captured so far (early.go).
+		r.noteAhead(through, at)
+	}
+	r.ackedThrough(through)
 }
 
 // requester returns the flow whose requests the responses s carries

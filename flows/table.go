@@ -189,19 +189,23 @@ func (t *Table) addFlow(p *packet.Packet, at *FrameAt, delta bool) (f *Flow, ret
 	if p.HasCM {
 		t.noteCM(p, &at.FrameRef)
 	}
-	var pk packedKey // left zero for a hinted frame: no lastKey
+	// The one-entry cache (lastKey, lastFlow) changes only with a lookup
+	// or a new flow: a hinted frame, most frames of a pass that looks
+	// ahead, leaves it alone, and it still names a key's current flow
+	// (only newFlow makes another flow current, and it sets the cache).
 	if f = t.hinted(at); f == nil {
-		pk = packKey(p.Src, p.Dst, p.BTH.DestQP)
+		pk := packKey(p.Src, p.Dst, p.BTH.DestQP)
 		if f = t.lastFlow; f == nil || !pk.ok || pk != t.lastKey {
 			f = t.lookup(pk, p.Src, p.Dst, p.BTH.DestQP)
+			t.lastKey, t.lastFlow = pk, f
 		}
 	}
 	c := opClass[p.BTH.Opcode]
 	if f == nil || !f.requestInOrder(p.BTH.PSN, c) && t.startsEpoch(f, p, c, at) {
-		pk = packKey(p.Src, p.Dst, p.BTH.DestQP)
+		pk := packKey(p.Src, p.Dst, p.BTH.DestQP)
 		f = t.newFlow(pk, f, p, at)
+		t.lastKey, t.lastFlow = pk, f
 	}
-	t.lastKey, t.lastFlow = pk, f
 	// A mirror's copy (see mirror.go): a packet in order fails the first
 	// compare.
 	switch h := &p.BTH; {
@@ -429,8 +433,11 @@ func (f *Flow) add(p *packet.Packet, c opBits, fa *FrameAt) (reissue bool) {
 	if uint16(p.DSCP)+1 != f.dscpFirst {
 		f.countDSCP(p.DSCP)
 	}
-	f.ECN[p.ECN&3]++
-	if p.ECN&3 == 3 {
+	// ecn in a local: f.ECN's increment might have changed p.ECN for all
+	// the compiler knows, which would load it again.
+	ecn := p.ECN & 3
+	f.ECN[ecn]++
+	if ecn == 3 {
 		f.ECNCE++
 	}
 	if h.FECN {
@@ -495,7 +502,12 @@ func (f *Flow) add(p *packet.Packet, c opBits, fa *FrameAt) (reissue bool) {
 			f.turnRequests(h.PSN, fa.Nanos)
 		}
 		f.reqW.last = fa.Nanos
-		res := s.observe(h.PSN, lo, hi, false)
+		var res seqResult
+		if c&opReadRequest == 0 && h.PSN == s.seq.expHi && s.Packets != 0 {
+			res = s.next(h.PSN) // observe's in-order case, inline
+		} else {
+			res = s.observe(h.PSN, lo, hi, false)
+		}
 		if c&opEndsRequest != 0 && res != seqRetransmit {
 			f.Messages++
 		}
