@@ -26,40 +26,15 @@ type JSONEncoder struct {
 	// report never writes null for them), where encoding/json writes null.
 	NilAsEmpty bool
 
-	keys   []string       // scratch for sorting map keys
-	built  *Builder       // the Builder of the records being written, if any (see counts)
-	lines  []string       // "\n" and the indentation of each depth, as used
-	starts []recordStarts // of the Records written at each depth, as used
-}
-
-// recordStarts are the member starts of a Record (and of its NAK counts)
-// written at one depth.
-type recordStarts struct {
-	record, naks memberStarts
-}
-
-// memberStarts holds the bytes that start each member of an object whose
-// members are always the same, in the same order: the comma, the new line
-// and indentation, the quoted name and the colon. The first object written
-// makes them (done says it has), and the others copy each in one append
-// instead of writing it piece by piece.
-type memberStarts struct {
-	starts []string
-	done   bool
-}
-
-// recordStarts returns the member starts of Records at depth.
-func (e *JSONEncoder) recordStarts(depth int) *recordStarts {
-	for len(e.starts) <= depth {
-		e.starts = append(e.starts, recordStarts{})
-	}
-	return &e.starts[depth]
+	keys    []string        // scratch for sorting map keys
+	built   *Builder        // the Builder of the records being written, if any (see counts)
+	layouts []*recordLayout // of the Records written at each depth, as used
 }
 
 // fresh is a JSONEncoder with e's settings and no scratch: copies of one
 // encoder that run at the same time must not share its scratch slices.
 func (e JSONEncoder) fresh() JSONEncoder {
-	e.keys, e.lines, e.starts, e.built = nil, nil, nil, nil
+	e.keys, e.layouts, e.built = nil, nil, nil
 	return e
 }
 
@@ -67,6 +42,11 @@ func (e JSONEncoder) fresh() JSONEncoder {
 // at (0 at the top): its inner lines are indented by depth+1 levels, its
 // closing brace by depth. A number that is not finite is an error, as in
 // encoding/json.
+//
+// It writes the bytes between the values of a record, which are the same
+// in every record written at one depth (commas, new lines, indentation,
+// member names, colons, the quotes of strings), each in one append from
+// the recordLayout of that depth.
 func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, error) {
 	for _, v := range [...]float64{r.DurationS, r.MeanBps, r.PeakBps} {
 		if math.IsInf(v, 0) || math.IsNaN(v) {
@@ -77,290 +57,433 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 	if b := e.built; b != nil && r == &b.r && b.counts.valid {
 		lists = &b.counts // r's maps, already in key order
 	}
-	st := e.recordStarts(depth)
-	o := object{e: e, b: dst, depth: depth, starts: &st.record}
-	o.open()
-	o.member("id")
-	o.int(int64(r.ID))
-	o.member("src")
-	o.str(r.Src)
-	o.member("dst")
-	o.str(r.Dst)
-	o.member("dest_qpn")
-	o.uint(uint64(r.DestQPN))
-	o.member("src_qpn")
-	optUint(&o, r.SrcQPN)
-	o.member("partner_qpn")
-	optUint(&o, r.PartnerQPN)
-	o.member("partner_id")
+	l := e.layout(depth)
+	b := dst
+	b = append(b, l.seg[mID]...)
+	b = appendInt(b, int64(r.ID))
+	b = append(b, l.seg[mSrc]...)
+	b = appendStringBody(b, r.Src, e.EscapeHTML)
+	b = append(b, l.seg[mDst]...)
+	b = appendStringBody(b, r.Dst, e.EscapeHTML)
+	b = append(b, l.seg[mDestQPN]...)
+	b = appendUint(b, uint64(r.DestQPN))
+	b = append(b, l.seg[mSrcQPN]...)
+	b = appendOpt(b, r.SrcQPN)
+	b = append(b, l.seg[mPartnerQPN]...)
+	b = appendOpt(b, r.PartnerQPN)
+	b = append(b, l.seg[mPartnerID]...)
 	if r.PartnerID != nil {
-		o.int(int64(*r.PartnerID))
+		b = appendInt(b, int64(*r.PartnerID))
 	} else {
-		o.null()
+		b = append(b, "null"...)
 	}
-	o.member("paired_by")
-	o.str(r.PairedBy)
-	o.member("transport")
-	o.str(r.Transport)
-	o.member("epoch")
-	o.int(int64(r.Epoch))
-	o.member("pkey")
-	o.uint(uint64(r.PKey))
-	o.member("vlan")
-	optUint(&o, r.VLAN)
-	o.member("packets")
-	o.uint(r.Packets)
-	o.member("bytes")
-	o.uint(r.Bytes)
-	o.member("payload_bytes")
-	o.uint(r.PayloadBytes)
-	o.member("first")
-	o.str(r.First)
-	o.member("last")
-	o.str(r.Last)
-	o.member("first_frame")
-	o.int(int64(r.FirstFrame))
-	o.member("last_frame")
-	o.int(int64(r.LastFrame))
-	o.member("first_file")
-	o.str(r.FirstFile)
-	o.member("last_file")
-	o.str(r.LastFile)
-	o.member("duration_s")
-	o.float(r.DurationS)
-	o.member("mean_bps")
-	o.float(r.MeanBps)
-	o.member("peak_bps")
-	o.float(r.PeakBps)
-	o.member("messages")
-	o.uint(r.Messages)
-	o.member("first_psn")
-	o.uint(uint64(r.FirstPSN))
-	o.member("last_psn")
-	o.uint(uint64(r.LastPSN))
-	o.member("highest_psn")
-	o.uint(uint64(r.HighestPSN))
-	o.member("retransmitted_packets")
-	o.uint(r.RetransmittedPackets)
-	o.member("psn_gaps")
-	o.uint(r.PSNGaps)
-	o.member("missing_psns")
-	o.uint(r.MissingPSNs)
-	o.member("out_of_order")
-	o.uint(r.OutOfOrder)
-	o.member("reordered")
-	o.uint(r.Reordered)
+	b = append(b, l.seg[mPairedBy]...)
+	b = appendStringBody(b, r.PairedBy, e.EscapeHTML)
+	b = append(b, l.seg[mTransport]...)
+	b = appendStringBody(b, r.Transport, e.EscapeHTML)
+	b = append(b, l.seg[mEpoch]...)
+	b = appendInt(b, int64(r.Epoch))
+	b = append(b, l.seg[mPKey]...)
+	b = appendUint(b, uint64(r.PKey))
+	b = append(b, l.seg[mVLAN]...)
+	b = appendOpt(b, r.VLAN)
+	b = append(b, l.seg[mPackets]...)
+	b = appendUint(b, r.Packets)
+	b = append(b, l.seg[mBytes]...)
+	b = appendUint(b, r.Bytes)
+	b = append(b, l.seg[mPayloadBytes]...)
+	b = appendUint(b, r.PayloadBytes)
+	b = append(b, l.seg[mFirst]...)
+	b = appendStringBody(b, r.First, e.EscapeHTML)
+	b = append(b, l.seg[mLast]...)
+	b = appendStringBody(b, r.Last, e.EscapeHTML)
+	b = append(b, l.seg[mFirstFrame]...)
+	b = appendInt(b, int64(r.FirstFrame))
+	b = append(b, l.seg[mLastFrame]...)
+	b = appendInt(b, int64(r.LastFrame))
+	b = append(b, l.seg[mFirstFile]...)
+	b = appendStringBody(b, r.FirstFile, e.EscapeHTML)
+	b = append(b, l.seg[mLastFile]...)
+	b = appendStringBody(b, r.LastFile, e.EscapeHTML)
+	b = append(b, l.seg[mDurationS]...)
+	b = appendFloat(b, r.DurationS)
+	b = append(b, l.seg[mMeanBps]...)
+	b = appendFloat(b, r.MeanBps)
+	b = append(b, l.seg[mPeakBps]...)
+	b = appendFloat(b, r.PeakBps)
+	b = append(b, l.seg[mMessages]...)
+	b = appendUint(b, r.Messages)
+	b = append(b, l.seg[mFirstPSN]...)
+	b = appendUint(b, uint64(r.FirstPSN))
+	b = append(b, l.seg[mLastPSN]...)
+	b = appendUint(b, uint64(r.LastPSN))
+	b = append(b, l.seg[mHighestPSN]...)
+	b = appendUint(b, uint64(r.HighestPSN))
+	b = append(b, l.seg[mRetransmittedPackets]...)
+	b = appendUint(b, r.RetransmittedPackets)
+	b = append(b, l.seg[mPSNGaps]...)
+	b = appendUint(b, r.PSNGaps)
+	b = append(b, l.seg[mMissingPSNs]...)
+	b = appendUint(b, r.MissingPSNs)
+	b = append(b, l.seg[mOutOfOrder]...)
+	b = appendUint(b, r.OutOfOrder)
+	b = append(b, l.seg[mReordered]...)
+	b = appendUint(b, r.Reordered)
 
-	o.member("naks")
-	n := o.child()
-	n.starts = &st.naks
-	n.open()
-	n.member("psn_seq_err")
-	n.uint(r.NAKs.PSNSeqErr)
-	n.member("invalid_request")
-	n.uint(r.NAKs.InvalidRequest)
-	n.member("remote_access_err")
-	n.uint(r.NAKs.RemoteAccessErr)
-	n.member("remote_op_err")
-	n.uint(r.NAKs.RemoteOpErr)
-	n.member("invalid_rd_request")
-	n.uint(r.NAKs.InvalidRDRequest)
-	n.member("other")
-	n.uint(r.NAKs.Other)
-	o.b = n.close()
-	st.naks.done = true
+	// naks: its opening brace and first member are in its segment, its
+	// closing brace in rnr_naks'.
+	b = append(b, l.seg[mNAKs]...)
+	b = appendUint(b, r.NAKs.PSNSeqErr)
+	b = append(b, l.nak[nakInvalidRequest]...)
+	b = appendUint(b, r.NAKs.InvalidRequest)
+	b = append(b, l.nak[nakRemoteAccessErr]...)
+	b = appendUint(b, r.NAKs.RemoteAccessErr)
+	b = append(b, l.nak[nakRemoteOpErr]...)
+	b = appendUint(b, r.NAKs.RemoteOpErr)
+	b = append(b, l.nak[nakInvalidRDRequest]...)
+	b = appendUint(b, r.NAKs.InvalidRDRequest)
+	b = append(b, l.nak[nakOther]...)
+	b = appendUint(b, r.NAKs.Other)
 
-	o.member("rnr_naks")
-	o.uint(r.RNRNAKs)
-	o.member("rnr_timers")
+	b = append(b, l.seg[mRNRNAKs]...)
+	b = appendUint(b, r.RNRNAKs)
+	b = append(b, l.seg[mRNRTimers]...)
 	if lists != nil {
-		o.countList(&lists.rnr)
+		b = l.appendList(b, &lists.rnr, e.EscapeHTML)
 	} else {
-		o.countMap(r.RNRTimers)
+		b = e.appendMap(b, l, r.RNRTimers)
 	}
-	o.member("cnps")
-	o.uint(r.CNPs)
-	o.member("ecn_ce")
-	o.uint(r.ECNCE)
-	o.member("cnps_ce")
-	o.uint(r.CNPsCE)
-	o.member("fecn")
-	o.uint(r.FECN)
-	o.member("becn")
-	o.uint(r.BECN)
-	o.member("icrc_bad")
-	o.uint(r.ICRCBad)
-	o.member("truncated")
-	o.uint(r.Truncated)
-	o.member("mirror_duplicates")
-	o.uint(r.MirrorDuplicates)
-	o.member("opcodes")
+	b = append(b, l.seg[mCNPs]...)
+	b = appendUint(b, r.CNPs)
+	b = append(b, l.seg[mECNCE]...)
+	b = appendUint(b, r.ECNCE)
+	b = append(b, l.seg[mCNPsCE]...)
+	b = appendUint(b, r.CNPsCE)
+	b = append(b, l.seg[mFECN]...)
+	b = appendUint(b, r.FECN)
+	b = append(b, l.seg[mBECN]...)
+	b = appendUint(b, r.BECN)
+	b = append(b, l.seg[mICRCBad]...)
+	b = appendUint(b, r.ICRCBad)
+	b = append(b, l.seg[mTruncated]...)
+	b = appendUint(b, r.Truncated)
+	b = append(b, l.seg[mMirrorDuplicates]...)
+	b = appendUint(b, r.MirrorDuplicates)
+	b = append(b, l.seg[mOpcodes]...)
 	if lists != nil {
-		o.countList(&lists.ops)
+		b = l.appendList(b, &lists.ops, e.EscapeHTML)
 	} else {
-		o.countMap(r.Opcodes)
+		b = e.appendMap(b, l, r.Opcodes)
 	}
-	o.member("dscp")
+	b = append(b, l.seg[mDSCP]...)
 	if lists != nil {
-		o.countList(&lists.dscp)
+		b = l.appendList(b, &lists.dscp, e.EscapeHTML)
 	} else {
-		o.countMap(r.DSCP)
+		b = e.appendMap(b, l, r.DSCP)
 	}
-	o.member("ecn")
+	b = append(b, l.seg[mECN]...)
 	if lists != nil {
-		o.countList(&lists.ecn)
+		b = l.appendList(b, &lists.ecn, e.EscapeHTML)
 	} else {
-		o.countMap(r.ECN)
+		b = e.appendMap(b, l, r.ECN)
 	}
 
-	o.member("udp_src_ports")
+	b = append(b, l.seg[mUDPSrcPorts]...)
 	switch {
 	case r.UDPSrcPorts == nil && !e.NilAsEmpty:
-		o.null()
+		b = append(b, "null"...)
 	case len(r.UDPSrcPorts) == 0:
-		o.b = append(o.b, "[]"...)
+		b = append(b, "[]"...)
 	default:
-		a := o.child()
-		a.b = append(a.b, '[')
-		for _, p := range r.UDPSrcPorts {
-			a.elem()
-			a.uint(uint64(p))
+		b = append(b, l.arrFirst...)
+		for i, p := range r.UDPSrcPorts {
+			if i > 0 {
+				b = append(b, l.arrNext...)
+			}
+			b = appendUint(b, uint64(p))
 		}
-		a.newline(a.depth)
-		o.b = append(a.b, ']')
+		b = append(b, l.arrClose...)
 	}
-	o.member("udp_src_ports_truncated")
-	o.b = strconv.AppendBool(o.b, r.MorePorts)
+	b = append(b, l.seg[mMorePorts]...)
+	b = strconv.AppendBool(b, r.MorePorts)
 
-	o.member("cm")
+	b = append(b, l.seg[mCM]...)
 	if c := r.CM; c != nil {
-		m := o.child()
-		m.open()
-		if c.ServiceID != "" {
-			m.key("service_id")
-			m.str(c.ServiceID)
-		}
-		if c.PortSpace != "" {
-			m.key("port_space")
-			m.str(c.PortSpace)
-		}
-		if c.Port != 0 {
-			m.key("port")
-			m.uint(uint64(c.Port))
-		}
-		if c.StartPSN != nil {
-			m.key("start_psn")
-			m.uint(uint64(*c.StartPSN))
-		}
-		m.key("frame")
-		m.int(int64(c.Frame))
-		m.key("file")
-		m.str(c.File)
-		o.b = m.close()
+		b = e.appendCM(b, l, c)
 	} else {
-		o.null()
+		b = append(b, "null"...)
 	}
-	st.record.done = true
-	return o.close(), nil
+	return append(b, l.close...), nil
 }
 
-// object writes one JSON object or array at a nesting depth.
-type object struct {
-	e      *JSONEncoder
-	b      []byte
-	depth  int           // of the object itself
-	n      int           // members written
-	starts *memberStarts // for member
+// The members of a Record, in the order it is written: the index of each
+// in recordMembers and recordLayout.seg.
+const (
+	mID = iota
+	mSrc
+	mDst
+	mDestQPN
+	mSrcQPN
+	mPartnerQPN
+	mPartnerID
+	mPairedBy
+	mTransport
+	mEpoch
+	mPKey
+	mVLAN
+	mPackets
+	mBytes
+	mPayloadBytes
+	mFirst
+	mLast
+	mFirstFrame
+	mLastFrame
+	mFirstFile
+	mLastFile
+	mDurationS
+	mMeanBps
+	mPeakBps
+	mMessages
+	mFirstPSN
+	mLastPSN
+	mHighestPSN
+	mRetransmittedPackets
+	mPSNGaps
+	mMissingPSNs
+	mOutOfOrder
+	mReordered
+	mNAKs
+	mRNRNAKs
+	mRNRTimers
+	mCNPs
+	mECNCE
+	mCNPsCE
+	mFECN
+	mBECN
+	mICRCBad
+	mTruncated
+	mMirrorDuplicates
+	mOpcodes
+	mDSCP
+	mECN
+	mUDPSrcPorts
+	mMorePorts
+	mCM
+	nMembers
+)
+
+// recordMembers are the names of a Record's members (their json tags),
+// and whether each is a string, by index.
+var recordMembers = [nMembers]struct {
+	name string
+	str  bool
+}{
+	{"id", false}, {"src", true}, {"dst", true}, {"dest_qpn", false}, {"src_qpn", false},
+	{"partner_qpn", false}, {"partner_id", false}, {"paired_by", true}, {"transport", true},
+	{"epoch", false}, {"pkey", false}, {"vlan", false}, {"packets", false}, {"bytes", false},
+	{"payload_bytes", false}, {"first", true}, {"last", true}, {"first_frame", false},
+	{"last_frame", false}, {"first_file", true}, {"last_file", true}, {"duration_s", false},
+	{"mean_bps", false}, {"peak_bps", false}, {"messages", false}, {"first_psn", false},
+	{"last_psn", false}, {"highest_psn", false}, {"retransmitted_packets", false},
+	{"psn_gaps", false}, {"missing_psns", false}, {"out_of_order", false}, {"reordered", false},
+	{"naks", false}, {"rnr_naks", false}, {"rnr_timers", false}, {"cnps", false},
+	{"ecn_ce", false}, {"cnps_ce", false}, {"fecn", false}, {"becn", false},
+	{"icrc_bad", false}, {"truncated", false}, {"mirror_duplicates", false},
+	{"opcodes", false}, {"dscp", false}, {"ecn", false}, {"udp_src_ports", false},
+	{"udp_src_ports_truncated", false}, {"cm", false},
 }
 
-// child is an object nested in o's current member, writing on o's bytes.
-func (o *object) child() object { return object{e: o.e, b: o.b, depth: o.depth + 1} }
+// The members of NAKCounts, in order.
+const (
+	nakPSNSeqErr = iota
+	nakInvalidRequest
+	nakRemoteAccessErr
+	nakRemoteOpErr
+	nakInvalidRDRequest
+	nakOther
+	nNAKMembers
+)
 
-func (o *object) open() { o.b = append(o.b, '{') }
+var nakMembers = [nNAKMembers]string{"psn_seq_err", "invalid_request", "remote_access_err", "remote_op_err", "invalid_rd_request", "other"}
 
-// newline starts a line indented by depth levels (nothing when compact).
-func (o *object) newline(depth int) {
-	if o.e.Indent == "" {
-		return
+// recordLayout holds the bytes between the values of a Record written at
+// one depth by one encoder (its indentation), as AppendRecord writes
+// them.
+type recordLayout struct {
+	// seg[m] is what comes before the value of member m: the closing
+	// quote of the string before, the comma, the new line and
+	// indentation, the quoted name, the colon (and space), and the opening
+	// quote of a string. seg[mID] starts with the record's opening brace,
+	// seg[mNAKs] ends with naks' opening brace and its first member's
+	// start, seg[mRNRNAKs] starts with naks' closing brace.
+	seg [nMembers]string
+	nak [nNAKMembers]string // the starts of naks' members (the first is in seg[mNAKs])
+	// The members of the objects and the elements of the lists inside a
+	// record (counter maps, CM, UDP source ports): the start of the
+	// first one and of the others, up to the opening quote of a name;
+	// the closing quote and colon of a name; the closing brace or
+	// bracket on a line of its own.
+	mapFirst, mapNext, mapColon string
+	arrFirst, arrNext           string
+	objClose, arrClose          string
+	close                       string // the record's closing brace, on a line of its own
+}
+
+// layout returns the recordLayout of records written at depth.
+func (e *JSONEncoder) layout(depth int) *recordLayout {
+	if depth < len(e.layouts) {
+		if l := e.layouts[depth]; l != nil {
+			return l
+		}
 	}
-	for len(o.e.lines) <= depth {
-		o.e.lines = append(o.e.lines, "\n"+strings.Repeat(o.e.Indent, len(o.e.lines)))
+	for len(e.layouts) <= depth {
+		e.layouts = append(e.layouts, nil)
 	}
-	o.b = append(o.b, o.e.lines[depth]...)
+	l := newRecordLayout(e.Indent, depth)
+	e.layouts[depth] = l
+	return l
 }
 
-// elem starts the next member or element.
-func (o *object) elem() {
-	if o.n > 0 {
-		o.b = append(o.b, ',')
+func newRecordLayout(indent string, depth int) *recordLayout {
+	// line starts a line at depth d (nothing when compact), start the
+	// member name at depth d.
+	line := func(d int) string {
+		if indent == "" {
+			return ""
+		}
+		return "\n" + strings.Repeat(indent, d)
 	}
-	o.n++
-	o.newline(o.depth + 1)
-}
-
-// key starts the next member: its name, which needs no escaping (a field
-// name), and colon.
-func (o *object) key(k string) {
-	o.elem()
-	o.b = append(o.b, '"')
-	o.b = append(o.b, k...)
-	o.b = append(o.b, '"', ':')
-	if o.e.Indent != "" {
-		o.b = append(o.b, ' ')
+	colon := ":"
+	if indent != "" {
+		colon = ": "
 	}
-}
-
-// member is key for an object whose members are always the same, in the
-// same order (see memberStarts).
-func (o *object) member(k string) {
-	if ms := o.starts; ms.done {
-		o.b = append(o.b, ms.starts[o.n]...)
-		o.n++
-		return
+	start := func(comma bool, d int, name string) string {
+		s := line(d) + `"` + name + `"` + colon
+		if comma {
+			s = "," + s
+		}
+		return s
 	}
-	o.firstMember(k)
-}
-
-// firstMember is member for the first object written, which makes the
-// member starts.
-func (o *object) firstMember(k string) {
-	start := len(o.b)
-	o.key(k)
-	o.starts.starts = append(o.starts.starts, string(o.b[start:]))
-}
-
-// mapKey is key for a name that may need escaping (a map key).
-func (o *object) mapKey(k string) {
-	o.elem()
-	o.b = appendString(o.b, k, o.e.EscapeHTML)
-	o.b = append(o.b, ':')
-	if o.e.Indent != "" {
-		o.b = append(o.b, ' ')
+	l := new(recordLayout)
+	for m, rm := range recordMembers {
+		s := start(m > 0, depth+1, rm.name)
+		if m > 0 && recordMembers[m-1].str {
+			s = `"` + s
+		}
+		if rm.str {
+			s += `"`
+		}
+		switch m {
+		case mID:
+			s = "{" + s
+		case mNAKs:
+			s += "{" + start(false, depth+2, nakMembers[0])
+		case mRNRNAKs:
+			s = line(depth+1) + "}" + s
+		}
+		l.seg[m] = s
 	}
-}
-
-// close ends the object and returns the bytes.
-func (o *object) close() []byte {
-	if o.n > 0 {
-		o.newline(o.depth)
+	for m := 1; m < nNAKMembers; m++ {
+		l.nak[m] = start(true, depth+2, nakMembers[m])
 	}
-	return append(o.b, '}')
+	l.mapFirst, l.mapNext, l.mapColon = "{"+line(depth+2)+`"`, ","+line(depth+2)+`"`, `"`+colon
+	l.arrFirst, l.arrNext = "["+line(depth+2), ","+line(depth+2)
+	l.objClose, l.arrClose = line(depth+1)+"}", line(depth+1)+"]"
+	l.close = line(depth) + "}"
+	return l
 }
 
-func (o *object) null() { o.b = append(o.b, "null"...) }
+// appendList writes the members of a counter map listed in key order, as
+// appendMap writes the map.
+func (l *recordLayout) appendList(b []byte, c *countList, escapeHTML bool) []byte {
+	if len(c.keys) == 0 {
+		return append(b, "{}"...)
+	}
+	vals := c.vals[:len(c.keys)]
+	for i, k := range c.keys {
+		if i == 0 {
+			b = append(b, l.mapFirst...)
+		} else {
+			b = append(b, l.mapNext...)
+		}
+		b = appendStringBody(b, k, escapeHTML)
+		b = append(b, l.mapColon...)
+		b = appendUint(b, vals[i])
+	}
+	return append(b, l.objClose...)
+}
 
-// optUint writes *v, or null for a nil v (the record's optional numbers).
-func optUint[T uint16 | uint32](o *object, v *T) {
+// appendMap writes m with its keys sorted, as encoding/json writes a
+// map[string]uint64.
+func (e *JSONEncoder) appendMap(b []byte, l *recordLayout, m map[string]uint64) []byte {
+	if m == nil && !e.NilAsEmpty {
+		return append(b, "null"...)
+	}
+	if len(m) == 0 {
+		return append(b, "{}"...)
+	}
+	e.keys = sortedKeys(e.keys, m)
+	for i, k := range e.keys {
+		if i == 0 {
+			b = append(b, l.mapFirst...)
+		} else {
+			b = append(b, l.mapNext...)
+		}
+		b = appendStringBody(b, k, e.EscapeHTML)
+		b = append(b, l.mapColon...)
+		b = appendUint(b, m[k])
+	}
+	return append(b, l.objClose...)
+}
+
+// appendCM writes c, leaving out the empty members tagged omitempty.
+func (e *JSONEncoder) appendCM(b []byte, l *recordLayout, c *CMRecord) []byte {
+	n := 0
+	key := func(name string) {
+		if n == 0 {
+			b = append(b, l.mapFirst...)
+		} else {
+			b = append(b, l.mapNext...)
+		}
+		n++
+		b = append(b, name...)
+		b = append(b, l.mapColon...)
+	}
+	if c.ServiceID != "" {
+		key("service_id")
+		b = appendString(b, c.ServiceID, e.EscapeHTML)
+	}
+	if c.PortSpace != "" {
+		key("port_space")
+		b = appendString(b, c.PortSpace, e.EscapeHTML)
+	}
+	if c.Port != 0 {
+		key("port")
+		b = appendUint(b, uint64(c.Port))
+	}
+	if c.StartPSN != nil {
+		key("start_psn")
+		b = appendUint(b, uint64(*c.StartPSN))
+	}
+	key("frame")
+	b = appendInt(b, int64(c.Frame))
+	key("file")
+	b = append(b, '"')
+	b = appendStringBody(b, c.File, e.EscapeHTML)
+	b = append(b, '"')
+	return append(b, l.objClose...)
+}
+
+// appendOpt writes *v, or null for a nil v (the record's optional numbers).
+func appendOpt[T uint16 | uint32](b []byte, v *T) []byte {
 	if v == nil {
-		o.null()
-		return
+		return append(b, "null"...)
 	}
-	o.uint(uint64(*v))
+	return appendUint(b, uint64(*v))
 }
-func (o *object) int(v int64)     { o.b = strconv.AppendInt(o.b, v, 10) }
-func (o *object) uint(v uint64)   { o.b = appendUint(o.b, v) }
-func (o *object) str(s string)    { o.b = appendString(o.b, s, o.e.EscapeHTML) }
-func (o *object) float(v float64) { o.b = appendFloat(o.b, v) }
+
+// appendInt is strconv.AppendInt(b, v, 10).
+func appendInt(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }
 
 // appendUint is strconv.AppendUint(b, v, 10), inlined for one digit: most
 // of a record's counters are 0.
@@ -369,35 +492,6 @@ func appendUint(b []byte, v uint64) []byte {
 		return append(b, byte('0'+v))
 	}
 	return strconv.AppendUint(b, v, 10)
-}
-
-// countMap writes m with its keys sorted, as encoding/json writes a
-// map[string]uint64.
-func (o *object) countMap(m map[string]uint64) {
-	if m == nil && !o.e.NilAsEmpty {
-		o.null()
-		return
-	}
-	c := o.child()
-	c.open()
-	o.e.keys = sortedKeys(o.e.keys, m)
-	for _, k := range o.e.keys {
-		c.mapKey(k)
-		c.uint(m[k])
-	}
-	o.b = c.close()
-}
-
-// countList writes the members of a counter map listed in key order, as
-// countMap writes the map.
-func (o *object) countList(l *countList) {
-	c := o.child()
-	c.open()
-	for i, k := range l.keys {
-		c.mapKey(k)
-		c.uint(l.vals[i])
-	}
-	o.b = c.close()
 }
 
 // appendFloat writes v as encoding/json writes a float64 (ES6 number
@@ -476,9 +570,14 @@ func plain(s string, escapeHTML bool) bool {
 // escapeHTML), invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
 func appendString(dst []byte, s string, escapeHTML bool) []byte {
 	dst = append(dst, '"')
+	dst = appendStringBody(dst, s, escapeHTML)
+	return append(dst, '"')
+}
+
+// appendStringBody is appendString without the quotes.
+func appendStringBody(dst []byte, s string, escapeHTML bool) []byte {
 	if plain(s, escapeHTML) {
-		dst = append(dst, s...)
-		return append(dst, '"')
+		return append(dst, s...)
 	}
 	safe := &plainSafe
 	if escapeHTML {
@@ -529,6 +628,5 @@ func appendString(dst []byte, s string, escapeHTML bool) []byte {
 		}
 		i += size
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }
