@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // JSONEncoder writes Records as JSON without reflection: the bytes
@@ -29,12 +30,15 @@ type JSONEncoder struct {
 	keys    []string        // scratch for sorting map keys
 	built   *Builder        // the Builder of the records being written, if any (see counts)
 	layouts []*recordLayout // of the Records written at each depth, as used
+	// plainFile is the last file name found to need no escaping: the
+	// records of a capture name the same few files (see appendFileName).
+	plainFile string
 }
 
 // fresh is a JSONEncoder with e's settings and no scratch: copies of one
 // encoder that run at the same time must not share its scratch slices.
 func (e JSONEncoder) fresh() JSONEncoder {
-	e.keys, e.layouts, e.built = nil, nil, nil
+	e.keys, e.layouts, e.built, e.plainFile = nil, nil, nil, ""
 	return e
 }
 
@@ -46,7 +50,10 @@ func (e JSONEncoder) fresh() JSONEncoder {
 // It writes the bytes between the values of a record, which are the same
 // in every record written at one depth (commas, new lines, indentation,
 // member names, colons, the quotes of strings), each in one append from
-// the recordLayout of that depth.
+// the recordLayout of that depth. A record the Builder being written
+// from made (see JSONEncoder.built) has strings that need no escaping
+// (times, names of enums and opcodes, addresses without a zone), written
+// as they are; the others are escaped as encoding/json escapes them.
 func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, error) {
 	for _, v := range [...]float64{r.DurationS, r.MeanBps, r.PeakBps} {
 		if math.IsInf(v, 0) || math.IsNaN(v) {
@@ -54,17 +61,19 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 		}
 	}
 	var lists *recordCounts
+	known, addrs := false, false // the strings, the addresses need no escaping
 	if b := e.built; b != nil && r == &b.r && b.counts.valid {
 		lists = &b.counts // r's maps, already in key order
+		known, addrs = true, b.plainAddrs
 	}
 	l := e.layout(depth)
 	b := dst
 	b = append(b, l.seg[mID]...)
 	b = appendInt(b, int64(r.ID))
 	b = append(b, l.seg[mSrc]...)
-	b = appendStringBody(b, r.Src, e.EscapeHTML)
+	b = e.appendText(b, r.Src, addrs)
 	b = append(b, l.seg[mDst]...)
-	b = appendStringBody(b, r.Dst, e.EscapeHTML)
+	b = e.appendText(b, r.Dst, addrs)
 	b = append(b, l.seg[mDestQPN]...)
 	b = appendUint(b, uint64(r.DestQPN))
 	b = append(b, l.seg[mSrcQPN]...)
@@ -78,9 +87,9 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 		b = append(b, "null"...)
 	}
 	b = append(b, l.seg[mPairedBy]...)
-	b = appendStringBody(b, r.PairedBy, e.EscapeHTML)
+	b = e.appendText(b, r.PairedBy, known)
 	b = append(b, l.seg[mTransport]...)
-	b = appendStringBody(b, r.Transport, e.EscapeHTML)
+	b = e.appendText(b, r.Transport, known)
 	b = append(b, l.seg[mEpoch]...)
 	b = appendInt(b, int64(r.Epoch))
 	b = append(b, l.seg[mPKey]...)
@@ -94,17 +103,17 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 	b = append(b, l.seg[mPayloadBytes]...)
 	b = appendUint(b, r.PayloadBytes)
 	b = append(b, l.seg[mFirst]...)
-	b = appendStringBody(b, r.First, e.EscapeHTML)
+	b = e.appendText(b, r.First, known)
 	b = append(b, l.seg[mLast]...)
-	b = appendStringBody(b, r.Last, e.EscapeHTML)
+	b = e.appendText(b, r.Last, known)
 	b = append(b, l.seg[mFirstFrame]...)
 	b = appendInt(b, int64(r.FirstFrame))
 	b = append(b, l.seg[mLastFrame]...)
 	b = appendInt(b, int64(r.LastFrame))
 	b = append(b, l.seg[mFirstFile]...)
-	b = appendStringBody(b, r.FirstFile, e.EscapeHTML)
+	b = e.appendFile(b, r.FirstFile)
 	b = append(b, l.seg[mLastFile]...)
-	b = appendStringBody(b, r.LastFile, e.EscapeHTML)
+	b = e.appendFile(b, r.LastFile)
 	b = append(b, l.seg[mDurationS]...)
 	b = appendFloat(b, r.DurationS)
 	b = append(b, l.seg[mMeanBps]...)
@@ -149,7 +158,7 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 	b = appendUint(b, r.RNRNAKs)
 	b = append(b, l.seg[mRNRTimers]...)
 	if lists != nil {
-		b = l.appendList(b, &lists.rnr, e.EscapeHTML)
+		b = l.appendList(b, &lists.rnr)
 	} else {
 		b = e.appendMap(b, l, r.RNRTimers)
 	}
@@ -171,19 +180,19 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 	b = appendUint(b, r.MirrorDuplicates)
 	b = append(b, l.seg[mOpcodes]...)
 	if lists != nil {
-		b = l.appendList(b, &lists.ops, e.EscapeHTML)
+		b = l.appendList(b, &lists.ops)
 	} else {
 		b = e.appendMap(b, l, r.Opcodes)
 	}
 	b = append(b, l.seg[mDSCP]...)
 	if lists != nil {
-		b = l.appendList(b, &lists.dscp, e.EscapeHTML)
+		b = l.appendList(b, &lists.dscp)
 	} else {
 		b = e.appendMap(b, l, r.DSCP)
 	}
 	b = append(b, l.seg[mECN]...)
 	if lists != nil {
-		b = l.appendList(b, &lists.ecn, e.EscapeHTML)
+		b = l.appendList(b, &lists.ecn)
 	} else {
 		b = e.appendMap(b, l, r.ECN)
 	}
@@ -394,8 +403,9 @@ func newRecordLayout(indent string, depth int) *recordLayout {
 }
 
 // appendList writes the members of a counter map listed in key order, as
-// appendMap writes the map.
-func (l *recordLayout) appendList(b []byte, c *countList, escapeHTML bool) []byte {
+// appendMap writes the map. Their keys need no escaping (the Builder's:
+// names of RNR timers and opcodes, DSCP numbers, ECN codepoints).
+func (l *recordLayout) appendList(b []byte, c *countList) []byte {
 	if len(c.keys) == 0 {
 		return append(b, "{}"...)
 	}
@@ -406,7 +416,7 @@ func (l *recordLayout) appendList(b []byte, c *countList, escapeHTML bool) []byt
 		} else {
 			b = append(b, l.mapNext...)
 		}
-		b = appendStringBody(b, k, escapeHTML)
+		b = append(b, k...)
 		b = append(b, l.mapColon...)
 		b = appendUint(b, vals[i])
 	}
@@ -469,9 +479,32 @@ func (e *JSONEncoder) appendCM(b []byte, l *recordLayout, c *CMRecord) []byte {
 	b = appendInt(b, int64(c.Frame))
 	key("file")
 	b = append(b, '"')
-	b = appendStringBody(b, c.File, e.EscapeHTML)
+	b = e.appendFile(b, c.File)
 	b = append(b, '"')
 	return append(b, l.objClose...)
+}
+
+// appendText writes the inside of the JSON string of s (no quotes): s
+// itself when known says it needs no escaping.
+func (e *JSONEncoder) appendText(b []byte, s string, known bool) []byte {
+	if known {
+		return append(b, s...)
+	}
+	return appendStringBody(b, s, e.EscapeHTML)
+}
+
+// appendFile is appendText for a file name. The records of a capture
+// name the same few files, the same strings: the last one found plain
+// is written without looking at it again.
+func (e *JSONEncoder) appendFile(b []byte, s string) []byte {
+	if len(s) == len(e.plainFile) && unsafe.StringData(s) == unsafe.StringData(e.plainFile) {
+		return append(b, s...)
+	}
+	if plain(s, e.EscapeHTML) {
+		e.plainFile = s
+		return append(b, s...)
+	}
+	return appendStringBody(b, s, e.EscapeHTML)
 }
 
 // appendOpt writes *v, or null for a nil v (the record's optional numbers).

@@ -3,7 +3,11 @@ package flowtable
 import (
 	"bytes"
 	"encoding/json"
+	"net/netip"
 	"testing"
+
+	"github.com/rocedump/rocedump/decode/bth"
+	"github.com/rocedump/rocedump/flows"
 )
 
 // TestAppendStringMatchesEncodingJSON holds appendString and
@@ -35,6 +39,65 @@ func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 				t.Fatalf("appendStringBody(%q, html %v) = %q, want %q", s, html, got[1:], w[1:len(w)-1])
 			}
 		}
+	}
+}
+
+// TestBuilderStringsNeedNoEscaping: the strings a Builder's record holds
+// that AppendRecord writes without escaping (see JSONEncoder.AppendRecord)
+// are written by encoding/json as they are: the names of every opcode,
+// transport, pairing method, RNR timer and ECN codepoint, DSCP values,
+// times and addresses without a zone.
+func TestBuilderStringsNeedNoEscaping(t *testing.T) {
+	var ss []string
+	for o := range 256 {
+		ss = append(ss, bth.Opcode(o).String())
+	}
+	for tr := range 16 {
+		ss = append(ss, bth.Transport(tr).String())
+	}
+	for m := range 8 {
+		ss = append(ss, flows.PairMethod(m).String())
+	}
+	for v := range 32 {
+		ss = append(ss, bth.RNRTimerDuration(uint8(v)).String())
+	}
+	for v := range 64 {
+		ss = append(ss, itoa(v))
+	}
+	ss = append(ss, ecnNames[:]...)
+	var b Builder
+	for _, f := range genFlows(t) {
+		r := b.Record(f)
+		if !b.plainAddrs {
+			t.Fatalf("flow %d: addresses %s, %s taken for zoned", f.ID, r.Src, r.Dst)
+		}
+		ss = append(ss, r.Src, r.Dst, r.First, r.Last)
+	}
+	for _, html := range []bool{false, true} {
+		for _, s := range ss {
+			if got := appendString(nil, s, html); string(got) != `"`+s+`"` {
+				t.Errorf("%q (html %v) is written as %s", s, html, got)
+			}
+		}
+	}
+}
+
+// TestZonedAddressEscaped: an address with a zone, whose text can hold
+// any character, is escaped in a Builder's record as in encoding/json.
+func TestZonedAddressEscaped(t *testing.T) {
+	f := &flows.Flow{Key: flows.Key{Src: netip.MustParseAddr(`fe80::1%a"b\c<`), Dst: netip.MustParseAddr("fe80::2")}}
+	r := NewRecord(f)
+	var want, got bytes.Buffer
+	enc := json.NewEncoder(&want)
+	enc.SetEscapeHTML(false) // as JSON Lines are
+	if err := enc.Encode(&r); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSONLOf(&got, FlowsOf([]*flows.Flow{f})); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Errorf("got  %s\nwant %s", got.String(), want.String())
 	}
 }
 
