@@ -3,7 +3,9 @@ package flowtable
 import (
 	"encoding/json"
 	"math"
+	"math/bits"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -516,16 +518,75 @@ func appendOpt[T uint16 | uint32](b []byte, v *T) []byte {
 }
 
 // appendInt is strconv.AppendInt(b, v, 10).
-func appendInt(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }
+func appendInt(b []byte, v int64) []byte {
+	if v >= 0 {
+		return appendUint(b, uint64(v))
+	}
+	return appendUint(append(b, '-'), uint64(-v))
+}
 
-// appendUint is strconv.AppendUint(b, v, 10), inlined for one digit: most
-// of a record's counters are 0.
+// appendUint is strconv.AppendUint(b, v, 10), inlined for one digit:
+// most of a record's counters are 0.
 func appendUint(b []byte, v uint64) []byte {
 	if v < 10 {
 		return append(b, byte('0'+v))
 	}
-	return strconv.AppendUint(b, v, 10)
+	return appendUintLong(b, v)
 }
+
+// appendUintLong is appendUint for any v from 10: it writes the digits in place,
+// two at a time from the last, with 32-bit divisions once v fits them.
+func appendUintLong(b []byte, v uint64) []byte {
+	if v < 100 {
+		return append(b, digitPairs[v][0], digitPairs[v][1])
+	}
+	n := decimalLen(v)
+	i := len(b)
+	b = slices.Grow(b, n)[:i+n]
+	d := b[i:]
+	j := n
+	for v >= 1<<32 {
+		q := v / 100
+		p := &digitPairs[v-q*100]
+		j -= 2
+		d[j], d[j+1] = p[0], p[1]
+		v = q
+	}
+	w := uint32(v)
+	for w >= 100 {
+		q := w / 100
+		p := &digitPairs[w-q*100]
+		j -= 2
+		d[j], d[j+1] = p[0], p[1]
+		w = q
+	}
+	if w >= 10 {
+		d[0], d[1] = digitPairs[w][0], digitPairs[w][1]
+	} else {
+		d[0] = byte('0' + w)
+	}
+	return b
+}
+
+// decimalLen is the number of decimal digits of v (1 for 0).
+func decimalLen(v uint64) int {
+	n := bits.Len64(v) * 1233 >> 12 // log10(2) ≈ 1233/4096: n or n-1 digits
+	if v >= pow10[n] {
+		n++
+	}
+	return max(n, 1)
+}
+
+// pow10[i] is 10^i.
+var pow10 = [20]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
+
+// digitPairs holds "00" to "99".
+var digitPairs = func() (p [100][2]byte) {
+	for i := range p {
+		p[i] = [2]byte{byte('0' + i/10), byte('0' + i%10)}
+	}
+	return p
+}()
 
 // appendFloat writes v as encoding/json writes a float64 (ES6 number
 // formatting); v must be finite.

@@ -3,12 +3,56 @@ package flowtable
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"math/rand/v2"
 	"net/netip"
+	"strconv"
 	"testing"
 
 	"github.com/rocedump/rocedump/decode/bth"
 	"github.com/rocedump/rocedump/flows"
 )
+
+// TestAppendIntsMatchStrconv holds appendUint and appendInt to strconv at
+// every number of digits and its edges (0, 9, 10, 99, 100, ..., 2^32 on
+// either side, the largest and smallest values), appended after other
+// bytes to a slice with no room left and to one with room.
+func TestAppendIntsMatchStrconv(t *testing.T) {
+	var us []uint64
+	for v := range uint64(1000) {
+		us = append(us, v)
+	}
+	for p := uint64(1); ; p *= 10 {
+		us = append(us, p-1, p, p+1, 2*p-1, 5*p)
+		if p > math.MaxUint64/10 {
+			break
+		}
+	}
+	us = append(us, 1<<32-1, 1<<32, 1<<32+1, 1<<53, 1<<63-1, 1<<63, math.MaxUint64-1, math.MaxUint64)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		us = append(us, rng.Uint64()>>rng.IntN(64))
+	}
+	for _, prefix := range [][]byte{nil, []byte("x"), append(make([]byte, 0, 64), "key: "...)} {
+		for _, v := range us {
+			b := append([]byte(nil), prefix...)
+			if got, want := string(appendUint(b, v)), string(prefix)+strconv.FormatUint(v, 10); got != want {
+				t.Fatalf("appendUint(%q, %d) = %q, want %q", prefix, v, got, want)
+			}
+			for _, i := range []int64{int64(v), -int64(v)} {
+				b := append([]byte(nil), prefix...)
+				if got, want := string(appendInt(b, i)), string(prefix)+strconv.FormatInt(i, 10); got != want {
+					t.Fatalf("appendInt(%q, %d) = %q, want %q", prefix, i, got, want)
+				}
+			}
+		}
+	}
+	for _, i := range []int64{math.MinInt64, math.MinInt64 + 1, math.MaxInt64, -1, -9, -10, -99, -100} {
+		if got, want := string(appendInt(nil, i)), strconv.FormatInt(i, 10); got != want {
+			t.Errorf("appendInt(%d) = %q, want %q", i, got, want)
+		}
+	}
+}
 
 // TestAppendStringMatchesEncodingJSON holds appendString and
 // appendStringBody to encoding/json on strings that need escaping: quotes,
