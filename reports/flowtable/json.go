@@ -591,6 +591,14 @@ var digitPairs = func() (p [100][2]byte) {
 // appendFloat writes v as encoding/json writes a float64 (ES6 number
 // formatting); v must be finite.
 func appendFloat(b []byte, v float64) []byte {
+	// A whole number below 2^53 is written as its integer: every integer
+	// there is a float64, so no shorter digits read back as v. (Rates are
+	// whole numbers.) -0 is left to strconv ("-0").
+	if v > 0 && v < 1<<53 {
+		if u := uint64(v); float64(u) == v {
+			return appendUint(b, u)
+		}
+	}
 	abs := math.Abs(v)
 	format := byte('f')
 	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {

@@ -54,6 +54,29 @@ func TestAppendIntsMatchStrconv(t *testing.T) {
 	}
 }
 
+// TestAppendFloatMatchesEncodingJSON holds appendFloat to encoding/json
+// on whole numbers about 2^53 (past which not every integer is a
+// float64), zeros of either sign, negative, fractional and huge numbers.
+func TestAppendFloatMatchesEncodingJSON(t *testing.T) {
+	vs := []float64{0, math.Copysign(0, -1), 1, -1, 0.5, 9, 10, 99, 100, 1e15, 1e16, 1e20, 1e21, 1e22,
+		1<<53 - 1, 1 << 53, 1<<53 + 2, 1 << 63, 1 << 64, -(1 << 53), -12345, 12345.5, 1e-7, 123456789.125,
+		math.MaxFloat64, math.SmallestNonzeroFloat64, math.Nextafter(1<<53, 0), math.Nextafter(1, 2), math.Nextafter(1, 0)}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 10000 {
+		v := math.Floor(rng.Float64() * math.Pow(2, float64(rng.IntN(70))))
+		vs = append(vs, v, v+0.5, -v)
+	}
+	for _, v := range vs {
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendFloat([]byte("x"), v); string(got[1:]) != string(want) {
+			t.Fatalf("appendFloat(%v) = %q, want %q", v, got[1:], want)
+		}
+	}
+}
+
 // TestAppendStringMatchesEncodingJSON holds appendString and
 // appendStringBody to encoding/json on strings that need escaping: quotes,
 // backslashes, control characters, HTML characters, non-ASCII, invalid
