@@ -51,8 +51,10 @@ func (e JSONEncoder) fresh() JSONEncoder {
 //
 // It writes the bytes between the values of a record, which are the same
 // in every record written at one depth (commas, new lines, indentation,
-// member names, colons, the quotes of strings), each in one append from
-// the recordLayout of that depth. A record the Builder being written
+// member names, colons, the quotes of strings), each at once from the
+// recordLayout of that depth: as a whole array of segmentSize bytes when
+// the record is sure to have that many bytes from there on (no call of
+// memmove). A record the Builder being written
 // from made (see JSONEncoder.built) has strings that need no escaping
 // (times, names of enums and opcodes, addresses without a zone), written
 // as they are; the others are escaped as encoding/json escapes them.
@@ -70,161 +72,161 @@ func (e *JSONEncoder) AppendRecord(dst []byte, r *Record, depth int) ([]byte, er
 	}
 	l := e.layout(depth)
 	b := dst
-	b = append(b, l.seg[mID]...)
+	b = l.seg[mID].append(b)
 	b = appendInt(b, int64(r.ID))
-	b = append(b, l.seg[mSrc]...)
+	b = l.seg[mSrc].append(b)
 	b = e.appendText(b, r.Src, addrs)
-	b = append(b, l.seg[mDst]...)
+	b = l.seg[mDst].append(b)
 	b = e.appendText(b, r.Dst, addrs)
-	b = append(b, l.seg[mDestQPN]...)
+	b = l.seg[mDestQPN].append(b)
 	b = appendUint(b, uint64(r.DestQPN))
-	b = append(b, l.seg[mSrcQPN]...)
+	b = l.seg[mSrcQPN].append(b)
 	b = appendOpt(b, r.SrcQPN)
-	b = append(b, l.seg[mPartnerQPN]...)
+	b = l.seg[mPartnerQPN].append(b)
 	b = appendOpt(b, r.PartnerQPN)
-	b = append(b, l.seg[mPartnerID]...)
+	b = l.seg[mPartnerID].append(b)
 	if r.PartnerID != nil {
 		b = appendInt(b, int64(*r.PartnerID))
 	} else {
 		b = append(b, "null"...)
 	}
-	b = append(b, l.seg[mPairedBy]...)
+	b = l.seg[mPairedBy].append(b)
 	b = e.appendText(b, r.PairedBy, known)
-	b = append(b, l.seg[mTransport]...)
+	b = l.seg[mTransport].append(b)
 	b = e.appendText(b, r.Transport, known)
-	b = append(b, l.seg[mEpoch]...)
+	b = l.seg[mEpoch].append(b)
 	b = appendInt(b, int64(r.Epoch))
-	b = append(b, l.seg[mPKey]...)
+	b = l.seg[mPKey].append(b)
 	b = appendUint(b, uint64(r.PKey))
-	b = append(b, l.seg[mVLAN]...)
+	b = l.seg[mVLAN].append(b)
 	b = appendOpt(b, r.VLAN)
-	b = append(b, l.seg[mPackets]...)
+	b = l.seg[mPackets].append(b)
 	b = appendUint(b, r.Packets)
-	b = append(b, l.seg[mBytes]...)
+	b = l.seg[mBytes].append(b)
 	b = appendUint(b, r.Bytes)
-	b = append(b, l.seg[mPayloadBytes]...)
+	b = l.seg[mPayloadBytes].append(b)
 	b = appendUint(b, r.PayloadBytes)
-	b = append(b, l.seg[mFirst]...)
+	b = l.seg[mFirst].append(b)
 	b = e.appendText(b, r.First, known)
-	b = append(b, l.seg[mLast]...)
+	b = l.seg[mLast].append(b)
 	b = e.appendText(b, r.Last, known)
-	b = append(b, l.seg[mFirstFrame]...)
+	b = l.seg[mFirstFrame].append(b)
 	b = appendInt(b, int64(r.FirstFrame))
-	b = append(b, l.seg[mLastFrame]...)
+	b = l.seg[mLastFrame].append(b)
 	b = appendInt(b, int64(r.LastFrame))
-	b = append(b, l.seg[mFirstFile]...)
+	b = l.seg[mFirstFile].append(b)
 	b = e.appendFile(b, r.FirstFile)
-	b = append(b, l.seg[mLastFile]...)
+	b = l.seg[mLastFile].append(b)
 	b = e.appendFile(b, r.LastFile)
-	b = append(b, l.seg[mDurationS]...)
+	b = l.seg[mDurationS].append(b)
 	b = appendFloat(b, r.DurationS)
-	b = append(b, l.seg[mMeanBps]...)
+	b = l.seg[mMeanBps].append(b)
 	b = appendFloat(b, r.MeanBps)
-	b = append(b, l.seg[mPeakBps]...)
+	b = l.seg[mPeakBps].append(b)
 	b = appendFloat(b, r.PeakBps)
-	b = append(b, l.seg[mMessages]...)
+	b = l.seg[mMessages].append(b)
 	b = appendUint(b, r.Messages)
-	b = append(b, l.seg[mFirstPSN]...)
+	b = l.seg[mFirstPSN].append(b)
 	b = appendUint(b, uint64(r.FirstPSN))
-	b = append(b, l.seg[mLastPSN]...)
+	b = l.seg[mLastPSN].append(b)
 	b = appendUint(b, uint64(r.LastPSN))
-	b = append(b, l.seg[mHighestPSN]...)
+	b = l.seg[mHighestPSN].append(b)
 	b = appendUint(b, uint64(r.HighestPSN))
-	b = append(b, l.seg[mRetransmittedPackets]...)
+	b = l.seg[mRetransmittedPackets].append(b)
 	b = appendUint(b, r.RetransmittedPackets)
-	b = append(b, l.seg[mPSNGaps]...)
+	b = l.seg[mPSNGaps].append(b)
 	b = appendUint(b, r.PSNGaps)
-	b = append(b, l.seg[mMissingPSNs]...)
+	b = l.seg[mMissingPSNs].append(b)
 	b = appendUint(b, r.MissingPSNs)
-	b = append(b, l.seg[mOutOfOrder]...)
+	b = l.seg[mOutOfOrder].append(b)
 	b = appendUint(b, r.OutOfOrder)
-	b = append(b, l.seg[mReordered]...)
+	b = l.seg[mReordered].append(b)
 	b = appendUint(b, r.Reordered)
 
 	// naks: its opening brace and first member are in its segment, its
 	// closing brace in rnr_naks'.
-	b = append(b, l.seg[mNAKs]...)
+	b = l.seg[mNAKs].append(b)
 	b = appendUint(b, r.NAKs.PSNSeqErr)
-	b = append(b, l.nak[nakInvalidRequest]...)
+	b = l.nak[nakInvalidRequest].append(b)
 	b = appendUint(b, r.NAKs.InvalidRequest)
-	b = append(b, l.nak[nakRemoteAccessErr]...)
+	b = l.nak[nakRemoteAccessErr].append(b)
 	b = appendUint(b, r.NAKs.RemoteAccessErr)
-	b = append(b, l.nak[nakRemoteOpErr]...)
+	b = l.nak[nakRemoteOpErr].append(b)
 	b = appendUint(b, r.NAKs.RemoteOpErr)
-	b = append(b, l.nak[nakInvalidRDRequest]...)
+	b = l.nak[nakInvalidRDRequest].append(b)
 	b = appendUint(b, r.NAKs.InvalidRDRequest)
-	b = append(b, l.nak[nakOther]...)
+	b = l.nak[nakOther].append(b)
 	b = appendUint(b, r.NAKs.Other)
 
-	b = append(b, l.seg[mRNRNAKs]...)
+	b = l.seg[mRNRNAKs].append(b)
 	b = appendUint(b, r.RNRNAKs)
-	b = append(b, l.seg[mRNRTimers]...)
+	b = l.seg[mRNRTimers].append(b)
 	if lists != nil {
 		b = l.appendList(b, &lists.rnr)
 	} else {
 		b = e.appendMap(b, l, r.RNRTimers)
 	}
-	b = append(b, l.seg[mCNPs]...)
+	b = l.seg[mCNPs].append(b)
 	b = appendUint(b, r.CNPs)
-	b = append(b, l.seg[mECNCE]...)
+	b = l.seg[mECNCE].append(b)
 	b = appendUint(b, r.ECNCE)
-	b = append(b, l.seg[mCNPsCE]...)
+	b = l.seg[mCNPsCE].append(b)
 	b = appendUint(b, r.CNPsCE)
-	b = append(b, l.seg[mFECN]...)
+	b = l.seg[mFECN].append(b)
 	b = appendUint(b, r.FECN)
-	b = append(b, l.seg[mBECN]...)
+	b = l.seg[mBECN].append(b)
 	b = appendUint(b, r.BECN)
-	b = append(b, l.seg[mICRCBad]...)
+	b = l.seg[mICRCBad].append(b)
 	b = appendUint(b, r.ICRCBad)
-	b = append(b, l.seg[mTruncated]...)
+	b = l.seg[mTruncated].append(b)
 	b = appendUint(b, r.Truncated)
-	b = append(b, l.seg[mMirrorDuplicates]...)
+	b = l.seg[mMirrorDuplicates].append(b)
 	b = appendUint(b, r.MirrorDuplicates)
-	b = append(b, l.seg[mOpcodes]...)
+	b = l.seg[mOpcodes].append(b)
 	if lists != nil {
 		b = l.appendList(b, &lists.ops)
 	} else {
 		b = e.appendMap(b, l, r.Opcodes)
 	}
-	b = append(b, l.seg[mDSCP]...)
+	b = l.seg[mDSCP].append(b)
 	if lists != nil {
 		b = l.appendList(b, &lists.dscp)
 	} else {
 		b = e.appendMap(b, l, r.DSCP)
 	}
-	b = append(b, l.seg[mECN]...)
+	b = l.seg[mECN].append(b)
 	if lists != nil {
 		b = l.appendList(b, &lists.ecn)
 	} else {
 		b = e.appendMap(b, l, r.ECN)
 	}
 
-	b = append(b, l.seg[mUDPSrcPorts]...)
+	b = l.seg[mUDPSrcPorts].append(b)
 	switch {
 	case r.UDPSrcPorts == nil && !e.NilAsEmpty:
 		b = append(b, "null"...)
 	case len(r.UDPSrcPorts) == 0:
 		b = append(b, "[]"...)
 	default:
-		b = append(b, l.arrFirst...)
+		b = l.arrFirst.append(b)
 		for i, p := range r.UDPSrcPorts {
 			if i > 0 {
-				b = append(b, l.arrNext...)
+				b = l.arrNext.append(b)
 			}
 			b = appendUint(b, uint64(p))
 		}
-		b = append(b, l.arrClose...)
+		b = l.arrClose.append(b)
 	}
-	b = append(b, l.seg[mMorePorts]...)
+	b = l.seg[mMorePorts].append(b)
 	b = strconv.AppendBool(b, r.MorePorts)
 
-	b = append(b, l.seg[mCM]...)
+	b = l.seg[mCM].append(b)
 	if c := r.CM; c != nil {
 		b = e.appendCM(b, l, c)
 	} else {
 		b = append(b, "null"...)
 	}
-	return append(b, l.close...), nil
+	return l.close.append(b), nil
 }
 
 // The members of a Record, in the order it is written: the index of each
@@ -327,17 +329,17 @@ type recordLayout struct {
 	// quote of a string. seg[mID] starts with the record's opening brace,
 	// seg[mNAKs] ends with naks' opening brace and its first member's
 	// start, seg[mRNRNAKs] starts with naks' closing brace.
-	seg [nMembers]string
-	nak [nNAKMembers]string // the starts of naks' members (the first is in seg[mNAKs])
+	seg [nMembers]segment
+	nak [nNAKMembers]segment // the starts of naks' members (the first is in seg[mNAKs])
 	// The members of the objects and the elements of the lists inside a
 	// record (counter maps, CM, UDP source ports): the start of the
 	// first one and of the others, up to the opening quote of a name;
 	// the closing quote and colon of a name; the closing brace or
 	// bracket on a line of its own.
-	mapFirst, mapNext, mapColon string
-	arrFirst, arrNext           string
-	objClose, arrClose          string
-	close                       string // the record's closing brace, on a line of its own
+	mapFirst, mapNext, mapColon segment
+	arrFirst, arrNext           segment
+	objClose, arrClose          segment
+	close                       segment // the record's closing brace, on a line of its own
 }
 
 // layout returns the recordLayout of records written at depth.
@@ -376,6 +378,7 @@ func newRecordLayout(indent string, depth int) *recordLayout {
 		return s
 	}
 	l := new(recordLayout)
+	var segs [nMembers]string
 	for m, rm := range recordMembers {
 		s := start(m > 0, depth+1, rm.name)
 		if m > 0 && recordMembers[m-1].str {
@@ -392,16 +395,88 @@ func newRecordLayout(indent string, depth int) *recordLayout {
 		case mRNRNAKs:
 			s = line(depth+1) + "}" + s
 		}
-		l.seg[m] = s
+		segs[m] = s
 	}
+	var naks [nNAKMembers]string
 	for m := 1; m < nNAKMembers; m++ {
-		l.nak[m] = start(true, depth+2, nakMembers[m])
+		naks[m] = start(true, depth+2, nakMembers[m])
 	}
-	l.mapFirst, l.mapNext, l.mapColon = "{"+line(depth+2)+`"`, ","+line(depth+2)+`"`, `"`+colon
-	l.arrFirst, l.arrNext = "["+line(depth+2), ","+line(depth+2)
-	l.objClose, l.arrClose = line(depth+1)+"}", line(depth+1)+"]"
-	l.close = line(depth) + "}"
+	close := line(depth) + "}"
+	// tail[m] is the fewest bytes a record holds from the start of
+	// seg[m] on: a segment is copied as a whole array only when they are
+	// segmentSize or more, so that it never writes past the record's end.
+	var tail [nMembers + 1]int
+	tail[nMembers] = len(close)
+	for m := nMembers - 1; m >= 0; m-- {
+		least := 1 // a number, or null
+		switch m {
+		case mSrc, mDst, mPairedBy, mTransport, mFirst, mLast, mFirstFile, mLastFile:
+			least = 0 // an empty string: its quotes are in the segments
+		case mNAKs:
+			least = 6 // and the other members' starts
+			for _, s := range naks {
+				least += len(s)
+			}
+		case mRNRTimers, mOpcodes, mDSCP, mECN, mUDPSrcPorts:
+			least = 2 // {} or []
+		case mMorePorts, mCM:
+			least = 4 // true, null
+		}
+		tail[m] = len(segs[m]) + least + tail[m+1]
+	}
+	for m, s := range segs {
+		l.seg[m] = newSegment(s, tail[m] >= segmentSize)
+	}
+	for m, s := range naks {
+		l.nak[m] = newSegment(s, tail[mRNRNAKs] >= segmentSize)
+	}
+	// The members and elements of the maps and the list of UDP source
+	// ports are followed by the members from udp_src_ports_truncated on
+	// (CM's by the record's closing brace only: appendCM appends their
+	// strings).
+	inner := tail[mMorePorts] >= segmentSize
+	l.mapFirst, l.mapNext, l.mapColon = newSegment("{"+line(depth+2)+`"`, inner), newSegment(","+line(depth+2)+`"`, inner), newSegment(`"`+colon, inner)
+	l.arrFirst, l.arrNext = newSegment("["+line(depth+2), inner), newSegment(","+line(depth+2), inner)
+	l.objClose, l.arrClose = newSegment(line(depth+1)+"}", inner), newSegment(line(depth+1)+"]", inner)
+	l.close = newSegment(close, false)
 	return l
+}
+
+// segmentSize bounds the segments copied as a whole array: a few fixed
+// moves instead of a call of memmove for each of the fifty segments of
+// a record.
+const segmentSize = 64
+
+// segment is a piece of a recordLayout: its text, and the same padded to
+// segmentSize bytes when it fits and the record has at least segmentSize
+// bytes from its start on, always (see newRecordLayout).
+type segment struct {
+	n int // len(s) when it is copied as b, else -1
+	b [segmentSize]byte
+	s string
+}
+
+// newSegment is the segment of s, copied as a whole array when whole
+// (the bytes that always follow s in a record fill segmentSize) and s
+// fits.
+func newSegment(s string, whole bool) segment {
+	g := segment{n: -1, s: s}
+	if whole && len(s) <= segmentSize {
+		g.n = copy(g.b[:], s)
+	}
+	return g
+}
+
+// append appends the segment to b. When b has room, it writes all
+// segmentSize bytes of the array, whose bytes past the segment the rest
+// of the record writes over.
+func (g *segment) append(b []byte) []byte {
+	n := len(b)
+	if g.n >= 0 && cap(b)-n >= segmentSize {
+		*(*[segmentSize]byte)(b[n : n+segmentSize]) = g.b
+		return b[:n+g.n]
+	}
+	return append(b, g.s...)
 }
 
 // appendList writes the members of a counter map listed in key order, as
@@ -414,15 +489,15 @@ func (l *recordLayout) appendList(b []byte, c *countList) []byte {
 	vals := c.vals[:len(c.keys)]
 	for i, k := range c.keys {
 		if i == 0 {
-			b = append(b, l.mapFirst...)
+			b = l.mapFirst.append(b)
 		} else {
-			b = append(b, l.mapNext...)
+			b = l.mapNext.append(b)
 		}
 		b = append(b, k...)
-		b = append(b, l.mapColon...)
+		b = l.mapColon.append(b)
 		b = appendUint(b, vals[i])
 	}
-	return append(b, l.objClose...)
+	return l.objClose.append(b)
 }
 
 // appendMap writes m with its keys sorted, as encoding/json writes a
@@ -437,15 +512,15 @@ func (e *JSONEncoder) appendMap(b []byte, l *recordLayout, m map[string]uint64) 
 	e.keys = sortedKeys(e.keys, m)
 	for i, k := range e.keys {
 		if i == 0 {
-			b = append(b, l.mapFirst...)
+			b = l.mapFirst.append(b)
 		} else {
-			b = append(b, l.mapNext...)
+			b = l.mapNext.append(b)
 		}
 		b = appendStringBody(b, k, e.EscapeHTML)
-		b = append(b, l.mapColon...)
+		b = l.mapColon.append(b)
 		b = appendUint(b, m[k])
 	}
-	return append(b, l.objClose...)
+	return l.objClose.append(b)
 }
 
 // appendCM writes c, leaving out the empty members tagged omitempty.
@@ -453,13 +528,13 @@ func (e *JSONEncoder) appendCM(b []byte, l *recordLayout, c *CMRecord) []byte {
 	n := 0
 	key := func(name string) {
 		if n == 0 {
-			b = append(b, l.mapFirst...)
+			b = append(b, l.mapFirst.s...)
 		} else {
-			b = append(b, l.mapNext...)
+			b = append(b, l.mapNext.s...)
 		}
 		n++
 		b = append(b, name...)
-		b = append(b, l.mapColon...)
+		b = append(b, l.mapColon.s...)
 	}
 	if c.ServiceID != "" {
 		key("service_id")
@@ -483,7 +558,7 @@ func (e *JSONEncoder) appendCM(b []byte, l *recordLayout, c *CMRecord) []byte {
 	b = append(b, '"')
 	b = e.appendFile(b, c.File)
 	b = append(b, '"')
-	return append(b, l.objClose...)
+	return append(b, l.objClose.s...)
 }
 
 // appendText writes the inside of the JSON string of s (no quotes): s

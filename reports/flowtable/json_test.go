@@ -197,3 +197,41 @@ func TestFileNamesEscaped(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendRecordWritesNoFurther: AppendRecord, which copies the
+// pieces between values as whole arrays when a record has room for them,
+// leaves the bytes of dst's capacity past the record as they were, for
+// random records and for those of real flows made by a Builder, compact
+// and indented, at several depths.
+func TestAppendRecordWritesNoFurther(t *testing.T) {
+	recs := randRecords(300, 7)
+	fs := genFlows(t)
+	for _, indent := range []string{"", " ", "  ", "\t\t\t\t"} {
+		for _, depth := range []int{0, 1, 2, 5} {
+			e := JSONEncoder{Indent: indent}
+			var b Builder
+			check := func(r *Record) {
+				dst := make([]byte, 3, 1<<16)
+				for i := range dst[:cap(dst)] {
+					dst[:cap(dst)][i] = 0xaa
+				}
+				got, err := e.AppendRecord(dst, r, depth)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, c := range got[len(got):cap(got)] {
+					if c != 0xaa {
+						t.Fatalf("indent %q, depth %d: byte %d past the record written (%q)", indent, depth, i, got[len(got):][:i+1])
+					}
+				}
+			}
+			for i := range recs {
+				check(&recs[i])
+			}
+			e.built = &b
+			for _, f := range fs {
+				check(b.Record(f))
+			}
+		}
+	}
+}
