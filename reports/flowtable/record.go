@@ -251,6 +251,7 @@ func (b *Builder) fillRow(f *flows.Flow) {
 	}
 	r.PairedBy, r.Transport = f.PairedBy.String(), f.Transport.String()
 	r.FirstFile, r.LastFile = b.fileName(f.First.File), b.fileName(f.Last.File)
+	b.plainAddrs = f.Key.Src.Zone() == "" && f.Key.Dst.Zone() == ""
 	if b.exact {
 		r.Src, r.Dst = f.Key.Src.String(), f.Key.Dst.String()
 		var buf [40]byte

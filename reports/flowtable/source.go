@@ -219,6 +219,10 @@ type Builder struct {
 	names addrNames
 	files []string // the input files, by flows.FrameRef.File (Source.WithFiles)
 	exact bool     // make the Record's strings and lists for it alone (NewRecord)
+	// plainAddrs says the Record's addresses need no escaping in JSON:
+	// they have no zone, the only part of an address's text that can
+	// hold any character.
+	plainAddrs bool
 
 	rnr, ops, dscp, ecn map[string]uint64
 
