@@ -235,3 +235,25 @@ func TestAppendRecordWritesNoFurther(t *testing.T) {
 		}
 	}
 }
+
+// TestEncoderSettingsChanged: an encoder whose settings change between
+// records (its fields are exported) writes each record by the settings
+// of its call, as a new encoder with them would: the file name it
+// remembered as needing no escaping without HTML escaping needs it with.
+func TestEncoderSettingsChanged(t *testing.T) {
+	r := Record{FirstFile: "<a>&b.pcap", LastFile: "<a>&b.pcap"}
+	r.LastFile = r.FirstFile // the same string: the encoder's remembered name
+	var e JSONEncoder
+	for _, html := range []bool{false, true, false} {
+		e.EscapeHTML = html
+		got, err := e.AppendRecord(nil, &r, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := JSONEncoder{EscapeHTML: html}
+		want, _ := n.AppendRecord(nil, &r, 0)
+		if !bytes.Equal(got, want) {
+			t.Errorf("html %v after a change:\ngot  %s\nwant %s", html, got, want)
+		}
+	}
+}
