@@ -343,12 +343,15 @@ type recordLayout struct {
 	arrFirst, arrNext           segment
 	objClose, arrClose          segment
 	close                       segment // the record's closing brace, on a line of its own
+	indent                      string  // the Indent it was made for
 }
 
-// layout returns the recordLayout of records written at depth.
+// layout returns the recordLayout of records written at depth with
+// e.Indent (one made for another Indent, which has changed since, is
+// made again).
 func (e *JSONEncoder) layout(depth int) *recordLayout {
 	if depth < len(e.layouts) {
-		if l := e.layouts[depth]; l != nil {
+		if l := e.layouts[depth]; l != nil && l.indent == e.Indent {
 			return l
 		}
 	}
@@ -442,6 +445,7 @@ func newRecordLayout(indent string, depth int) *recordLayout {
 	l.arrFirst, l.arrNext = newSegment("["+line(depth+2), inner), newSegment(","+line(depth+2), inner)
 	l.objClose, l.arrClose = newSegment(line(depth+1)+"}", inner), newSegment(line(depth+1)+"]", inner)
 	l.close = newSegment(close, false)
+	l.indent = indent
 	return l
 }
 

@@ -257,3 +257,22 @@ func TestEncoderSettingsChanged(t *testing.T) {
 		}
 	}
 }
+
+// TestEncoderIndentChanged: an encoder whose Indent changes between
+// records writes each with the Indent of its call.
+func TestEncoderIndentChanged(t *testing.T) {
+	r := Record{ID: 1}
+	var e JSONEncoder
+	for _, indent := range []string{"", "  ", "\t", ""} {
+		e.Indent = indent
+		got, err := e.AppendRecord(nil, &r, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := JSONEncoder{Indent: indent}
+		want, _ := n.AppendRecord(nil, &r, 1)
+		if !bytes.Equal(got, want) {
+			t.Errorf("indent %q after a change:\ngot  %s\nwant %s", indent, got, want)
+		}
+	}
+}
