@@ -111,7 +111,8 @@ func MADMethodName(c, m uint8) string {
 // MADAttributeName returns the name of attribute a of a MAD of class c:
 // the common attributes ClassPortInfo (0x0001), Notice (0x0002) and
 // InformInfo (0x0003) of the general services classes (§13.4.8; subnet
-// management has Notice only), the subnet management attributes (§14),
+// management has Notice only, CM ClassPortInfo only), the subnet
+// management attributes (§14),
 // the subnet administration ones (§15), four performance management ones
 // (PortSamplesControl, PortSamplesResult, PortCounters,
 // PortCountersExtended: §16.1; tshark names only the last two), and the

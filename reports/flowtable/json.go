@@ -33,14 +33,17 @@ type JSONEncoder struct {
 	built   *Builder        // the Builder of the records being written, if any (see counts)
 	layouts []*recordLayout // of the Records written at each depth, as used
 	// plainFile is the last file name found to need no escaping: the
-	// records of a capture name the same few files (see appendFileName).
+	// records of a capture name the same few files (see appendFile);
+	// plainHTML says it was found so with EscapeHTML (else it may hold
+	// <, > or &).
 	plainFile string
+	plainHTML bool
 }
 
 // fresh is a JSONEncoder with e's settings and no scratch: copies of one
 // encoder that run at the same time must not share its scratch slices.
 func (e JSONEncoder) fresh() JSONEncoder {
-	e.keys, e.layouts, e.built, e.plainFile = nil, nil, nil, ""
+	e.keys, e.layouts, e.built, e.plainFile, e.plainHTML = nil, nil, nil, "", false
 	return e
 }
 
@@ -340,12 +343,15 @@ type recordLayout struct {
 	arrFirst, arrNext           segment
 	objClose, arrClose          segment
 	close                       segment // the record's closing brace, on a line of its own
+	indent                      string  // the Indent it was made for
 }
 
-// layout returns the recordLayout of records written at depth.
+// layout returns the recordLayout of records written at depth with
+// e.Indent (one made for another Indent, which has changed since, is
+// made again).
 func (e *JSONEncoder) layout(depth int) *recordLayout {
 	if depth < len(e.layouts) {
-		if l := e.layouts[depth]; l != nil {
+		if l := e.layouts[depth]; l != nil && l.indent == e.Indent {
 			return l
 		}
 	}
@@ -439,6 +445,7 @@ func newRecordLayout(indent string, depth int) *recordLayout {
 	l.arrFirst, l.arrNext = newSegment("["+line(depth+2), inner), newSegment(","+line(depth+2), inner)
 	l.objClose, l.arrClose = newSegment(line(depth+1)+"}", inner), newSegment(line(depth+1)+"]", inner)
 	l.close = newSegment(close, false)
+	l.indent = indent
 	return l
 }
 
@@ -572,13 +579,14 @@ func (e *JSONEncoder) appendText(b []byte, s string, known bool) []byte {
 
 // appendFile is appendText for a file name. The records of a capture
 // name the same few files, the same strings: the last one found plain
-// is written without looking at it again.
+// is written without looking at it again, unless EscapeHTML was set
+// since.
 func (e *JSONEncoder) appendFile(b []byte, s string) []byte {
-	if len(s) == len(e.plainFile) && unsafe.StringData(s) == unsafe.StringData(e.plainFile) {
+	if len(s) == len(e.plainFile) && unsafe.StringData(s) == unsafe.StringData(e.plainFile) && (e.plainHTML || !e.EscapeHTML) {
 		return append(b, s...)
 	}
 	if plain(s, e.EscapeHTML) {
-		e.plainFile = s
+		e.plainFile, e.plainHTML = s, e.EscapeHTML
 		return append(b, s...)
 	}
 	return appendStringBody(b, s, e.EscapeHTML)

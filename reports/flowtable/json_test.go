@@ -235,3 +235,44 @@ func TestAppendRecordWritesNoFurther(t *testing.T) {
 		}
 	}
 }
+
+// TestEncoderSettingsChanged: an encoder whose settings change between
+// records (its fields are exported) writes each record by the settings
+// of its call, as a new encoder with them would: the file name it
+// remembered as needing no escaping without HTML escaping needs it with.
+func TestEncoderSettingsChanged(t *testing.T) {
+	r := Record{FirstFile: "<a>&b.pcap", LastFile: "<a>&b.pcap"}
+	r.LastFile = r.FirstFile // the same string: the encoder's remembered name
+	var e JSONEncoder
+	for _, html := range []bool{false, true, false} {
+		e.EscapeHTML = html
+		got, err := e.AppendRecord(nil, &r, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := JSONEncoder{EscapeHTML: html}
+		want, _ := n.AppendRecord(nil, &r, 0)
+		if !bytes.Equal(got, want) {
+			t.Errorf("html %v after a change:\ngot  %s\nwant %s", html, got, want)
+		}
+	}
+}
+
+// TestEncoderIndentChanged: an encoder whose Indent changes between
+// records writes each with the Indent of its call.
+func TestEncoderIndentChanged(t *testing.T) {
+	r := Record{ID: 1}
+	var e JSONEncoder
+	for _, indent := range []string{"", "  ", "\t", ""} {
+		e.Indent = indent
+		got, err := e.AppendRecord(nil, &r, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := JSONEncoder{Indent: indent}
+		want, _ := n.AppendRecord(nil, &r, 1)
+		if !bytes.Equal(got, want) {
+			t.Errorf("indent %q after a change:\ngot  %s\nwant %s", indent, got, want)
+		}
+	}
+}
