@@ -29,12 +29,17 @@ type frameAnalyzer struct {
 	at      flows.FrameAt        // the frame being added, for the sinks
 	seq     uint64               // frames seen, kept or not: the next frame's FrameRef.Seq
 
-	// st.First and st.Last as flows.TimeNanos, which the frames' times
-	// are compared by (flows.Earlier, flows.Later). firstNs is
-	// math.MinInt64 while st.First is zero (TimeNanos of the zero Time),
-	// which addPeeked checks first: an integer compare instead of
-	// time.Time.IsZero for every frame.
-	firstNs, lastNs int64
+	// st.First as flows.TimeNanos, which the frames' times are compared by
+	// (flows.Earlier, flows.Later; st.lastNs is st.Last's). firstNs is
+	// math.MinInt64 while st.First is zero (TimeNanos of the zero Time).
+	firstNs int64
+	// The frames whose times TimeNanos holds from st.First's on (not
+	// before, not past it) are those of nanoseconds ns with
+	// uint64(ns-spanLo) < spanWide, none while st.First is zero: such a
+	// frame leaves st.First as it is, and is the latest when ns is above
+	// st.lastNs (see noteSpan).
+	spanLo   int64
+	spanWide uint64
 
 	// A worker of a sharded pass (see analyze and relay) keeps only the
 	// frames of shard of split: those the relay routed to it by their IPv4
@@ -69,7 +74,9 @@ func newFrameAnalyzer(st *captureStats, sinks []packetSink) *frameAnalyzer {
 // newShardAnalyzer is the frameAnalyzer of worker shard of split.
 func newShardAnalyzer(st *captureStats, sinks []packetSink, shard int, split flows.Split) *frameAnalyzer {
 	a := &frameAnalyzer{st: st, sinks: sinks, skipped: map[skippedFrom]bool{}, shard: shard, split: split, share: split.Share(shard)}
-	a.firstNs, a.lastNs = flows.TimeNanos(st.First, 0), flows.TimeNanos(st.Last, 0)
+	a.firstNs, st.lastNs = flows.TimeNanos(st.First, 0), flows.TimeNanos(st.Last, 0)
+	st.lastAt = st.lastNs
+	a.setSpan()
 	for _, s := range sinks {
 		if k, ok := s.(frameSkipper); ok {
 			a.skippers = append(a.skippers, k)
@@ -99,11 +106,8 @@ func (a *frameAnalyzer) add(rec *capture.Record, file int) *packet.Packet {
 // addPeeked is add for a frame whose key peek has read, or not (a zero
 // frameKey: the frame is decoded to find its share).
 //
-// A frame without a time (the zero Time of a pcapng Simple Packet Block)
-// says nothing about the capture's span: kept as st.First, it would read
-// as "no frame yet" and the next frame would replace it. (The comment is
-// here, not at the test, so that the lines of this hot function keep the
-// offsets the compiler's profile, default.pgo, knows them by.)
+// Of the capture's span it keeps only the latest frame's time as an
+// integer (st.lastNs) for the common frame; the rest is noteSpan's.
 func (a *frameAnalyzer) addPeeked(rec *capture.Record, file int, k *frameKey) *packet.Packet {
 	st, pkt := a.st, &a.pkt
 	seq := a.seq
@@ -132,12 +136,12 @@ func (a *frameAnalyzer) addPeeked(rec *capture.Record, file int, k *frameKey) *p
 		}
 	}
 	st.Packets++
-	if (a.firstNs == math.MinInt64 && st.First.IsZero() || flows.Earlier(ns, ts, a.firstNs, st.First)) && !ts.IsZero() {
-		st.First, a.firstNs = ts, ns
+	if uint64(ns-a.spanLo) < a.spanWide { // the common frame: see noteSpan
+		st.lastNs = max(st.lastNs, ns)
+	} else {
+		a.noteSpan(ts, ns)
 	}
-	if flows.Later(ns, ts, a.lastNs, st.Last) {
-		st.Last, a.lastNs = ts, ns
-	}
+	// (one line, for the offsets default.pgo knows this function's lines by)
 	if err != nil {
 		st.Unsupported++
 		a.skipped[skippedFrom{rec.LinkType, file}] = true
@@ -161,6 +165,38 @@ func (a *frameAnalyzer) addPeeked(rec *capture.Record, file int, k *frameKey) *p
 	return pkt
 }
 
+// noteSpan is addPeeked's update of st.First and st.Last for a frame of
+// time ts, of flows.TimeNanos ns, that the common case (spanLo, spanWide)
+// does not take: the first, one without a time, one at or before st.First,
+// and one TimeNanos cannot hold. A frame without a time (the zero Time of
+// a pcapng Simple Packet Block) says nothing about the capture's span:
+// kept as st.First, it would read as "no frame yet" and the next frame
+// would replace it.
+func (a *frameAnalyzer) noteSpan(ts time.Time, ns int64) {
+	st := a.st
+	if (a.firstNs == math.MinInt64 && st.First.IsZero() || flows.Earlier(ns, ts, a.firstNs, st.First)) && !ts.IsZero() {
+		st.First, a.firstNs = ts, ns
+		a.setSpan()
+	}
+	// st.Last is behind st.lastNs only for a time TimeNanos holds, which
+	// Later then compares alone.
+	if flows.Later(ns, ts, st.lastNs, st.Last) {
+		st.Last, st.lastNs, st.lastAt = ts, ns, ns
+	}
+}
+
+// setSpan sets spanLo and spanWide for st.First: the frames from
+// firstNs (past math.MinInt64, the time of frames without one) to those
+// before math.MaxInt64. Such a frame's time t is after or at st.First, so
+// flows.Earlier is false, and flows.Later is t past st.lastNs.
+func (a *frameAnalyzer) setSpan() {
+	a.spanLo, a.spanWide = math.MaxInt64, 0
+	if !a.st.First.IsZero() {
+		a.spanLo = max(a.firstNs, math.MinInt64+1)
+		a.spanWide = uint64(math.MaxInt64 - a.spanLo)
+	}
+}
+
 // skip tells the skippers the time of a frame another worker keeps, t of
 // flows.TimeNanos ns.
 func (a *frameAnalyzer) skip(t time.Time, ns int64) {
@@ -173,8 +209,10 @@ func (a *frameAnalyzer) skip(t time.Time, ns int64) {
 // pass (each counted the frames it kept) to a's.
 func (a *frameAnalyzer) mergeWorkers(others []*frameAnalyzer) {
 	st := a.st
+	st.settleLast()
 	for _, o := range others {
 		os := o.st
+		os.settleLast()
 		st.Packets += os.Packets
 		st.RoCE += os.RoCE
 		st.Malformed += os.Malformed

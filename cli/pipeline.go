@@ -33,6 +33,22 @@ type captureStats struct {
 	First, Last   time.Time
 	Problems      []string // files cut off, ended by a bad record, changed while read, or followed by data after their gzip stream
 	CutOff        bool     // a file was cut off mid-record
+
+	// The latest frame's time as flows.TimeNanos (lastNs), which
+	// frameAnalyzer.addPeeked keeps without Last where TimeNanos holds
+	// the time, and Last's (lastAt): when they differ, Last is behind and
+	// the latest frame's time is that of lastNs (see settleLast, which
+	// info and mergeWorkers call before they read Last).
+	lastNs, lastAt int64
+}
+
+// settleLast makes Last the time of lastNs when the pass left it behind:
+// the instant of the latest frame, which is what the report reads of it
+// (Last.UTC(), Last.Sub).
+func (st *captureStats) settleLast() {
+	if st.lastNs != st.lastAt {
+		st.Last, st.lastAt = time.Unix(0, st.lastNs).UTC(), st.lastNs
+	}
 }
 
 // countICRC counts a RoCE frame whose ICRC was not checked (not captured

@@ -400,6 +400,7 @@ func passMemoryLimit() int64 {
 
 // info converts the pass's statistics for the report.
 func (st *captureStats) info() reports.CaptureInfo {
+	st.settleLast()
 	ci := reports.CaptureInfo{
 		Files:         st.Files,
 		Packets:       st.Packets,

@@ -237,7 +237,11 @@ func (t *Table) addFlow(p *packet.Packet, at *FrameAt, delta bool) (f *Flow, ret
 		retx, gaps = r-retx, g-gaps
 	}
 	if c&opResponse != 0 && connected(f.Transport) {
-		t.notePair(f, p.BTH.PSN, at.Time, c&opReadResponse != 0)
+		// notePair's first test, here: most responses find the evidence
+		// standing (its only candidate fits) and skip the call.
+		if q := f.pairOne; q == nil || !fits(q, p.BTH.PSN) && !fitsAhead(q, p.BTH.PSN) {
+			t.notePair(f, p.BTH.PSN, at.Time, c&opReadResponse != 0)
+		}
 		t.noteResponse(f, &p.BTH, &at.FrameRef)
 	}
 	return f, retx, gaps, false
