@@ -157,9 +157,12 @@ func (b *Builder) fillRecord(f *flows.Flow) {
 	for _, d := range b.valList {
 		c.dscp.add(itoa(int(d.Value)), d.Count)
 	}
-	for cp, n := range f.ECN {
-		if n > 0 {
-			c.ecn.add(ecnNames[cp], n)
+	// ecnByName lists the codepoints in the order of their names: the
+	// list is sorted as it is made.
+	for _, cp := range ecnByName {
+		if n := f.ECN[cp]; n > 0 {
+			c.ecn.keys = append(c.ecn.keys, ecnNames[cp])
+			c.ecn.vals = append(c.ecn.vals, n)
 		}
 	}
 	c.rnr.fill(r.RNRTimers)
@@ -205,6 +208,10 @@ func (l *countList) reset() { l.keys, l.vals = l.keys[:0], l.vals[:0] }
 // add counts n under k, as m[k] += n does.
 func (l *countList) add(k string, n uint64) {
 	i := len(l.keys)
+	if i == 0 || l.keys[i-1] < k { // after every key: most lists have one
+		l.keys, l.vals = append(l.keys, k), append(l.vals, n)
+		return
+	}
 	for i > 0 && l.keys[i-1] > k {
 		i--
 	}
@@ -372,6 +379,9 @@ func sequencedPSNs(f *flows.Flow) *flows.PSNStats {
 
 // ecnNames name the ECN codepoints (RFC 3168) by their value.
 var ecnNames = [4]string{"not-ect", "ect1", "ect0", "ce"}
+
+// ecnByName are the ECN codepoints in the order of their names (ecnNames).
+var ecnByName = [4]int{3, 2, 1, 0}
 
 // round is v to a whole number, half up, as float64(int64(v + 0.5)) for
 // the v an int64 holds, and v itself past it (a rate of 1e19 b/s from
