@@ -131,16 +131,17 @@ type optionals struct {
 	vlan                       uint16
 }
 
-// fillRecord sets every field of b's Record from f. The Record's four maps
-// must be empty (not nil): they are filled, not replaced, so that a
-// Builder can reuse them. Their members are first listed in key order in
-// b.counts, which the JSONEncoder writes instead of sorting the maps' keys
-// (see JSONEncoder.built).
-func (b *Builder) fillRecord(f *flows.Flow) {
+// fillRecord sets every field of b's Record from f. The members of the
+// Record's four counter maps are first listed in key order in b.counts,
+// which the JSONEncoder writes instead of sorting the maps' keys (see
+// JSONEncoder.built). With maps, the maps are filled from those lists:
+// they must be empty (not nil), filled, not replaced, so that a Builder
+// can reuse them. Without, the maps are left nil, for a Record only
+// encoded with the Builder's lists (recordLists).
+func (b *Builder) fillRecord(f *flows.Flow, maps bool) {
 	r := &b.r
 	rnr, ops, dscp, ecn := r.RNRTimers, r.Opcodes, r.DSCP, r.ECN
 	b.fillRow(f)
-	r.RNRTimers, r.Opcodes, r.DSCP, r.ECN = rnr, ops, dscp, ecn
 	c := &b.counts
 	c.rnr.reset()
 	c.ops.reset()
@@ -165,10 +166,13 @@ func (b *Builder) fillRecord(f *flows.Flow) {
 			c.ecn.vals = append(c.ecn.vals, n)
 		}
 	}
-	c.rnr.fill(r.RNRTimers)
-	c.ops.fill(r.Opcodes)
-	c.dscp.fill(r.DSCP)
-	c.ecn.fill(r.ECN)
+	if maps {
+		r.RNRTimers, r.Opcodes, r.DSCP, r.ECN = rnr, ops, dscp, ecn
+		c.rnr.fill(r.RNRTimers)
+		c.ops.fill(r.Opcodes)
+		c.dscp.fill(r.DSCP)
+		c.ecn.fill(r.ECN)
+	}
 	b.ports, r.MorePorts = f.AppendSrcPorts(b.ports[:0])
 	r.UDPSrcPorts = b.ports
 	if r.UDPSrcPorts == nil {
