@@ -271,7 +271,7 @@ func (b *Builder) fillRow(f *flows.Flow) {
 		return
 	}
 	r.Src, r.Dst = b.names.name(f.Key.Src), b.names.name(f.Key.Dst)
-	r.First, r.Last = b.timeText(f.First.Time), b.timeText(f.Last.Time)
+	r.First, r.Last = b.timeText(&b.firstTimes, f.First.Time), b.timeText(&b.lastTimes, f.Last.Time)
 }
 
 // fileName is the name of input file i (flows.FrameRef.File) among the
@@ -287,17 +287,18 @@ func (b *Builder) fileName(i int) string {
 // times from: some fifty records' times.
 const timeTextBlock = 2048
 
-// timeText is t in RFC 3339 (timetext.AppendRFC3339Nano), cut from b.text
+// timeText is t in RFC 3339 (timetext.AppendRFC3339Nano, written through
+// c: the first and the last times each keep their own), cut from b.text
 // rather than allocated on its own: a string shares its block with the
 // times before and after it, and the bytes of a block are never written
 // over once a string holds them (a full block is left for a new one), so
 // that the strings stay valid whatever becomes of the Builder.
-func (b *Builder) timeText(t time.Time) string {
+func (b *Builder) timeText(c *timetext.RFC3339NanoCache, t time.Time) string {
 	if cap(b.text)-len(b.text) < 40 {
 		b.text = make([]byte, 0, timeTextBlock)
 	}
 	start := len(b.text)
-	b.text = timetext.AppendRFC3339Nano(b.text, t)
+	b.text = c.Append(b.text, t)
 	return unsafe.String(&b.text[start], len(b.text)-start)
 }
 

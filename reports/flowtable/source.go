@@ -249,6 +249,10 @@ type Builder struct {
 	ports   []uint16
 	text    []byte
 	counts  recordCounts
+	// The text of the second of the last first and last times: the
+	// flows of a capture start (and end) mostly in the second of the
+	// flow before.
+	firstTimes, lastTimes timetext.RFC3339NanoCache
 }
 
 // Record converts f: NewRecord(f), in the Builder's Record.
