@@ -78,6 +78,38 @@ func AppendRFC3339Nano(b []byte, t time.Time) []byte {
 	return append(b, 'Z')
 }
 
+// RFC3339NanoCache appends times as AppendRFC3339Nano does, keeping the
+// text up to the seconds of the last one: a flow table's records mostly
+// start (and end) in the second of the record before, whose date and
+// clock it then copies instead of working them out. The zero value is
+// ready to use; it is not safe for concurrent use.
+type RFC3339NanoCache struct {
+	sec   int64    // the Unix second head holds
+	valid bool     // head holds sec's text
+	head  [20]byte // "2006-01-02T15:04:05."
+}
+
+// Append appends t as AppendRFC3339Nano(b, t) does.
+func (c *RFC3339NanoCache) Append(b []byte, t time.Time) []byte {
+	// Unix rounds down: every time of one second, before 1970 too, has
+	// the same Unix second and its Nanosecond counts from that second.
+	if sec := t.Unix(); !c.valid || sec != c.sec {
+		n := len(b)
+		b = AppendRFC3339Nano(b, t)
+		// Only the years 0 to 9999 have a head of 20 bytes (and a text of
+		// 30); the others are written by AppendRFC3339Nano every time,
+		// leaving the head of an earlier second in place.
+		if len(b)-n == 30 {
+			copy(c.head[:], b[n:])
+			c.sec, c.valid = sec, true
+		}
+		return b
+	}
+	b = append(b, c.head[:]...)
+	b = appendNine(b, uint32(t.Nanosecond()))
+	return append(b, 'Z')
+}
+
 // appendTwo appends v (0 to 99) in two digits.
 func appendTwo(b []byte, v int) []byte { return append(b, pairs[2*v], pairs[2*v+1]) }
 

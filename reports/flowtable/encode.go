@@ -9,9 +9,13 @@ import (
 
 // AppendFunc appends record r, the i-th of its Source, to dst with e: the
 // record and whatever goes around it (a separator before it, a newline
-// after it). r is valid only during the call, and it must not be changed
-// (e writes a record made from flows from the lists its maps were filled
-// from, see JSONEncoder.built). EncodeRecords calls it from
+// after it). r is valid only during the call, and it must not be changed.
+// A record made from flows (a Source of FlowsOf) has its four counter
+// maps (RNRTimers, Opcodes, DSCP, ECN) nil: e.AppendRecord writes their
+// members from the lists of the Builder that made r (JSONEncoder.built),
+// and filling maps that only that would read cost ~1,100 instructions a
+// record; make the record with NewRecord, or read it through
+// Source.All, to have them. EncodeRecords calls it from
 // several goroutines at once, each with an e of its own: it must change
 // nothing else.
 type AppendFunc func(e *JSONEncoder, dst []byte, i int, r *Record) ([]byte, error)
@@ -114,7 +118,7 @@ func encodeChunk(dst []byte, src Source, k int, e *JSONEncoder, b *Builder, appe
 	i := k * chunkRecords
 	var err error
 	e.built = b
-	src.Slice(i, min(i+chunkRecords, src.Len())).build(b, false, func(r *Record) bool {
+	src.Slice(i, min(i+chunkRecords, src.Len())).build(b, makeLists, func(r *Record) bool {
 		dst, err = appendRecord(e, dst, i, r)
 		i++
 		return err == nil

@@ -131,16 +131,17 @@ type optionals struct {
 	vlan                       uint16
 }
 
-// fillRecord sets every field of b's Record from f. The Record's four maps
-// must be empty (not nil): they are filled, not replaced, so that a
-// Builder can reuse them. Their members are first listed in key order in
-// b.counts, which the JSONEncoder writes instead of sorting the maps' keys
-// (see JSONEncoder.built).
-func (b *Builder) fillRecord(f *flows.Flow) {
+// fillRecord sets every field of b's Record from f. The members of the
+// Record's four counter maps are first listed in key order in b.counts,
+// which the JSONEncoder writes instead of sorting the maps' keys (see
+// JSONEncoder.built). With maps, the maps are filled from those lists:
+// they must be empty (not nil), filled, not replaced, so that a Builder
+// can reuse them. Without, the maps are left nil, for a Record only
+// encoded with the Builder's lists (recordLists).
+func (b *Builder) fillRecord(f *flows.Flow, maps bool) {
 	r := &b.r
 	rnr, ops, dscp, ecn := r.RNRTimers, r.Opcodes, r.DSCP, r.ECN
 	b.fillRow(f)
-	r.RNRTimers, r.Opcodes, r.DSCP, r.ECN = rnr, ops, dscp, ecn
 	c := &b.counts
 	c.rnr.reset()
 	c.ops.reset()
@@ -157,15 +158,21 @@ func (b *Builder) fillRecord(f *flows.Flow) {
 	for _, d := range b.valList {
 		c.dscp.add(itoa(int(d.Value)), d.Count)
 	}
-	for cp, n := range f.ECN {
-		if n > 0 {
-			c.ecn.add(ecnNames[cp], n)
+	// ecnByName lists the codepoints in the order of their names: the
+	// list is sorted as it is made.
+	for _, cp := range ecnByName {
+		if n := f.ECN[cp]; n > 0 {
+			c.ecn.keys = append(c.ecn.keys, ecnNames[cp])
+			c.ecn.vals = append(c.ecn.vals, n)
 		}
 	}
-	c.rnr.fill(r.RNRTimers)
-	c.ops.fill(r.Opcodes)
-	c.dscp.fill(r.DSCP)
-	c.ecn.fill(r.ECN)
+	if maps {
+		r.RNRTimers, r.Opcodes, r.DSCP, r.ECN = rnr, ops, dscp, ecn
+		c.rnr.fill(r.RNRTimers)
+		c.ops.fill(r.Opcodes)
+		c.dscp.fill(r.DSCP)
+		c.ecn.fill(r.ECN)
+	}
 	b.ports, r.MorePorts = f.AppendSrcPorts(b.ports[:0])
 	r.UDPSrcPorts = b.ports
 	if r.UDPSrcPorts == nil {
@@ -205,6 +212,10 @@ func (l *countList) reset() { l.keys, l.vals = l.keys[:0], l.vals[:0] }
 // add counts n under k, as m[k] += n does.
 func (l *countList) add(k string, n uint64) {
 	i := len(l.keys)
+	if i == 0 || l.keys[i-1] < k { // after every key: most lists have one
+		l.keys, l.vals = append(l.keys, k), append(l.vals, n)
+		return
+	}
 	for i > 0 && l.keys[i-1] > k {
 		i--
 	}
@@ -260,7 +271,7 @@ func (b *Builder) fillRow(f *flows.Flow) {
 		return
 	}
 	r.Src, r.Dst = b.names.name(f.Key.Src), b.names.name(f.Key.Dst)
-	r.First, r.Last = b.timeText(f.First.Time), b.timeText(f.Last.Time)
+	r.First, r.Last = b.timeText(&b.firstTimes, f.First.Time), b.timeText(&b.lastTimes, f.Last.Time)
 }
 
 // fileName is the name of input file i (flows.FrameRef.File) among the
@@ -276,17 +287,18 @@ func (b *Builder) fileName(i int) string {
 // times from: some fifty records' times.
 const timeTextBlock = 2048
 
-// timeText is t in RFC 3339 (timetext.AppendRFC3339Nano), cut from b.text
+// timeText is t in RFC 3339 (timetext.AppendRFC3339Nano, written through
+// c: the first and the last times each keep their own), cut from b.text
 // rather than allocated on its own: a string shares its block with the
 // times before and after it, and the bytes of a block are never written
 // over once a string holds them (a full block is left for a new one), so
 // that the strings stay valid whatever becomes of the Builder.
-func (b *Builder) timeText(t time.Time) string {
+func (b *Builder) timeText(c *timetext.RFC3339NanoCache, t time.Time) string {
 	if cap(b.text)-len(b.text) < 40 {
 		b.text = make([]byte, 0, timeTextBlock)
 	}
 	start := len(b.text)
-	b.text = timetext.AppendRFC3339Nano(b.text, t)
+	b.text = c.Append(b.text, t)
 	return unsafe.String(&b.text[start], len(b.text)-start)
 }
 
@@ -372,6 +384,9 @@ func sequencedPSNs(f *flows.Flow) *flows.PSNStats {
 
 // ecnNames name the ECN codepoints (RFC 3168) by their value.
 var ecnNames = [4]string{"not-ect", "ect1", "ect0", "ce"}
+
+// ecnByName are the ECN codepoints in the order of their names (ecnNames).
+var ecnByName = [4]int{3, 2, 1, 0}
 
 // round is v to a whole number, half up, as float64(int64(v + 0.5)) for
 // the v an int64 holds, and v itself past it (a rate of 1e19 b/s from
