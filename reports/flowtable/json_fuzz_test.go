@@ -3,7 +3,6 @@ package flowtable
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 	"testing"
 )
 
@@ -45,14 +44,7 @@ func FuzzAppendRecord(f *testing.F) {
 		compact := bytes.TrimSuffix(want.Bytes(), []byte("\n"))
 		indent := []string{"", "  ", "\t"}[int(sel>>1&3)%3]
 		depth := int(sel >> 5 & 3)
-		w := compact
-		if indent != "" {
-			var ind bytes.Buffer
-			if err := json.Indent(&ind, compact, strings.Repeat(indent, depth), indent); err != nil {
-				t.Fatal(err)
-			}
-			w = ind.Bytes()
-		}
+		w := indentedAt(t, compact, indent, depth)
 		e.Indent, e.EscapeHTML = indent, html
 		for _, dst := range [][]byte{nil, []byte("xy"), make([]byte, 1, 4096)} {
 			got, err := e.AppendRecord(dst, &r, depth)

@@ -307,6 +307,20 @@ func randRecords(n int, seed uint64) []Record {
 	return out
 }
 
+// indentedAt is compact JSON as encoding/json indents a value written at
+// depth levels of nesting with indent ("" leaves it compact): what
+// JSONEncoder.AppendRecord must write.
+func indentedAt(t testing.TB, compact []byte, indent string, depth int) []byte {
+	if indent == "" {
+		return compact
+	}
+	var ind bytes.Buffer
+	if err := json.Indent(&ind, compact, strings.Repeat(indent, depth), indent); err != nil {
+		t.Fatal(err)
+	}
+	return ind.Bytes()
+}
+
 // TestJSONEncoderMatchesEncodingJSON holds JSONEncoder to encoding/json on
 // random records and on the records of real flows: compact and indented,
 // HTML escaped or not, at several depths.
@@ -325,14 +339,7 @@ func TestJSONEncoderMatchesEncodingJSON(t *testing.T) {
 				compact := bytes.TrimSuffix(want.Bytes(), []byte("\n"))
 				e := JSONEncoder{Indent: indent, EscapeHTML: html}
 				for _, depth := range []int{0, 1, 2} {
-					w := compact
-					if indent != "" {
-						var ind bytes.Buffer
-						if err := json.Indent(&ind, compact, strings.Repeat(indent, depth), indent); err != nil {
-							t.Fatal(err)
-						}
-						w = ind.Bytes()
-					}
+					w := indentedAt(t, compact, indent, depth)
 					got, err := e.AppendRecord([]byte("prefix"), r, depth)
 					if err != nil {
 						t.Fatal(err)
