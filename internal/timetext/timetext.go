@@ -4,20 +4,24 @@
 // A capture holds millions of packets a second, and `rocedump read` prints
 // a time for every one: the general layout machinery of AppendFormat cost
 // a third of `read --format json`'s time (~230 ns a packet, BENCHMARKS.md).
-// A Stamp formats the part of a time up to the second with AppendFormat,
-// once for every second the times fall in, and appends the nanoseconds by
-// hand: the text is AppendFormat's, byte for byte (TestStampMatchesFormat).
+// A Stamp formats the part of a time up to the second (by hand for RFC
+// 3339, with AppendFormat for the other layouts) once for every second the
+// times fall in, and appends the nanoseconds by hand: the text is
+// AppendFormat's, byte for byte (TestStampMatchesFormat).
 package timetext
 
 import "time"
 
 // Stamp appends times in UTC in one layout that ends in seconds with nine
 // decimals ("15:04:05.000000000"), reusing the text up to the seconds while
-// consecutive times fall in the same second. The zero Stamp is not usable:
-// make one with RFC3339Nano, DateTime or Clock. A Stamp is not safe for
-// concurrent use; each printer keeps its own.
+// consecutive times fall in the same second. The zero Stamp is
+// RFC3339Nano's; DateTime and Clock make the others. A Stamp is not safe
+// for concurrent use; each printer keeps its own.
 type Stamp struct {
-	layout string // up to the seconds, for time.Time.AppendFormat
+	// layout is the text up to the seconds, for time.Time.AppendFormat;
+	// "" for RFC 3339 (RFC3339Nano), whose head appendRFC3339Head writes
+	// and whose suffix is Z.
+	layout string
 	suffix string // after the nanoseconds
 	sec    int64  // the Unix second head holds
 	valid  bool   // head holds sec's text
@@ -28,7 +32,7 @@ type Stamp struct {
 // what AppendFormat writes for a UTC time with the layout
 // "2006-01-02T15:04:05.000000000Z07:00" (and time.RFC3339Nano with the
 // trailing zeros kept, so that the times are fixed-width and sort as text).
-func RFC3339Nano() Stamp { return Stamp{layout: "2006-01-02T15:04:05", suffix: "Z"} }
+func RFC3339Nano() Stamp { return Stamp{} }
 
 // DateTime returns a Stamp writing "2006-01-02 15:04:05.000000000".
 func DateTime() Stamp { return Stamp{layout: "2006-01-02 15:04:05"} }
@@ -41,24 +45,40 @@ func (s *Stamp) Append(b []byte, t time.Time) []byte {
 	// Unix rounds down: every time of one second, before 1970 too, has
 	// the same Unix second and its Nanosecond counts from that second.
 	if sec := t.Unix(); !s.valid || sec != s.sec {
-		s.head = t.UTC().AppendFormat(s.head[:0], s.layout)
+		if s.layout == "" {
+			s.head = appendRFC3339Head(s.head[:0], t)
+		} else {
+			s.head = t.UTC().AppendFormat(s.head[:0], s.layout)
+		}
 		s.sec, s.valid = sec, true
 	}
 	b = append(b, s.head...)
 	b = append(b, '.')
 	b = appendNine(b, uint32(t.Nanosecond()))
+	if s.layout == "" {
+		return append(b, 'Z')
+	}
 	return append(b, s.suffix...)
 }
 
 // AppendRFC3339Nano appends t as the RFC3339Nano Stamp does, without
 // keeping anything between calls: for code that writes a time now and
-// then (a flow's first and last packet) and cannot keep a Stamp. It
-// writes the years 0 to 9999 by hand, others with AppendFormat.
+// then and cannot keep a Stamp.
 func AppendRFC3339Nano(b []byte, t time.Time) []byte {
+	b = appendRFC3339Head(b, t)
+	b = append(b, '.')
+	b = appendNine(b, uint32(t.Nanosecond()))
+	return append(b, 'Z')
+}
+
+// appendRFC3339Head appends t in UTC up to its seconds,
+// "2006-01-02T15:04:05": by hand for the years 0 to 9999, with
+// AppendFormat for the others.
+func appendRFC3339Head(b []byte, t time.Time) []byte {
 	t = t.UTC()
 	year, month, day := t.Date()
 	if year < 0 || year > 9999 {
-		return t.AppendFormat(b, "2006-01-02T15:04:05.000000000Z07:00")
+		return t.AppendFormat(b, "2006-01-02T15:04:05")
 	}
 	hour, minute, sec := t.Clock()
 	b = appendTwo(b, year/100)
@@ -72,42 +92,7 @@ func AppendRFC3339Nano(b []byte, t time.Time) []byte {
 	b = append(b, ':')
 	b = appendTwo(b, minute)
 	b = append(b, ':')
-	b = appendTwo(b, sec)
-	b = append(b, '.')
-	b = appendNine(b, uint32(t.Nanosecond()))
-	return append(b, 'Z')
-}
-
-// RFC3339NanoCache appends times as AppendRFC3339Nano does, keeping the
-// text up to the seconds of the last one: a flow table's records mostly
-// start (and end) in the second of the record before, whose date and
-// clock it then copies instead of working them out. The zero value is
-// ready to use; it is not safe for concurrent use.
-type RFC3339NanoCache struct {
-	sec   int64    // the Unix second head holds
-	valid bool     // head holds sec's text
-	head  [20]byte // "2006-01-02T15:04:05."
-}
-
-// Append appends t as AppendRFC3339Nano(b, t) does.
-func (c *RFC3339NanoCache) Append(b []byte, t time.Time) []byte {
-	// Unix rounds down: every time of one second, before 1970 too, has
-	// the same Unix second and its Nanosecond counts from that second.
-	if sec := t.Unix(); !c.valid || sec != c.sec {
-		n := len(b)
-		b = AppendRFC3339Nano(b, t)
-		// Only the years 0 to 9999 have a head of 20 bytes (and a text of
-		// 30); the others are written by AppendRFC3339Nano every time,
-		// leaving the head of an earlier second in place.
-		if len(b)-n == 30 {
-			copy(c.head[:], b[n:])
-			c.sec, c.valid = sec, true
-		}
-		return b
-	}
-	b = append(b, c.head[:]...)
-	b = appendNine(b, uint32(t.Nanosecond()))
-	return append(b, 'Z')
+	return appendTwo(b, sec)
 }
 
 // appendTwo appends v (0 to 99) in two digits.

@@ -107,33 +107,22 @@ func BenchmarkAppendFormat(b *testing.B) {
 	}
 }
 
-// TestRFC3339NanoCache: the cache writes what time.Time.Format writes,
-// over runs of times in one second, back to an earlier second, and
-// years it writes through AppendFormat between those it keeps.
-func TestRFC3339NanoCache(t *testing.T) {
+// TestStampRFC3339NanoRuns: the RFC3339Nano Stamp, and the zero Stamp,
+// write what time.Time.Format writes over runs of times in one second,
+// back to an earlier second, and years written through AppendFormat
+// between those written by hand.
+func TestStampRFC3339NanoRuns(t *testing.T) {
 	ts := testTimes()
 	// The same times again, each followed by one of its own second.
 	for _, tm := range testTimes() {
 		ts = append(ts, tm, tm.Add(-time.Duration(tm.Nanosecond())))
 	}
-	var c RFC3339NanoCache
-	for _, tm := range ts {
-		want := tm.UTC().Format("2006-01-02T15:04:05.000000000Z07:00")
-		if got := string(c.Append([]byte("x"), tm)); got != "x"+want {
-			t.Fatalf("%v (Unix %d, %d ns): got %q, want %q", tm, tm.Unix(), tm.Nanosecond(), got, "x"+want)
+	for name, s := range map[string]Stamp{"RFC3339Nano": RFC3339Nano(), "zero": {}} {
+		for _, tm := range ts {
+			want := tm.UTC().Format("2006-01-02T15:04:05.000000000Z07:00")
+			if got := string(s.Append([]byte("x"), tm)); got != "x"+want {
+				t.Fatalf("%s: %v (Unix %d, %d ns): got %q, want %q", name, tm, tm.Unix(), tm.Nanosecond(), got, "x"+want)
+			}
 		}
-	}
-}
-
-func TestRFC3339NanoCacheAllocs(t *testing.T) {
-	var c RFC3339NanoCache
-	b := make([]byte, 0, 64)
-	base := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
-	i := 0
-	if n := testing.AllocsPerRun(1000, func() {
-		i++
-		b = c.Append(b[:0], base.Add(time.Duration(i)*time.Millisecond))
-	}); n != 0 {
-		t.Errorf("Append allocates %v times a call, want 0", n)
 	}
 }

@@ -288,12 +288,12 @@ func (b *Builder) fileName(i int) string {
 const timeTextBlock = 2048
 
 // timeText is t in RFC 3339 (timetext.AppendRFC3339Nano, written through
-// c: the first and the last times each keep their own), cut from b.text
+// c, an RFC3339Nano Stamp: the first and the last times each keep their own), cut from b.text
 // rather than allocated on its own: a string shares its block with the
 // times before and after it, and the bytes of a block are never written
 // over once a string holds them (a full block is left for a new one), so
 // that the strings stay valid whatever becomes of the Builder.
-func (b *Builder) timeText(c *timetext.RFC3339NanoCache, t time.Time) string {
+func (b *Builder) timeText(c *timetext.Stamp, t time.Time) string {
 	if cap(b.text)-len(b.text) < 40 {
 		b.text = make([]byte, 0, timeTextBlock)
 	}

@@ -252,7 +252,7 @@ type Builder struct {
 	// The text of the second of the last first and last times: the
 	// flows of a capture start (and end) mostly in the second of the
 	// flow before.
-	firstTimes, lastTimes timetext.RFC3339NanoCache
+	firstTimes, lastTimes timetext.Stamp // zero: RFC3339Nano
 }
 
 // Record converts f: NewRecord(f), in the Builder's Record.
