@@ -451,8 +451,7 @@ func decodePlainIPv4(data []byte, origLen int, p *Packet) bool {
 // captured whole), ib the UDP payload as far as captured, at least a BTH.
 func finishFast(p *Packet, ip, ib []byte, whole bool, udpLen int) bool {
 	// BTH.LengthOK and BTH.PayloadLen, from the opcode and pad count as
-	// read from the packet rather than from p.BTH, and first: so that only
-	// p, op and payloadLen outlive the calls below. The headers, pad and
+	// read from the packet rather than from p.BTH. The headers, pad and
 	// ICRC fit in the UDP length, a CNP is exactly 12+16+4 bytes (Annex
 	// A17 §A17.9.2) and carries no payload.
 	h := (*[bth.BTHLen]byte)(ib)
@@ -466,8 +465,19 @@ func finishFast(p *Packet, ip, ib []byte, whole bool, udpLen int) bool {
 	} else if payloadLen = declLen - op.HeaderLen() - int(h[1]>>4&0x3) - bth.ICRCLen; payloadLen < 0 {
 		return false
 	}
-	// One field a statement: a tuple assignment would build the zero
-	// values in temporaries and copy them.
+	// A MAD to QP1 (a UD SEND_ONLY to DestQP 1 whose DETH, the header
+	// after its BTH, was captured: what BTH.NextLayerType calls a CM MAD)
+	// is the walk's, which decodes its CM. Told from the bytes rather than
+	// from p.BTH, so that the BTH's decode can be the last call and
+	// nothing outlives it.
+	if op == bth.OpcodeUDSendOnly && h[5] == 0 && h[6] == 0 && h[7] == bth.CMQPN && len(ib) >= bth.BTHLen+bth.DETHLen {
+		return false
+	}
+	// Every field is written before the calls, even on a frame declined
+	// below: the walk then starts from the zero Packet. One field a
+	// statement: a tuple assignment would build the zero values in
+	// temporaries and copy them.
+	p.PayloadLen = payloadLen
 	if p.HasMAD || p.CM.Contents != nil {
 		p.HasMAD = false
 		p.HasCM = false
@@ -477,17 +487,18 @@ func finishFast(p *Packet, ip, ib []byte, whole bool, udpLen int) bool {
 		p.HasPFC = false
 		p.PFC = PFCFrame{}
 	}
-	p.ICRC = bth.ICRCUnchecked
-	if whole {
-		p.ICRC = bth.VerifyICRCv2(ip)
-	}
 	p.HasBTH = true
-	if p.BTH.DecodeReused(ib) != nil {
-		return false
+	if whole {
+		return finishWhole(p, ip, ib)
 	}
-	if op == bth.OpcodeUDSendOnly && p.BTH.DestQP == bth.CMQPN && p.BTH.Ext&bth.HasDETH != 0 {
-		return false // a MAD to QP1: the walk decodes its CM
-	}
-	p.PayloadLen = payloadLen
-	return true
+	p.ICRC = bth.ICRCUnchecked
+	return p.BTH.DecodeReused(ib) == nil
+}
+
+// finishWhole is the end of finishFast for a datagram captured whole: its
+// ICRC, then its BTH. Apart, so that only the frames that check an ICRC
+// keep p and ib across a call.
+func finishWhole(p *Packet, ip, ib []byte) bool {
+	p.ICRC = bth.VerifyICRCv2(ip)
+	return p.BTH.DecodeReused(ib) == nil
 }
