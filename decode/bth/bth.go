@@ -121,6 +121,19 @@ var extSizeByBit = func() (s [16]uint8) {
 	return s
 }()
 
+// opcodeExts is, for each opcode, the extended headers decode takes after
+// its BTH, or -1 for a reserved opcode, which it does not decode: one
+// load of a 4-byte entry for what opcodeTable says in two fields.
+var opcodeExts = func() (t [256]int32) {
+	for op, info := range opcodeTable {
+		t[op] = -1
+		if info.flags&flagDecodable != 0 {
+			t[op] = int32(info.ext)
+		}
+	}
+	return t
+}()
+
 // allExtHeaders is every extended header bit.
 const allExtHeaders = ExtHeaders(1)<<len(extSizes) - 1
 
@@ -165,15 +178,14 @@ func (b *BTH) decode(data []byte, stale ExtHeaders) error {
 	b.PSN = psn
 	b.Ext, b.Truncated = 0, false
 
-	info := &opcodeTable[op]
-	if tver != 0 || info.flags&flagKnown == 0 && !op.IsVendor() {
+	want := ExtHeaders(opcodeExts[op])
+	if tver != 0 || opcodeExts[op] < 0 {
 		return b.decodeInvalid(data, tver, stale)
 	}
 
 	// The commonest extended headers, the RETH of RDMA WRITEs and READ
 	// requests and the AETH of ACKs and READ responses, alone and
 	// captured whole, are decoded here; decodeExts takes the others.
-	want := info.ext
 	switch {
 	case want == 0:
 		b.Contents, b.Payload = data[:BTHLen], data[BTHLen:]

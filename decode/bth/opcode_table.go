@@ -20,14 +20,19 @@ const (
 	flagReadResponse
 	flagAtomic
 	flagEndsRequest // the last packet of a request message
+
+	// flagDecodable says a BTH of the opcode is decoded with the extended
+	// headers it carries: a known or a vendor opcode, not a reserved one.
+	flagDecodable
 )
 
-// opInfo is what the package knows about one of the 256 opcodes.
+// opInfo is what the package knows about one of the 256 opcodes but its
+// name (opcodeNames). It is 8 bytes, so that the decode of every BTH
+// finds it with one scaled index.
 type opInfo struct {
-	name  string
 	ext   ExtHeaders
-	hlen  uint8 // BTHLen + the extended headers
 	flags opFlags
+	hlen  uint32 // BTHLen + the extended headers
 }
 
 // operation describes an operation code (bits 4-0) under RC, the transport
@@ -85,26 +90,27 @@ func allowed(t Transport, op uint8) bool {
 	return false
 }
 
-// opcodeTable describes all 256 opcodes. It is built once, at package
-// initialisation, so that String and Headers are table lookups that never
-// allocate.
-var opcodeTable = buildOpcodeTable()
+// opcodeTable and opcodeNames describe all 256 opcodes. They are built
+// once, at package initialisation, so that String and Headers are table
+// lookups that never allocate.
+var opcodeTable, opcodeNames = buildOpcodeTable()
 
-func buildOpcodeTable() (tab [256]opInfo) {
+func buildOpcodeTable() (tab [256]opInfo, names [256]string) {
 	for i := range tab {
 		o := Opcode(i)
 		t, op := o.Transport(), o.Operation()
 		info := &tab[i]
 		switch {
 		case t == TransportVendor:
-			info.name = "VENDOR_" + hexByte(uint8(i))
+			names[i] = "VENDOR_" + hexByte(uint8(i))
+			info.flags = flagDecodable
 		case o == OpcodeCNP || o == OpcodeCNPLinux:
-			info.name = "CNP"
-			info.flags = flagKnown
+			names[i] = "CNP"
+			info.flags = flagKnown | flagDecodable
 		case allowed(t, op):
 			rc := operations[op]
-			info.name = t.String() + "_" + rc.name
-			info.flags = flagKnown | rc.flags
+			names[i] = t.String() + "_" + rc.name
+			info.flags = flagKnown | flagDecodable | rc.flags
 			info.ext = rc.ext
 			switch t {
 			case TransportUD:
@@ -123,11 +129,11 @@ func buildOpcodeTable() (tab [256]opInfo) {
 				}
 			}
 		default:
-			info.name = "RESERVED_" + hexByte(uint8(i))
+			names[i] = "RESERVED_" + hexByte(uint8(i))
 		}
-		info.hlen = uint8(BTHLen + info.ext.Len())
+		info.hlen = uint32(BTHLen + info.ext.Len())
 	}
-	return tab
+	return tab, names
 }
 
 // hexByte formats v as "0x" and two lower-case hex digits.
@@ -158,7 +164,7 @@ func (o Opcode) Operation() uint8 { return uint8(o) & 0x1f }
 // "XRC_SEND_FIRST"), "CNP" for 0x80 and 0x81, "VENDOR_0xNN" for the
 // manufacturer-specific 0xc0-0xff and "RESERVED_0xNN" for the rest. It never
 // allocates.
-func (o Opcode) String() string { return opcodeTable[o].name }
+func (o Opcode) String() string { return opcodeNames[o] }
 
 // Known reports whether the opcode is defined by IBTA vol 1 Table 38, IBTA
 // 1.5 (FLUSH, ATOMIC_WRITE) or RoCEv2 (CNP). Vendor opcodes are not known.

@@ -440,7 +440,19 @@ func decodePlainIPv4(data []byte, origLen int, p *Packet) bool {
 	p.UDPLen = udpLen
 	p.TCPFlags = 0
 	p.L4Checksum, p.FragOffset = binary.BigEndian.Uint16(h[udpOff+6:]), 0
-	return finishFast(p, data[ipOff:ibEnd], data[ibOff:ibEnd], whole, udpLen)
+	// finishFast, a call fewer.
+	payloadLen, ok := fastPayloadLen((*[bth.BTHLen]byte)(h[ibOff:]), udpLen)
+	if !ok || isQP1MAD((*[bth.BTHLen]byte)(h[ibOff:]), ibEnd-ibOff) {
+		return false
+	}
+	p.PayloadLen = payloadLen
+	p.clearFastStale()
+	p.HasBTH = true
+	if whole {
+		return finishWhole(p, data[ipOff:ibEnd], data[ibOff:ibEnd])
+	}
+	p.ICRC = bth.ICRCUnchecked
+	return p.BTH.DecodeReused(data[ibOff:ibEnd]) == nil
 }
 
 // finishFast completes a Packet the fast path has filled up to UDP: the
@@ -449,25 +461,56 @@ func decodePlainIPv4(data []byte, origLen int, p *Packet) bool {
 // transport decodes them. ip is the IP datagram up to the end of its UDP
 // datagram, where the ICRC ends (used only when whole: the IP datagram was
 // captured whole), ib the UDP payload as far as captured, at least a BTH.
+// decodePlainIPv4 does the same in its own body, a call fewer.
 func finishFast(p *Packet, ip, ib []byte, whole bool, udpLen int) bool {
-	// BTH.LengthOK and BTH.PayloadLen, from the opcode and pad count as
-	// read from the packet rather than from p.BTH, and first: so that only
-	// p, op and payloadLen outlive the calls below. The headers, pad and
-	// ICRC fit in the UDP length, a CNP is exactly 12+16+4 bytes (Annex
-	// A17 §A17.9.2) and carries no payload.
 	h := (*[bth.BTHLen]byte)(ib)
-	op := bth.Opcode(h[0])
-	declLen := udpLen - udpHeaderLen
-	payloadLen := 0
-	if op.IsCNP() {
-		if declLen != bth.BTHLen+bth.CNPPayloadLen+bth.ICRCLen {
-			return false
-		}
-	} else if payloadLen = declLen - op.HeaderLen() - int(h[1]>>4&0x3) - bth.ICRCLen; payloadLen < 0 {
+	payloadLen, ok := fastPayloadLen(h, udpLen)
+	if !ok || isQP1MAD(h, len(ib)) {
 		return false
 	}
-	// One field a statement: a tuple assignment would build the zero
-	// values in temporaries and copy them.
+	p.PayloadLen = payloadLen
+	p.clearFastStale()
+	p.HasBTH = true
+	if whole {
+		return finishWhole(p, ip, ib)
+	}
+	p.ICRC = bth.ICRCUnchecked
+	return p.BTH.DecodeReused(ib) == nil
+}
+
+// fastPayloadLen checks for finishFast the BTH h of a UDP datagram of
+// length udpLen and returns its BTH.PayloadLen, read from the opcode and
+// pad count in the packet rather than from p.BTH, so that it can run before
+// the BTH's decode, the last call. ok is false, for the walk to decode the
+// datagram, when the UDP length cannot hold the opcode's headers, pad and
+// ICRC, or is a CNP's other than 12+16+4 bytes (BTH.LengthOK; Annex A17
+// §A17.9.2).
+func fastPayloadLen(h *[bth.BTHLen]byte, udpLen int) (payloadLen int, ok bool) {
+	op := bth.Opcode(h[0])
+	declLen := udpLen - udpHeaderLen
+	if op.IsCNP() {
+		return 0, declLen == bth.BTHLen+bth.CNPPayloadLen+bth.ICRCLen
+	}
+	payloadLen = declLen - op.HeaderLen() - int(h[1]>>4&0x3) - bth.ICRCLen
+	return payloadLen, payloadLen >= 0
+}
+
+// isQP1MAD reports whether the BTH h, of which ibLen bytes with what
+// follows were captured, starts a MAD to QP1: a UD SEND_ONLY to DestQP 1
+// whose DETH, the header after its BTH, was captured (what
+// BTH.NextLayerType calls a CM MAD). The fast path leaves it to the walk,
+// which decodes its CM.
+func isQP1MAD(h *[bth.BTHLen]byte, ibLen int) bool {
+	return bth.Opcode(h[0]) == bth.OpcodeUDSendOnly && h[5] == 0 && h[6] == 0 && h[7] == bth.CMQPN &&
+		ibLen >= bth.BTHLen+bth.DETHLen
+}
+
+// clearFastStale zeroes the parts of p that the fast path's frames leave
+// zero and that an earlier decode may have set: CM when HasMAD or
+// CM.Contents says it may hold a MAD, PFC when HasPFC is set (see Decode).
+// One field a statement: a tuple assignment would build the zero values in
+// temporaries and copy them.
+func (p *Packet) clearFastStale() {
 	if p.HasMAD || p.CM.Contents != nil {
 		p.HasMAD = false
 		p.HasCM = false
@@ -477,17 +520,12 @@ func finishFast(p *Packet, ip, ib []byte, whole bool, udpLen int) bool {
 		p.HasPFC = false
 		p.PFC = PFCFrame{}
 	}
-	p.ICRC = bth.ICRCUnchecked
-	if whole {
-		p.ICRC = bth.VerifyICRCv2(ip)
-	}
-	p.HasBTH = true
-	if p.BTH.DecodeReused(ib) != nil {
-		return false
-	}
-	if op == bth.OpcodeUDSendOnly && p.BTH.DestQP == bth.CMQPN && p.BTH.Ext&bth.HasDETH != 0 {
-		return false // a MAD to QP1: the walk decodes its CM
-	}
-	p.PayloadLen = payloadLen
-	return true
+}
+
+// finishWhole is the end of finishFast for a datagram captured whole: its
+// ICRC, then its BTH. Apart, so that only the frames that check an ICRC
+// keep p and ib across a call.
+func finishWhole(p *Packet, ip, ib []byte) bool {
+	p.ICRC = bth.VerifyICRCv2(ip)
+	return p.BTH.DecodeReused(ib) == nil
 }
