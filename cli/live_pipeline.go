@@ -143,7 +143,7 @@ func (a *frameAnalyzer) addPeeked(rec *capture.Record, file int, k *frameKey) *p
 			owner = a.split.Of(pkt)
 		}
 		if owner != a.shard {
-			a.skip(ts, ns)
+			a.skip(rec.Timestamp, ns)
 			return nil
 		}
 	}
@@ -151,7 +151,7 @@ func (a *frameAnalyzer) addPeeked(rec *capture.Record, file int, k *frameKey) *p
 	if uint64(ns-a.spanLo) < a.spanWide { // the common frame: see noteSpan
 		st.lastNs = max(st.lastNs, ns)
 	} else {
-		a.noteSpan(ts, ns)
+		a.noteSpan(rec.Timestamp, ns)
 	}
 	// (one line, for the offsets default.pgo knows this function's lines by)
 	if err != nil {
