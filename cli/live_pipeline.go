@@ -24,7 +24,7 @@ type frameAnalyzer struct {
 	st *captureStats
 	// The sinks: nil, the one sink, or a sinkList of them. A pass has
 	// one sink (but in tests); calling it alone, not in a loop over a
-	// slice, cut the one-core pass by ~10 instructions a frame
+	// slice, cut the one-core pass by ~13 instructions a frame
 	// (BENCHMARKS.md, session 23): the loop kept its index, its slice and
 	// the frame's pointers on the stack across the call.
 	sink    packetSink
