@@ -89,7 +89,7 @@ func (c *Collector) Add(p *packet.Packet, at flows.FrameRef) {
 // other frames go to addNotRoCE.
 func (c *Collector) AddFrame(p *packet.Packet, fa *flows.FrameAt) {
 	s := &c.c
-	if !s.advance(fa.Time, fa.Nanos) { // SkipAt, inline
+	if !s.advance(&fa.Time, fa.Nanos) { // SkipAt, inline
 		c.skipRare(fa.Time, fa.Nanos)
 	}
 	at := &fa.FrameRef
@@ -176,7 +176,7 @@ func (c *Collector) Skip(t time.Time) { c.SkipAt(t, flows.TimeNanos(t, t.UnixNan
 // too, as flows.TimeNanos gives it (capture.Record.TimeNanos for the times
 // it holds).
 func (c *Collector) SkipAt(t time.Time, nanos int64) {
-	if !c.c.advance(t, nanos) {
+	if !c.c.advance(&t, nanos) {
 		c.skipRare(t, nanos)
 	}
 }
@@ -184,7 +184,11 @@ func (c *Collector) SkipAt(t time.Time, nanos int64) {
 // advance is SkipAt but for the first frame and a frame whose time is
 // outside the years flows.TimeNanos holds, for which it returns false
 // (skipRare's frames): small enough to inline.
-func (s *collectorState) advance(t time.Time, nanos int64) bool {
+//
+// It takes the frame's time by pointer, read only when it is the latest:
+// by value, AddFrame loaded its three words on every frame
+// (BENCHMARKS.md, session 23).
+func (s *collectorState) advance(t *time.Time, nanos int64) bool {
 	// flows.Later, inlined: the integers decide but where TimeNanos
 	// saturated. A frame at the latest frame's nanosecond is the common
 	// case, not a rare one, on a busy mirror of microsecond timestamps.
@@ -192,7 +196,7 @@ func (s *collectorState) advance(t time.Time, nanos int64) bool {
 		return false
 	}
 	if nanos > s.lastNs {
-		s.last, s.lastNs = t, nanos
+		s.last, s.lastNs = *t, nanos
 	}
 	return true
 }
