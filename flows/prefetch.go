@@ -1,7 +1,6 @@
 package flows
 
 import (
-	"math/bits"
 	"sync/atomic"
 	"unsafe"
 
@@ -22,10 +21,9 @@ var _ [hotFlowLines - 6]struct{} = [6 - hotFlowLines]struct{}{}
 // packIPv4 is packKey for the addresses a packet.PeekRoCEv2IPv4 read
 // (big-endian, as on the wire) and a QPN of at most 24 bits.
 func packIPv4(src, dst, qp uint32) packedKey {
-	// packKey loads As4's bytes little-endian: the byte swap of the
-	// big-endian value.
+	// packKey loads As4's bytes big-endian: the values as they are.
 	return packedKey{
-		hosts: uint64(bits.ReverseBytes32(src))<<32 | uint64(bits.ReverseBytes32(dst)),
+		hosts: uint64(src)<<32 | uint64(dst),
 		qp:    slotUsed | qp&psnMask,
 		ok:    true,
 	}
