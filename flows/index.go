@@ -49,11 +49,12 @@ func packKey(src, dst netip.Addr, qp uint32) packedKey {
 	if !src.Is4() || !dst.Is4() || qp > psnMask { // QPNs are 24 bits, as PSNs are
 		return packedKey{}
 	}
-	// The byte order does not matter, only that the packing is one to one:
-	// little-endian loads undo no byte swap of As4's.
+	// Big-endian, the addresses as on the wire: the look-ahead packs the
+	// addresses it peeks (packIPv4, twice a frame) without a byte swap,
+	// and a lookup here (rare with hints) pays for it instead.
 	s, d := src.As4(), dst.As4()
 	return packedKey{
-		hosts: uint64(binary.LittleEndian.Uint32(s[:]))<<32 | uint64(binary.LittleEndian.Uint32(d[:])),
+		hosts: uint64(binary.BigEndian.Uint32(s[:]))<<32 | uint64(binary.BigEndian.Uint32(d[:])),
 		qp:    slotUsed | qp,
 		ok:    true,
 	}

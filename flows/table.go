@@ -48,6 +48,10 @@ type Table struct {
 	// gen is the table's generation (see Hint): a new one whenever a key
 	// starts a new epoch.
 	gen uint32
+	// respReach is how far past a flow's highest response PSN a response
+	// may be and still surely start no epoch (responseInOrder): one more
+	// than the configured EpochJump, and short of half the PSN circle.
+	respReach uint32
 
 	byHosts map[hostPair]hostList // every flow, by source and destination address
 
@@ -133,12 +137,14 @@ type hostList struct{ first, last *Flow }
 
 // NewTable returns an empty flow table.
 func NewTable(cfg Config) *Table {
+	cfg = cfg.withDefaults()
 	return &Table{
-		gen:      nextGen(),
-		cfg:      cfg.withDefaults(),
-		byHosts:  map[hostPair]hostList{},
-		cm:       map[cmKey]*cmExchange{},
-		cmByFlow: map[Key]*cmSide{},
+		gen:       nextGen(),
+		cfg:       cfg,
+		respReach: min(cfg.EpochJump, psnHalf-2) + 1,
+		byHosts:   map[hostPair]hostList{},
+		cm:        map[cmKey]*cmExchange{},
+		cmByFlow:  map[Key]*cmSide{},
 	}
 }
 
@@ -201,7 +207,7 @@ func (t *Table) addFlow(p *packet.Packet, at *FrameAt, delta bool) (f *Flow, ret
 		}
 	}
 	c := opClass[p.BTH.Opcode]
-	if f == nil || !f.requestInOrder(p.BTH.PSN, c) && t.startsEpoch(f, p, c, at) {
+	if f == nil || !f.requestInOrder(p.BTH.PSN, c) && !f.responseInOrder(p.BTH.PSN, c, t.respReach) && t.startsEpoch(f, p, c, at) {
 		pk := packKey(p.Src, p.Dst, p.BTH.DestQP)
 		f = t.newFlow(pk, f, p, at)
 		t.lastKey, t.lastFlow = pk, f
@@ -370,6 +376,22 @@ func (f *Flow) requestInOrder(psn uint32, c opBits) bool {
 	s := &f.Requests
 	return c&opRequest != 0 && !f.cmPending && s.Packets != 0 && psn == s.seq.expHi &&
 		(psn-s.HighPSN)&psnMask < psnHalf && (psn-s.FirstPSN-1)&psnMask < psnHalf-1
+}
+
+// responseInOrder says whether a packet of class c at psn is a response of
+// f's (ACK, NAK, READ or atomic response) past the flow's highest response
+// PSN by 1 to reach PSNs (Table.respReach), and f has no CM exchange
+// pending: such a response starts no epoch (startsEpoch finds it neither
+// more than EpochJump past the PSN after the highest nor behind the
+// highest, which a restart's answer needs; a READ response must be far
+// from both its own PSNs and the other responses'; a flow without
+// responses yet has its highest at 0 and starts none either). It
+// inlines, so that addFlow skips the call to startsEpoch for the ACKs of a
+// mirror too: 19% of the packets of the benchmark's capture. A reach of 0
+// clears none (TestResponseInOrderSameFlows).
+func (f *Flow) responseInOrder(psn uint32, c opBits, reach uint32) bool {
+	return c&opResponse != 0 && !f.cmPending &&
+		(psn-f.resp.high()-1)&psnMask < reach
 }
 
 // restarts says whether a request at psn sends the flow's requests again

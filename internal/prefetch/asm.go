@@ -13,3 +13,8 @@ func lines(p unsafe.Pointer, n int)
 //
 //go:noescape
 func line(p unsafe.Pointer)
+
+// six is written in assembly (prefetch_GOARCH.s).
+//
+//go:noescape
+func six(p unsafe.Pointer)

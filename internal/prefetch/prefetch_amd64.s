@@ -28,3 +28,17 @@ TEXT ·line(SB), NOSPLIT|NOFRAME, $0-8
 	MOVQ p+0(FP), AX
 	PREFETCHT0 (AX)
 	RET
+
+// func six(p unsafe.Pointer)
+//
+// Lines(p, 6) unrolled: 8 instructions instead of 22, for the flow
+// table's six hot lines of a flow, hinted for nearly every frame.
+TEXT ·six(SB), NOSPLIT|NOFRAME, $0-8
+	MOVQ p+0(FP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT0 320(AX)
+	RET

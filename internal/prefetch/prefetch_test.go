@@ -21,6 +21,8 @@ func TestLines(t *testing.T) {
 	}
 	Line(unsafe.Pointer(&buf[0]))
 	Line(nil)
+	Six(unsafe.Pointer(&buf[0]))
+	Six(nil)
 	for i := range buf {
 		if buf[i] != byte(i) {
 			t.Fatalf("byte %d changed", i)
