@@ -82,7 +82,10 @@ type copySig struct {
 
 // copyRingLen is how many of a conversation's latest packets a copy is
 // looked for among: on a busy conversation other packets come between a
-// packet and its copy, a switch's latency plus queueing after it.
+// packet and its copy, a switch's latency plus queueing after it. A copy
+// further behind (a second mirror session, or another switch's ERSPAN
+// path, several µs late on a conversation at line rate) counts as a
+// packet (README, known limit).
 const copyRingLen = 8
 
 // copyRing is the latest copyRingLen signatures of a conversation.
