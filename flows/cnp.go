@@ -27,7 +27,8 @@ type cnpSig struct {
 	nanos      int64 // FrameAt.Nanos; 0 for an empty slot
 	psn        uint32
 	length     int32
-	id, port   uint16
+	id         uint32 // packet.Packet.IPID
+	port       uint16
 	ecn        uint8 // the CNP's ECN codepoint, for its copy's CE
 	recognised bool  // a copy was already matched to it
 }
@@ -41,7 +42,7 @@ type cnpRing struct {
 // cnpHost is what the CNPs from one address to another have shown: the
 // first non-zero IPv4 ID, and whether a later one differed.
 type cnpHost struct {
-	first  uint16
+	first  uint32
 	varies bool
 }
 

@@ -16,7 +16,7 @@ func cnpTape(n int, gap time.Duration, id0, step uint16) []taped {
 	c.tape = &tape
 	for i := range n {
 		p := roce(hostB, hostA, bth.OpcodeCNP, aQP, 0, 0)
-		p.IPID = id0 + uint16(i)*step
+		p.IPID = uint32(id0 + uint16(i)*step)
 		c.add(gap, p)
 	}
 	return tape
@@ -69,11 +69,11 @@ func TestMirrorCNPCopyAllocs(t *testing.T) {
 	c := newClock(Config{})
 	p := roce(hostB, hostA, bth.OpcodeCNP, aQP, 0, 0)
 	for i := range 3 {
-		p.IPID = uint16(i + 1)
+		p.IPID = uint32(i + 1)
 		c.add(us, p)
 	}
 	at := FrameAt{FrameRef: FrameRef{Time: c.now}, Nanos: c.now.UnixNano()}
-	id := uint16(10)
+	id := uint32(10)
 	n := testing.AllocsPerRun(100, func() {
 		id++
 		p.IPID = id

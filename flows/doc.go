@@ -10,7 +10,9 @@
 // and A's responses to B's requests) and B→A for a; each is the other's
 // partner. Only RoCE packets whose BTH was captured belong to flows. Of a
 // UD flow fed by several source QPs of one host (DETH), the PSN sequence,
-// gaps and epochs are its first source QP's (Flow.otherSender).
+// gaps and epochs are its own source QP's: that of its first datagram, or
+// the one an RDMA CM exchange named before its first (Flow.otherSender);
+// the others' datagrams are in Flow.OtherSenders, not in Requests.
 //
 // A QPN reused for a new connection starts a new epoch of the key: a new
 // Flow with the same Key and Epoch+1. A packet starts a new epoch when an
@@ -43,7 +45,8 @@
 // payload (after the transport headers, without pad and ICRC; a CNP has
 // none). Transport is that of the first packet that is not a CNP (CNP for
 // a flow of CNPs only). FirstPSN and LastPSN are the PSNs of the first and
-// last packet that is not a CNP, of whatever kind.
+// last packet that is not a CNP, of whatever kind, but a datagram of a UD
+// flow's other source QPs (OtherSenders).
 //
 // Messages counts request messages, each once: the first copy of each
 // packet that ends one (SEND and RDMA WRITE LAST or ONLY, RDMA READ

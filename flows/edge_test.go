@@ -343,7 +343,8 @@ func TestDurationClockBack(t *testing.T) {
 // (as the processes of an MPI job over UCX's UD transport do), each in its
 // own PSN sequence, one far from the other, with an idle spell: one flow,
 // whose PSN sequence is its first sender's (no gap, nothing out of order or
-// missing, no new epoch), with every datagram in its packets and messages.
+// missing, no new epoch), with every datagram in its packets and messages
+// and the other sender's in OtherSenders, not in Requests.
 func TestUDSeveralSenders(t *testing.T) {
 	c := newClock(Config{})
 	send := func(dt time.Duration, srcQP, psn uint32) {
@@ -358,10 +359,46 @@ func TestUDSeveralSenders(t *testing.T) {
 	send(2*time.Millisecond, 0x45, 500005) // after idle time, far from the first sender's PSNs
 	send(time.Microsecond, 0x44, 1005)
 	want{
-		transport: bth.TransportUD, packets: 12, messages: 12, reqPackets: 12,
+		transport: bth.TransportUD, packets: 12, messages: 12, reqPackets: 6,
 		wire: 12 * (20 + 8 + 20 + 256 + 4), payload: 12 * 256,
 		hasPSN: true, firstPSN: 1000, lastPSN: 1005, srcQP: 0x44,
 	}.check(t, only(t, c, key(hostA, hostB, 0x33)))
+	if n := only(t, c, key(hostA, hostB, 0x33)).OtherSenders(); n != 6 {
+		t.Errorf("OtherSenders %d, want 6", n)
+	}
+}
+
+// TestUDSenderFromCM: a UD flow whose source QP an RDMA CM exchange named
+// before its first datagram: another QP's datagrams before the named QP's
+// first are in OtherSenders only, so the named QP's first datagram starts
+// the PSN space (no gap from PSN 0) and is the flow's FirstPSN.
+func TestUDSenderFromCM(t *testing.T) {
+	c := newClock(Config{})
+	playCM(c, 0x5000, 0x44, 5000, 0x33, 3000)
+	send := func(srcQP, psn uint32) {
+		p := roce(hostA, hostB, opUDSend, 0x33, psn, 256)
+		p.BTH.DETH = bth.DETH{QKey: 0x11111111, SrcQP: srcQP}
+		c.add(time.Microsecond, p)
+	}
+	for i := uint32(0); i < 3; i++ {
+		send(0x45, 100+i)
+	}
+	f := only(t, c, key(hostA, hostB, 0x33))
+	want{
+		transport: bth.TransportUD, packets: 3, messages: 3,
+		wire: 3 * (20 + 8 + 20 + 256 + 4), payload: 3 * 256, srcQP: 0x44,
+	}.check(t, f)
+	for i := uint32(0); i < 3; i++ {
+		send(0x44, 5000+i)
+	}
+	want{
+		transport: bth.TransportUD, packets: 6, messages: 6, reqPackets: 3,
+		wire: 6 * (20 + 8 + 20 + 256 + 4), payload: 6 * 256,
+		hasPSN: true, firstPSN: 5000, lastPSN: 5002, srcQP: 0x44,
+	}.check(t, f)
+	if n := f.OtherSenders(); n != 3 {
+		t.Errorf("OtherSenders %d, want 3", n)
+	}
 }
 
 // TestZeroLengthReadAfterRead: an RDMA READ of 0 bytes at the end address

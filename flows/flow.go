@@ -239,7 +239,9 @@ type Flow struct {
 
 	// FirstPSN and LastPSN are the PSNs of the first and the last packet
 	// of the flow that is not a CNP (a CNP carries no meaningful PSN),
-	// requests and responses alike; HasPSN says the flow had such a packet.
+	// requests and responses alike, but for the datagrams of a UD flow's
+	// other source QPs (OtherSenders), whose PSNs are their own; HasPSN
+	// says the flow had such a packet.
 	FirstPSN uint32
 
 	PKey     uint16 // P_Key of the first packet
@@ -290,6 +292,7 @@ type flowCold struct {
 	lostRead     pendingPSN               // a READ request re-issued from a READ response the capture lacks (Table.reissuesLost)
 	lastLost     lostReissue              // the last such re-issue, for its copy
 	copies       uint64                   // MirrorDuplicates
+	otherSenders uint64                   // OtherSenders
 	spaceCopies  [3]uint64                // of copies, the sequenced ones by space (xRequests...): a parallel file's view starts from them (xfile.go)
 	spaceCopied  *[3]psnRing              // and their PSNs, when the table has parallel files (xfile.go)
 	cnps         *cnpRing                 // the latest CNPs, for their copies (cnp.go)
@@ -306,6 +309,22 @@ func (f *Flow) MirrorDuplicates() uint64 {
 		return 0
 	}
 	return f.cold.copies
+}
+
+// OtherSenders is the number of datagrams a UD flow carried from source
+// QPs other than its own (SrcQP: its first datagram's DETH, or the RDMA
+// CM exchange that named the flow before it carried any), as several
+// processes of one host sending to one destination QP do (otherSender).
+// Each sender numbers its datagrams in a PSN sequence of its own, so
+// they are in no PSN space of the flow: Requests, its PSNs, gaps and
+// epochs are the flow's own source QP's, and Requests.Packets does not
+// count them. They count in Packets, bytes and Messages, and they are
+// requests (SEND), as the flow's own datagrams are.
+func (f *Flow) OtherSenders() uint64 {
+	if f.cold == nil {
+		return 0
+	}
+	return f.cold.otherSenders
 }
 
 // SetMirrorDuplicates sets what MirrorDuplicates returns, for a Flow made

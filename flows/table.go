@@ -493,18 +493,18 @@ func (f *Flow) add(p *packet.Packet, c opBits, fa *FrameAt) (reissue bool) {
 	if f.Transport == bth.TransportCNP {
 		f.Transport = op.Transport()
 	}
-	if !f.HasPSN {
-		f.FirstPSN, f.HasPSN = h.PSN, true
-	}
 	if f.otherSender(h) {
 		// Another source QP's datagram (UD: every packet a request): its
-		// PSNs are its own. It is a request all the same (the
-		// Collector's ECN counts rely on it).
-		f.Requests.Packets++
+		// PSNs are its own, in no PSN space of the flow (OtherSenders),
+		// not even when the flow's source QP came from CM and sent none.
+		f.coldState().otherSenders++
 		if c&opEndsRequest != 0 {
 			f.Messages++
 		}
 		return false
+	}
+	if !f.HasPSN {
+		f.FirstPSN, f.HasPSN = h.PSN, true
 	}
 	f.LastPSN = h.PSN
 	if c&opShowsMTU != 0 {

@@ -63,12 +63,15 @@ type convTable struct {
 
 // copySig is what a mirror's copy of a TCP or UDP packet repeats and the
 // conversation's next packet, in the same direction, almost never does:
-// the IPv4 Identification and the TCP or UDP checksum (a switch changes
-// neither, only TTL, MACs, and perhaps DSCP or ECN), the IP length and
-// the TCP flags. Informative only when the ID or the checksum is not 0.
+// the IP Identification (IPv4's, or an IPv6 fragment's) and the TCP or
+// UDP checksum (a switch changes neither, only TTL, MACs, and perhaps
+// DSCP or ECN), the IP length and the TCP flags. Informative only when
+// the ID or the checksum is not 0: an IPv6 packet that is no fragment
+// has no ID, and a later fragment no checksum.
 type copySig struct {
 	toHi       bool // the packet goes from the conversation's lower address to the higher
-	ipID, sum  uint16
+	ipID       uint32
+	sum        uint16
 	length     int
 	flags      uint8
 	fragOff    uint16 // the fragment offset: a datagram's later fragments share its ID, the middle ones their length
@@ -79,7 +82,10 @@ type copySig struct {
 
 // copyRingLen is how many of a conversation's latest packets a copy is
 // looked for among: on a busy conversation other packets come between a
-// packet and its copy, a switch's latency plus queueing after it.
+// packet and its copy, a switch's latency plus queueing after it. A copy
+// further behind (a second mirror session, or another switch's ERSPAN
+// path, several µs late on a conversation at line rate) counts as a
+// packet (README, known limit).
 const copyRingLen = 8
 
 // copyRing is the latest copyRingLen signatures of a conversation.

@@ -46,13 +46,14 @@ type flowCounts struct {
 //     observe's), and the data packets are the others, except on QP1,
 //     whose packets other than CNPs observe skips;
 //   - the data packets that ECN capability is checked on, the requests and
-//     READ responses, are those the flow sequences: Requests.Packets and
-//     ReadResponses.Packets.
+//     READ responses, are those the flow sequences, Requests.Packets and
+//     ReadResponses.Packets, and the datagrams of a UD flow's other
+//     source QPs, which are requests in no PSN space (OtherSenders).
 func countsOf(f *flows.Flow, r *rareObs) flowCounts {
 	c := flowCounts{cnp: f.CNPs}
 	if f.Key.DestQP != gsiQPN {
 		c.data = f.Packets - f.CNPs
-		c.ectData = f.Requests.Packets + f.ReadResponses.Packets
+		c.ectData = f.Requests.Packets + f.ReadResponses.Packets + f.OtherSenders()
 	}
 	if r != nil {
 		c.dataWrong, c.cnpWrong = r.dataWrong, r.cnpWrong

@@ -594,7 +594,7 @@ func TestConversationsSYNPort(t *testing.T) {
 func TestConversationsMirrorCopies(t *testing.T) {
 	s := &synth{t0: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	c := NewCollector(flows.NewTable(flows.Config{}), Config{})
-	ssh := func(toServer bool, id, sum uint16, n int) *packet.Packet {
+	ssh := func(toServer bool, id uint32, sum uint16, n int) *packet.Packet {
 		p := &packet.Packet{Kind: packet.KindOther, IPVersion: 4, Src: netip.MustParseAddr("10.0.0.1"), Dst: netip.MustParseAddr("10.0.0.2"),
 			Proto: protoTCP, SrcPort: 51022, DstPort: 22, TCPFlags: tcpACK, IPTotalLen: n, IPID: id, L4Checksum: sum, TTL: 64}
 		if !toServer {
@@ -605,7 +605,7 @@ func TestConversationsMirrorCopies(t *testing.T) {
 	add := func(p *packet.Packet, us float64) { c.Add(p, s.ref(us)) }
 	us := 0.0
 	for i := range 10 {
-		p := ssh(i%2 == 0, uint16(100+i), uint16(0xbeef+i), 100+i)
+		p := ssh(i%2 == 0, uint32(100+i), uint16(0xbeef+i), 100+i)
 		add(p, us)
 		cp := *p
 		cp.TTL--
@@ -614,10 +614,10 @@ func TestConversationsMirrorCopies(t *testing.T) {
 	}
 	// Busy: three packets, then the copies of all three.
 	for i := range 3 {
-		add(ssh(true, uint16(200+i), uint16(0x1000+i), 60), us+float64(i))
+		add(ssh(true, uint32(200+i), uint16(0x1000+i), 60), us+float64(i))
 	}
 	for i := range 3 {
-		add(ssh(true, uint16(200+i), uint16(0x1000+i), 60), us+5+float64(i))
+		add(ssh(true, uint32(200+i), uint16(0x1000+i), 60), us+5+float64(i))
 	}
 	us += 100
 	// Not copies: the same packet after the mirror window, a third

@@ -32,7 +32,7 @@ func TestConversationsParallelFiles(t *testing.T) {
 	}
 	tcp := func(id uint16) *packet.Packet {
 		return &packet.Packet{Kind: packet.KindOther, IPVersion: 4, Src: netip.MustParseAddr("10.0.0.1"), Dst: netip.MustParseAddr("10.0.0.2"),
-			Proto: protoTCP, SrcPort: 51022, DstPort: 29500, TCPFlags: tcpACK, IPTotalLen: 100, IPID: id, L4Checksum: 0xbeef ^ id, TTL: 64}
+			Proto: protoTCP, SrcPort: 51022, DstPort: 29500, TCPFlags: tcpACK, IPTotalLen: 100, IPID: uint32(id), L4Checksum: 0xbeef ^ id, TTL: 64}
 	}
 	run := func(par flows.ParallelFiles, evs []ev) *Conversation {
 		t.Helper()
@@ -97,7 +97,7 @@ func parallelConvInput() *Input {
 		w := roce("10.0.0.1", "10.0.0.2", 0x200, opWriteOnly, uint32(i), 26, 2)
 		w.BTH.Ext = w.BTH.Opcode.Headers()
 		tcp := &packet.Packet{Kind: packet.KindOther, IPVersion: 4, Src: netip.MustParseAddr("10.0.0.1"), Dst: netip.MustParseAddr("10.0.0.2"),
-			Proto: protoTCP, SrcPort: 51022, DstPort: 29500, TCPFlags: tcpACK, IPTotalLen: 100, IPID: uint16(i + 1), L4Checksum: 0x1234, TTL: 64}
+			Proto: protoTCP, SrcPort: 51022, DstPort: 29500, TCPFlags: tcpACK, IPTotalLen: 100, IPID: uint32(i + 1), L4Checksum: 0x1234, TTL: 64}
 		at := time.Duration(i) * time.Millisecond
 		for file := range 2 {
 			d := time.Duration(file) * 3 * time.Millisecond

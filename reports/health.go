@@ -177,7 +177,7 @@ func fileCopiesFinding(in *Input) Finding {
 	if in.Collect != nil && in.Collect.c.conv.fileCopies > 0 {
 		fc := in.Collect.c.conv.fileCopies
 		f.Evidence.Counts["conversation_file_copies"] = float64(fc)
-		f.Detail += fmt.Sprintf(" The files held %s of TCP or UDP twice as well (the same IPv4 ID or checksum, length and flags, "+
+		f.Detail += fmt.Sprintf(" The files held %s of TCP or UDP twice as well (the same IP ID or checksum, length and flags, "+
 			"in the same direction, less than %s apart): the conversations of the storage and non-RDMA findings count them once.",
 			plural(fc, "packet"), flowtable.HumanDuration(flows.MaxFileOffset))
 	}
@@ -561,7 +561,7 @@ func copiesFinding(in *Input) Finding {
 		f.Detail += " So many copies double the mirror's load, which makes it drop packets (mirror loss) when traffic is heavy."
 	}
 	if in.Collect != nil && in.Collect.c.conv.copies > 0 {
-		f.Detail += fmt.Sprintf(" The mirror delivered %s of TCP or UDP twice as well (the same IPv4 ID or checksum, length and flags, "+
+		f.Detail += fmt.Sprintf(" The mirror delivered %s of TCP or UDP twice as well (the same IP ID or checksum, length and flags, "+
 			"in the same direction, less than %s later): the conversations of the storage and non-RDMA findings count them once.",
 			plural(in.Collect.c.conv.copies, "packet"), flowtable.HumanDuration(flows.MirrorWindow))
 	}

@@ -344,7 +344,7 @@ func decodeCases() []decodeCase {
 				Note: ReasonFragment, SrcPort: 1, DstPort: 2}},
 		{"ipv6 later fragment", capture.LinkTypeEthernet,
 			eth(0x86dd, ip6("fd00::1", "fd00::2", 44, ip6frag(17, 100, false, make([]byte, 16)))),
-			sum{EtherType: 0x86dd, IPVersion: 6, Src: a61, Dst: a62, DSCP: 26, ECN: 2, Proto: 17, Fragment: true, Note: ReasonFragment}},
+			sum{EtherType: 0x86dd, IPVersion: 6, Src: a61, Dst: a62, DSCP: 26, ECN: 2, Proto: 17, Fragment: true, FragOffset: 100, Note: ReasonFragment}},
 		{"erspan2 arp", capture.LinkTypeEthernet, mirror(fS, 0x88be, e2, eth(0x0806, make([]byte, 28), v100)),
 			with(sum{Encap: "eth,ipv4,gre,erspan2:5,vlan:100", EtherType: 0x0806}, vlan100)},
 		{"gre version 1", capture.LinkTypeEthernet,

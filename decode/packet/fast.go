@@ -360,7 +360,7 @@ func decodeFastLayers(data []byte, origLen int, p *Packet) bool {
 		p.IPVersion = 4
 		p.DSCP, p.ECN = ip[1]>>2, ip[1]&0x03
 		p.TTL, p.FlowLabel = ip[8], 0
-		p.IPID = binary.BigEndian.Uint16(ip[4:])
+		p.IPID = uint32(binary.BigEndian.Uint16(ip[4:]))
 		p.Src = netip.AddrFrom4([4]byte(ip[12:16]))
 		p.Dst = netip.AddrFrom4([4]byte(ip[16:20]))
 	} else {
@@ -431,7 +431,7 @@ func decodePlainIPv4(data []byte, origLen int, p *Packet) bool {
 	p.IPVersion = 4
 	p.DSCP, p.ECN = h[ipOff+1]>>2, h[ipOff+1]&0x03
 	p.TTL, p.FlowLabel = h[ipOff+8], 0
-	p.IPID = binary.BigEndian.Uint16(h[ipOff+4:])
+	p.IPID = uint32(binary.BigEndian.Uint16(h[ipOff+4:]))
 	p.Src, p.Dst = netip.AddrFrom4([4]byte(h[ipOff+12:ipOff+16])), netip.AddrFrom4([4]byte(h[ipOff+16:ipOff+20]))
 	p.IPTotalLen = total
 	p.Fragment, p.WholeLen = false, 0

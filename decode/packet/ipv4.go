@@ -34,7 +34,7 @@ func (w *walker) ipv4(b []byte) {
 	p.IPVersion = 4
 	p.DSCP, p.ECN = b[1]>>2, b[1]&0x03
 	p.TTL = b[8]
-	p.IPID = binary.BigEndian.Uint16(b[4:])
+	p.IPID = uint32(binary.BigEndian.Uint16(b[4:]))
 	p.IPTotalLen = total
 	p.Proto = b[9]
 	p.Src = netip.AddrFrom4([4]byte(b[12:16]))

@@ -77,10 +77,13 @@ func (w *walker) ipv6(b []byte) {
 			hl = ipv6FragmentLen
 			// Offset 0 with M clear is an atomic fragment, a whole
 			// datagram to be processed as such (RFC 8200 §4.5, RFC 6946
-			// §4), as Wireshark does: not a fragment.
+			// §4), as Wireshark does: not a fragment. The Identification
+			// and offset tell a mirror's copy of a later fragment, which
+			// has no TCP or UDP checksum, from the next (IPv4's do).
 			const offsetMask, moreFragments = 0xfff8, 0x0001
 			offM := binary.BigEndian.Uint16(b[2:])
 			p.Fragment = p.Fragment || offM&(offsetMask|moreFragments) != 0
+			p.IPID, p.FragOffset = binary.BigEndian.Uint32(b[4:]), offM>>3
 			if offM&offsetMask != 0 {
 				p.Proto = b[0]
 				p.Note = ReasonFragment

@@ -62,17 +62,19 @@ type Packet struct {
 	UDPLen           int    // UDP length field
 	TCPFlags         uint8  // TCP flags byte (CWR ECE URG ACK PSH RST SYN FIN)
 
-	// IPID is the IPv4 Identification field (RFC 791 §3.1), 0 for IPv6
-	// and RoCEv1; L4Checksum the TCP or UDP checksum field (RFC 9293
-	// §3.1, RFC 768), 0 when not captured. A switch does not change
-	// either when it forwards a packet, so a mirror's second copy of a
-	// packet repeats them, where the next packet of a conversation
-	// almost never does.
-	IPID       uint16
+	// IPID is the datagram's Identification: the IPv4 header's (16 bits,
+	// RFC 791 §3.1) or, over IPv6, that of a Fragment header (32 bits,
+	// RFC 8200 §4.5), 0 for IPv6 without one and for RoCEv1; L4Checksum
+	// the TCP or UDP checksum field (RFC 9293 §3.1, RFC 768), 0 when not
+	// captured. A switch does not change either when it forwards a
+	// packet, so a mirror's second copy of a packet repeats them, where
+	// the next packet of a conversation almost never does.
+	IPID       uint32
 	L4Checksum uint16
-	// FragOffset is the IPv4 fragment offset (RFC 791 §3.1), in 8-byte
-	// units: 0 but for a fragment after the first. A datagram's fragments
-	// share its IPID, and the middle ones their length.
+	// FragOffset is the fragment offset of an IPv4 header (RFC 791 §3.1)
+	// or an IPv6 Fragment header (RFC 8200 §4.5), in 8-byte units: 0 but
+	// for a fragment after the first. A datagram's fragments share its
+	// IPID, and the middle ones their length.
 	FragOffset uint16
 
 	// HasBTH says the 12-byte BTH was decoded into BTH. It is false when the

@@ -51,8 +51,10 @@ type Record struct {
 	// sequenced packets: its requests or, when it has none, the READ
 	// responses it carries; nil (JSON null) when it has neither, a flow
 	// of ACKs or CNPs only, whose ACKs carry the PSNs of the partner's
-	// requests (a record read from an earlier rocedump's report, which
-	// gave 0 there, has them at 0).
+	// requests, or a UD flow of other source QPs' datagrams only
+	// (flows.Flow.OtherSenders), whose PSNs are those QPs' own (a record
+	// read from an earlier rocedump's report, which gave 0 there, has
+	// them at 0).
 	FirstPSN             *uint32 `json:"first_psn"`
 	LastPSN              *uint32 `json:"last_psn"`
 	HighestPSN           *uint32 `json:"highest_psn"`
@@ -371,7 +373,8 @@ func fillCounters(r *Record, f *flows.Flow) {
 
 // sequencedPSNs is the PSN space of f that a record's FirstPSN, LastPSN
 // and HighestPSN are from: its requests or, when it has none, its READ
-// responses; nil when it has neither.
+// responses; nil when it has neither (another UD source QP's datagrams
+// are in neither: flows.Flow.OtherSenders).
 func sequencedPSNs(f *flows.Flow) *flows.PSNStats {
 	switch {
 	case f.Requests.Packets > 0:
