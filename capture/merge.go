@@ -294,6 +294,12 @@ func (m *Merger) NextBatch(recs []Record) (n, file int, err error) {
 	return n, file, nil
 }
 
+// TimesFitNanos is Reader.TimesFitNanos for file (as NextBatch numbers
+// it): false when it is not open.
+func (m *Merger) TimesFitNanos(file int) bool {
+	return file >= 0 && file < len(m.readers) && m.readers[file] != nil && m.readers[file].TimesFitNanos()
+}
+
 // Untimed says whether file (as NextBatch numbers it) may have given a
 // record without a time (a pcapng Simple Packet Block, whose Timestamp is
 // the zero Time): it has, since it was last opened, or it is not open.

@@ -405,6 +405,16 @@ func (r *Reader) Trailing() error {
 // Format returns the file's format.
 func (r *Reader) Format() Format { return r.format }
 
+// TimesFitNanos says whether every record the Reader gives has a time of
+// the years 1678 to 2262, whose Record.TimeNanos, Timestamp.UnixNano(),
+// does not wrap: true for pcap, whose times are 32-bit seconds from 1970
+// (to 2106) and a fraction under 4,295 s. A pass that orders and bins
+// frames by their nanoseconds may then take TimeNanos as it is, without
+// checking the Timestamp's year on every frame (the range check of
+// flows.TimeNanos, ~15 instructions a frame; BENCHMARKS.md, session
+// 23). A pcapng's times are 64-bit: it says false.
+func (r *Reader) TimesFitNanos() bool { return r.format.Kind == KindPcap }
+
 // SnapLen returns the snap length of the pcap header, or of the first
 // interface of the first pcapng section; 0 means no limit (or no interface).
 func (r *Reader) SnapLen() int { return r.snapLen }

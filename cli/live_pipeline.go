@@ -61,6 +61,11 @@ type frameAnalyzer struct {
 	// Looking ahead (see addBatch): the first sink that takes hints (the
 	// one holding the flow table), and the keys of the frames of the
 	// batch.
+	// nanosFit says that the frames being added have times whose
+	// Record.TimeNanos is flows.TimeNanos of their time (see
+	// capture.Reader.TimesFitNanos): worker.run sets it for every batch.
+	nanosFit bool
+
 	prefetcher flowPrefetcher
 	slots      slotPrefetcher // prefetcher's PrefetchSlot, or its flow table's
 	keys       [batchFrames]frameKey
@@ -125,7 +130,7 @@ func (a *frameAnalyzer) addPeeked(rec *capture.Record, file int, k *frameKey) *p
 	seq := a.seq
 	a.seq++
 	ts := rec.Timestamp
-	ns := flows.TimeNanos(ts, rec.TimeNanos)
+	ns := a.timeNanos(rec)
 	if k.state == keyOtherShard {
 		a.skip(ts, ns)
 		return nil
@@ -184,6 +189,15 @@ func (l sinkList) AddFrame(p *packet.Packet, at *flows.FrameAt) {
 	for _, s := range l {
 		s.AddFrame(p, at)
 	}
+}
+
+// timeNanos is flows.TimeNanos of rec's time: rec.TimeNanos as it is when
+// the input says it fits (nanosFit).
+func (a *frameAnalyzer) timeNanos(rec *capture.Record) int64 {
+	if a.nanosFit {
+		return rec.TimeNanos
+	}
+	return flows.TimeNanos(rec.Timestamp, rec.TimeNanos)
 }
 
 // noteSpan is addPeeked's update of st.First and st.Last for a frame of

@@ -261,6 +261,7 @@ func (w *worker) run() {
 			break
 		}
 		w.clock.see(recs[:n], file)
+		w.fa.nanosFit = w.m.m.TimesFitNanos(file)
 		w.fa.addBatch(recs[:n], file, w.each)
 		w.progress.tick(w.fa.seq)
 	}
