@@ -609,7 +609,7 @@ func (f *Flow) add(p *packet.Packet, c opBits, fa *FrameAt) (reissue bool) {
 // packets that are not CNPs, which set them first). addPlain does what add
 // does for it, without add's tests of what it is not and without a call,
 // so without the spills that add's calls need: 79% of the packets of the
-// benchmark's capture, ~60 instructions fewer each in add and addFlow's
+// benchmark's capture, ~85 instructions fewer each in add and addFlow's
 // RetxAndGaps, which it leaves alone (BENCHMARKS.md, session 23). Other
 // requests it turns down, changing nothing (opcodeBumped, its last test,
 // changes nothing when it fails), for add. TestAddPlainIsAdd compares the
