@@ -207,7 +207,8 @@ func (t *Table) addFlow(p *packet.Packet, at *FrameAt, delta bool) (f *Flow, ret
 		}
 	}
 	c := opClass[p.BTH.Opcode]
-	if f == nil || !f.requestInOrder(p.BTH.PSN, c) && !f.responseInOrder(p.BTH.PSN, c, t.respReach) && t.startsEpoch(f, p, c, at) {
+	inOrder := f != nil && f.requestInOrder(p.BTH.PSN, c)
+	if f == nil || !inOrder && !f.responseInOrder(p.BTH.PSN, c, t.respReach) && t.startsEpoch(f, p, c, at) {
 		pk := packKey(p.Src, p.Dst, p.BTH.DestQP)
 		f = t.newFlow(pk, f, p, at)
 		t.lastKey, t.lastFlow = pk, f
@@ -227,6 +228,12 @@ func (t *Table) addFlow(p *packet.Packet, at *FrameAt, delta bool) (f *Flow, ret
 		if (c&opCNP != 0 || posAtOrBehind(respPos(h), f.resp.top) || at.File != f.Last.File) && t.copied(f, p, c, at) {
 			return f, 0, 0, true
 		}
+	}
+	// Most requests of a mirror are plain (see addPlain): their counts
+	// move no Retransmitted or PSNGaps, they carry no CE (noteCE) and are
+	// no responses, so nothing below applies.
+	if inOrder && f.addPlain(p, c, at) {
+		return f, 0, 0, false
 	}
 	// Only the requests and READ responses f.add sequences change the
 	// counts: the other packets (ACKs, CNPs) leave them, and their lines,
@@ -588,6 +595,61 @@ func (f *Flow) add(p *packet.Packet, c opBits, fa *FrameAt) (reissue bool) {
 		}
 	}
 	return reissue
+}
+
+// addPlain is add for a request that requestInOrder cleared and that
+// nothing about is rare: not an RDMA READ (whose re-issues and spans add
+// tells apart), on a flow without retransmission state (retx: noteRequest
+// has nothing to do for it), without CE, FECN, BECN or a bad ICRC, of the
+// flow's first DSCP value and UDP port and of one of its first three
+// opcodes (add's inline cases), without a DETH (a UD flow's source QP, or
+// another sender's datagram: otherSender). add sequences such a request
+// by PSNStats.next and finds the flow's Transport and HasPSN set
+// (Requests.Packets, which requestInOrder found nonzero, counts only
+// packets that are not CNPs, which set them first). addPlain does what add
+// does for it, without add's tests of what it is not and without a call,
+// so without the spills that add's calls need: 79% of the packets of the
+// benchmark's capture, ~85 instructions fewer each in add and addFlow's
+// RetxAndGaps, which it leaves alone (BENCHMARKS.md, session 23). Other
+// requests it turns down, changing nothing (opcodeBumped, its last test,
+// changes nothing when it fails), for add. TestAddPlainIsAdd compares the
+// two.
+func (f *Flow) addPlain(p *packet.Packet, c opBits, fa *FrameAt) bool {
+	h := &p.BTH
+	ecn := p.ECN & 3
+	if c&opReadRequest != 0 || f.retx != nil || h.Ext&bth.HasDETH != 0 ||
+		ecn == 3 || h.FECN || h.BECN || p.ICRC == bth.ICRCBad ||
+		uint16(p.DSCP)+1 != f.dscpFirst ||
+		p.RoCEVersion == 2 && (f.ports.n == 0 || p.SrcPort != f.ports.inline[0]) {
+		return false
+	}
+	op := h.Opcode
+	if uint16(op)+1 != f.opFirst && !f.opcodeBumped(op) {
+		return false
+	}
+	at := &fa.FrameRef
+	n := uint64(p.DatagramLen())
+	f.Packets, f.WireBytes = f.Packets+1, f.WireBytes+n
+	f.addRate(fa.Nanos, n)
+	f.Last.File, f.Last.Frame, f.Last.Time, f.Last.Seq = at.File, at.Frame, at.Time, at.Seq
+	f.ECN[ecn]++
+	if p.Truncated {
+		f.Truncated++
+	}
+	f.PayloadBytes += uint64(p.PayloadLen)
+	f.LastPSN = h.PSN
+	if c&opShowsMTU != 0 && uint64(p.PayloadLen) != uint64(f.pmtu) {
+		f.learnMTU(p)
+	}
+	if f.reqW.turns(fa.Nanos, false) {
+		f.turnRequests(h.PSN, fa.Nanos)
+	}
+	f.reqW.last = fa.Nanos
+	f.Requests.next(h.PSN)
+	if c&opEndsRequest != 0 {
+		f.Messages++
+	}
+	return true
 }
 
 // addRate adds bytes at ns (FrameAt.Nanos) to the 1 ms rate bins.
