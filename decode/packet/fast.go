@@ -428,9 +428,10 @@ func decodePlainIPv4(data []byte, origLen int, p *Packet) bool {
 	}
 	// The UDP datagram ends within the IP datagram (udpLen <= total-20),
 	// so only the end of the bytes captured cuts it, and then the IP
-	// datagram too.
+	// datagram too. Truncated: the frame or the IP datagram is longer
+	// than the bytes captured (one compare, without a branch).
 	whole := ipOff+total <= len(data)
-	truncated := origLen > len(data) || !whole
+	truncated := max(origLen, ipOff+total) > len(data)
 	ibEnd := min(udpOff+udpLen, len(data))
 	if ibEnd-ibOff < bth.BTHLen {
 		return false
