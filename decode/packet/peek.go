@@ -86,19 +86,23 @@ const plainPeekQPLen = etherHeaderLen + ipv4MinHeaderLen + udpHeaderLen + 8
 // isPlainQP is peekPlain for a frame captured at least to the end of the
 // DestQP: Ethernet without tags, IPv4 without options that is not a
 // fragment and whose total length holds the UDP ports, UDP to port 4791.
+//
+// Its tests are isPlainIPv4's, in the same loads, and the port's without a
+// byte swap.
 func isPlainQP(h *[plainPeekQPLen]byte) bool {
-	const moreFragments, offsetMask = 0x2000, 0x1fff
 	const ip, udp = etherHeaderLen, etherHeaderLen + ipv4MinHeaderLen
-	return binary.BigEndian.Uint16(h[12:]) == etherTypeIPv4 && h[ip] == 0x45 && h[ip+9] == protoUDP &&
-		binary.BigEndian.Uint16(h[ip+6:])&(moreFragments|offsetMask) == 0 &&
-		binary.BigEndian.Uint16(h[ip+2:]) >= ipv4MinHeaderLen+4 && binary.BigEndian.Uint16(h[udp+2:]) == PortRoCEv2
+	return binary.LittleEndian.Uint32(h[12:])&0xffffff == plainEtherIPv4 &&
+		binary.LittleEndian.Uint32(h[ip+6:])&plainFragProtoMask == plainNotFragmentUDP &&
+		binary.BigEndian.Uint16(h[ip+2:]) >= ipv4MinHeaderLen+4 && binary.LittleEndian.Uint16(h[udp+2:]) == portRoCEv2LE
 }
 
-// plainQP reads the addresses and DestQP of a frame isPlainQP takes.
+// plainQP reads the addresses and DestQP of a frame isPlainQP takes; the
+// DestQP from the BTH's second word, less its first byte (FECN, BECN,
+// resv6a).
 func plainQP(h *[plainPeekQPLen]byte) (src, dst, qp uint32) {
 	const ip, ib = etherHeaderLen, etherHeaderLen + ipv4MinHeaderLen + udpHeaderLen
 	return binary.BigEndian.Uint32(h[ip+12:]), binary.BigEndian.Uint32(h[ip+16:]),
-		uint32(h[ib+5])<<16 | uint32(h[ib+6])<<8 | uint32(h[ib+7])
+		binary.BigEndian.Uint32(h[ib+4:]) & 0xffffff
 }
 
 // peekRoCEv2IPv4 is the peeks' work: it returns the RoCEv2 frame's IPv4
