@@ -23,7 +23,7 @@ func TestRequestInOrderStartsNoEpoch(t *testing.T) {
 		return psnAdd(base, int32(rng.IntN(5))-2)
 	}
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	cleared, starts := 0, 0
+	var draw epochDraw
 	for i := range 200000 {
 		tb := NewTable(Config{})
 		f := &Flow{ID: 1, Key: Key{DestQP: 7}, Transport: bth.TransportRC}
@@ -63,16 +63,9 @@ func TestRequestInOrderStartsNoEpoch(t *testing.T) {
 			t.Fatalf("case %d: requestInOrder cleared a packet that starts an epoch: packets %d first %#x high %#x expHi %#x psn %#x cm %v",
 				i, s.Packets, s.FirstPSN, s.HighPSN, s.seq.expHi, psn, f.cmPending)
 		}
-		if in {
-			cleared++
-		}
-		if st {
-			starts++
-		}
+		draw.note(in, st)
 	}
-	if cleared < 1000 || starts < 1000 {
-		t.Fatalf("the draw missed a side: %d cleared, %d starting an epoch", cleared, starts)
-	}
+	draw.check(t)
 }
 
 // TestNoteRequestInOrderNoop: noteRequest returns at once for a request in
@@ -138,5 +131,26 @@ func TestOpcodeBumped(t *testing.T) {
 		if got.opInline != want.opInline || !slices.Equal(got.coldOpcodes(), want.coldOpcodes()) {
 			t.Fatalf("case %d: op %#x: opInline %x cold %v, countOpcode alone %x %v", i, op, got.opInline, got.coldOpcodes(), want.opInline, want.coldOpcodes())
 		}
+	}
+}
+
+// epochDraw tallies a random draw of packets against startsEpoch: how
+// many an in-order test (requestInOrder, responseInOrder) cleared and how
+// many start an epoch. A draw that rarely takes either side tests little.
+type epochDraw struct{ cleared, starts int }
+
+func (d *epochDraw) note(cleared, starts bool) {
+	if cleared {
+		d.cleared++
+	}
+	if starts {
+		d.starts++
+	}
+}
+
+func (d *epochDraw) check(t *testing.T) {
+	t.Helper()
+	if d.cleared < 1000 || d.starts < 1000 {
+		t.Fatalf("the draw missed a side: %d cleared, %d starting an epoch", d.cleared, d.starts)
 	}
 }

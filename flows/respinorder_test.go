@@ -35,7 +35,7 @@ func TestResponseInOrderStartsNoEpoch(t *testing.T) {
 	jumps := []uint32{1, 2, 3, 1 << 16, psnHalf - 3, psnHalf - 2, psnHalf - 1, psnHalf, psnHalf + 1, math.MaxUint32}
 	ops := []bth.Opcode{opAck, opAck, opAck, opAtomicAck, opReadFirst, opReadLast, opReadOnly, opWriteMid, opSendOnly, bth.OpcodeCNP}
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	cleared, starts := 0, 0
+	var draw epochDraw
 	for i := range 300000 {
 		jump := jumps[rng.IntN(len(jumps))]
 		tb := NewTable(Config{EpochJump: jump})
@@ -82,16 +82,9 @@ func TestResponseInOrderStartsNoEpoch(t *testing.T) {
 			t.Fatalf("case %d: responseInOrder cleared a packet that starts an epoch: op %#x jump %#x started %v high %#x psn %#x cm %v",
 				i, op, jump, r.started, high, psn, f.cmPending)
 		}
-		if in {
-			cleared++
-		}
-		if st {
-			starts++
-		}
+		draw.note(in, st)
 	}
-	if cleared < 1000 || starts < 1000 {
-		t.Fatalf("the draw missed a side: %d cleared, %d starting an epoch", cleared, starts)
-	}
+	draw.check(t)
 }
 
 // TestResponseInOrderSameFlows: a table whose responseInOrder clears
