@@ -58,14 +58,14 @@ type frameAnalyzer struct {
 	share    float64 // split.Share(shard)
 	skippers []frameSkipper
 
-	// Looking ahead (see addBatch): the first sink that takes hints (the
-	// one holding the flow table), and the keys of the frames of the
-	// batch.
 	// nanosFit says that the frames being added have times whose
 	// Record.TimeNanos is flows.TimeNanos of their time (see
 	// capture.Reader.TimesFitNanos): worker.run sets it for every batch.
 	nanosFit bool
 
+	// Looking ahead (see addBatch): the first sink that takes hints (the
+	// one holding the flow table), and the keys of the frames of the
+	// batch.
 	prefetcher flowPrefetcher
 	slots      slotPrefetcher // prefetcher's PrefetchSlot, or its flow table's
 	keys       [batchFrames]frameKey
